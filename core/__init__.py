@@ -1,0 +1,83 @@
+"""ragassay: measure how good a RAG system really is, which module is to blame, which configuration wins.
+
+The public facade for plugin authors and notebook users::
+
+    from ragassay import hookimpl, Retriever, ScoredChunk, Sample, RAGOutput
+
+Names are imported lazily so that ``ragassay --help`` does not pay for pydantic, pluggy or SQLAlchemy.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+_EXPORTS = {
+    # plugin API
+    "hookimpl": "ragassay.plugin_manager",
+    "hookspec": "ragassay.hookspecs",
+    # components
+    "Component": "ragassay.components",
+    "ComponentContext": "ragassay.components",
+    "Chunker": "ragassay.components",
+    "Retriever": "ragassay.components",
+    "Embedder": "ragassay.components",
+    "Generator": "ragassay.components",
+    "GenerationRequest": "ragassay.components",
+    "Generation": "ragassay.components",
+    "Metric": "ragassay.components",
+    "Judge": "ragassay.components",
+    "DatasetSource": "ragassay.components",
+    "RAGSystem": "ragassay.components",
+    "Role": "ragassay.components",
+    "Corpus": "ragassay.components",
+    "NoOptions": "ragassay.components",
+    # data models
+    "Document": "ragassay.models",
+    "Chunk": "ragassay.models",
+    "ScoredChunk": "ragassay.models",
+    "Sample": "ragassay.models",
+    "RAGOutput": "ragassay.models",
+    "TokenUsage": "ragassay.models",
+    "Judgement": "ragassay.models",
+    "MetricValue": "ragassay.models",
+    "Unscored": "ragassay.models",
+    "ComponentSpec": "ragassay.models",
+    "SystemSpec": "ragassay.models",
+    # errors
+    "RagassayError": "ragassay.errors",
+    "ConfigError": "ragassay.errors",
+    "PluginError": "ragassay.errors",
+    "ComponentNotFoundError": "ragassay.errors",
+    "MissingDependencyError": "ragassay.errors",
+    "DatasetError": "ragassay.errors",
+    "StoreError": "ragassay.errors",
+    "ProviderError": "ragassay.errors",
+    # running
+    "run": "ragassay.api",
+    "load_config": "ragassay.config",
+    "load_plugins": "ragassay.plugin_manager",
+}
+
+__all__ = sorted(_EXPORTS) + ["__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ragassay' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__
+
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .components import *  # noqa: F401,F403
+    from .errors import *  # noqa: F401,F403
+    from .models import *  # noqa: F401,F403

@@ -1,0 +1,5 @@
+"""``python -m ragassay`` runs the CLI."""
+
+from .cli.main import main
+
+main()

@@ -1,0 +1,53 @@
+"""Programmatic entry points, for notebooks, scripts and tests.
+
+>>> summary = ragassay.run("examples/quickstart")          # doctest: +SKIP
+>>> summary.run_id, summary.failed                         # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from .config import LoadedConfig, load_config
+from .plugin_manager import PluginHost, get_plugin_host, load_plugins
+from .runner import Runner, RunSummary, plan_run
+from .store import open_store, store_url
+from .store.database import ResultsStore, UnitResult
+
+
+def results_store(loaded: LoadedConfig) -> ResultsStore:
+    """Open the results database a config points at."""
+    return open_store(store_url(loaded.config.project.results, loaded.base_dir))
+
+
+def run(
+    config: str | Path | LoadedConfig,
+    *,
+    plugins: Iterable[tuple[str, Any]] = (),
+    new: bool = False,
+    on_start: Callable[[RunSummary], None] | None = None,
+    on_result: Callable[[UnitResult], None] | None = None,
+) -> RunSummary:
+    """Run (or resume) the evaluation a config describes and return its summary.
+
+    :param config: a config file, a folder holding one, or a loaded config.
+    :param plugins: extra in-process plugins as ``(name, module_or_object)``; their components are
+        addressed as ``name/component``.
+    :param new: start a new run even if one with the same fingerprint exists.
+    """
+    loaded = config if isinstance(config, LoadedConfig) else load_config(config)
+    host = _host(plugins)
+    plan = plan_run(loaded, host.registry)
+    store = results_store(loaded)
+    try:
+        runner = Runner(plan, store, on_result=on_result)
+        return asyncio.run(runner.run(new=new, on_start=on_start))
+    finally:
+        store.close()
+
+
+def _host(plugins: Iterable[tuple[str, Any]]) -> PluginHost:
+    plugins = list(plugins)
+    return load_plugins(plugins) if plugins else get_plugin_host()

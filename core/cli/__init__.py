@@ -1,0 +1,1 @@
+"""The ``ragassay`` command line. One module per command group; heavy imports happen inside commands."""

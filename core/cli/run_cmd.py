@@ -1,0 +1,76 @@
+"""``ragassay run``: run (or resume) the evaluation a config describes."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from .common import console
+
+
+@click.command("run")
+@click.argument("config", default=".", type=click.Path(path_type=Path))
+@click.option("--new", is_flag=True, help="Start a new run even if this config already has one (default: resume).")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar and no comparison table.")
+def run_command(config: Path, new: bool, quiet: bool) -> None:
+    """Run every system on every sample of CONFIG and score the outputs.
+
+    Results are stored as they are produced; re-running the same config resumes, skipping completed work.
+    """
+    from ..api import run
+    from ..config import load_config
+
+    loaded = load_config(config)
+    out = console()
+    progress = None if quiet or not sys.stderr.isatty() else _progress()
+    state: dict = {}
+
+    def on_start(summary) -> None:
+        verb = "resuming" if summary.resumed else "starting"
+        click.echo(f"{verb} run {summary.run_id}: {summary.units} units "
+                   f"({summary.skipped} already done)", err=True)
+        if progress is not None:
+            progress.start()
+            state["task"] = progress.add_task("samples", total=summary.units - summary.skipped, failed=0)
+        state["failed"] = 0
+
+    def on_result(result) -> None:
+        state["failed"] += result.status == "failed"
+        if progress is not None:
+            progress.update(state["task"], advance=1, failed=state["failed"])
+
+    try:
+        summary = run(loaded, new=new, on_start=on_start, on_result=on_result)
+    finally:
+        if progress is not None:
+            progress.stop()
+    click.echo(f"run {summary.run_id}: {summary.completed} units done in {summary.elapsed_s:.1f}s, "
+               f"{summary.skipped} skipped, {summary.failed} failed, {summary.metric_errors} metric errors", err=True)
+    for system, qid, reason in summary.failures[:10]:
+        click.echo(f"  failed: {system} / {qid}: {reason}", err=True)
+    if len(summary.failures) > 10:
+        click.echo(f"  ... and {len(summary.failures) - 10} more (see: ragassay show RUN SAMPLE)", err=True)
+    if not quiet:
+        from ..api import results_store
+        from .compare_cmd import print_comparison
+
+        store = results_store(loaded)
+        try:
+            print_comparison(out, store, [summary.run_id])
+        finally:
+            store.close()
+
+
+def _progress():
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    return Progress(
+        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+        TextColumn("[red]{task.fields[failed]} failed"), TimeElapsedColumn(), TextColumn("ETA"),
+        TimeRemainingColumn(), transient=False,
+    )
+
+
+COMMANDS = [run_command]

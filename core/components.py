@@ -1,0 +1,251 @@
+"""Base classes that plugin components subclass.
+
+A component is a class with a registered ``name``, an ``Options`` pydantic model (``extra="forbid"``,
+every field described) and the method(s) of its kind. ragassay creates one instance per configured use::
+
+    class MyRetriever(Retriever):
+        '''Returns the chunks whose text is shortest (a toy).'''
+
+        name = "shortest"
+
+        class Options(BaseModel):
+            model_config = ConfigDict(extra="forbid")
+            min_chars: int = Field(0, description="Ignore chunks shorter than this.")
+
+        def index(self, chunks):
+            self.chunks = [c for c in chunks if len(c.text) >= self.options.min_chars]
+
+        def retrieve(self, query, k):
+            best = sorted(self.chunks, key=lambda c: len(c.text))[:k]
+            return [ScoredChunk(chunk=c, score=-len(c.text), rank=i + 1) for i, c in enumerate(best)]
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any, ClassVar, Iterable, Sequence
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .models import Chunk, Document, Judgement, RAGOutput, Sample, ScoredChunk, TokenUsage, Unscored
+
+
+class NoOptions(BaseModel):
+    """Options model of a component that takes no options."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+@dataclasses.dataclass(frozen=True)
+class ComponentContext:
+    """Where a component runs: the project folder (relative paths resolve here) and a cache folder."""
+
+    project_dir: Path = dataclasses.field(default_factory=Path.cwd)
+    cache_dir: Path = dataclasses.field(default_factory=lambda: Path.cwd() / ".ragassay-cache")
+
+    def resolve(self, path: str | Path) -> Path:
+        """Resolve ``path`` against the project folder (absolute paths are kept)."""
+        path = Path(path).expanduser()
+        return path if path.is_absolute() else self.project_dir / path
+
+
+class Component:
+    """Base of every component kind.
+
+    Subclasses set ``name`` (and optionally ``Options``); the first docstring line is the description
+    shown by ``ragassay plugins``. ``self.options`` holds the validated options.
+    """
+
+    kind: ClassVar[str] = ""
+    name: ClassVar[str] = ""
+    Options: ClassVar[type[BaseModel]] = NoOptions
+
+    def __init__(self, options: BaseModel | None = None, *, context: ComponentContext | None = None):
+        self.options = options if options is not None else self.Options()
+        self.context = context or ComponentContext()
+
+    @classmethod
+    def description(cls) -> str:
+        """First line of the class docstring."""
+        doc = (cls.__doc__ or "").strip()
+        return doc.splitlines()[0] if doc else ""
+
+
+class Chunker(Component):
+    """Splits documents into chunks. Must be deterministic."""
+
+    kind = "chunker"
+
+    def chunk(self, document: Document) -> list[Chunk]:
+        """Return the chunks of ``document`` in order; ids must be unique and stable."""
+        raise NotImplementedError
+
+
+class Retriever(Component):
+    """Finds the chunks most relevant to a query."""
+
+    kind = "retriever"
+
+    def index(self, chunks: Sequence[Chunk]) -> None:
+        """Build the index over ``chunks`` (called once before any :meth:`retrieve`)."""
+        raise NotImplementedError
+
+    def retrieve(self, query: str, k: int) -> list[ScoredChunk]:
+        """Return at most ``k`` chunks, best first, ranks 1..n."""
+        raise NotImplementedError
+
+
+class Embedder(Component):
+    """Turns texts into vectors (used by dense retrievers)."""
+
+    kind = "embedder"
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """Return one vector per text, in order."""
+        raise NotImplementedError
+
+
+class GenerationRequest(BaseModel):
+    """What a generator is asked: the question and contexts, and the chat messages built from them.
+
+    Extractive generators read ``question`` and ``contexts``; LLM generators read ``messages``.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    question: str = Field(description="The user's question.")
+    contexts: list[Chunk] = Field(default_factory=list, description="Retrieved chunks, best first.")
+    messages: list[dict[str, Any]] = Field(default_factory=list, description="Chat messages (role, content).")
+    params: dict[str, Any] = Field(default_factory=dict, description="Decoding parameters (temperature, ...).")
+
+
+class Generation(BaseModel):
+    """A generator's answer with its token usage and raw trace."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    text: str = Field(description="The generated text.")
+    usage: TokenUsage = Field(default_factory=TokenUsage, description="Tokens used by this generation.")
+    raw: dict[str, Any] = Field(default_factory=dict, description="Provider-specific details.")
+
+
+class Generator(Component):
+    """Produces an answer from a request (extractive reader, LLM backend, ...)."""
+
+    kind = "generator"
+
+    async def generate(self, request: GenerationRequest) -> Generation:
+        """Answer ``request``. Raise an exception to mark the sample failed."""
+        raise NotImplementedError
+
+
+class Metric(Component):
+    """Scores one output of one sample. Return a float, or :class:`Unscored` with the reason.
+
+    ``score`` is for cheap synchronous metrics; metrics that call models override ``ascore``.
+    """
+
+    kind = "metric"
+    #: One-line formula shown in docs and ``ragassay plugins``.
+    formula: ClassVar[str] = ""
+    #: Where the definition comes from (document and equation).
+    source: ClassVar[str] = ""
+
+    def score(self, sample: Sample, output: RAGOutput) -> float | Unscored:
+        raise NotImplementedError
+
+    async def ascore(self, sample: Sample, output: RAGOutput) -> float | Unscored:
+        return self.score(sample, output)
+
+
+class Judge(Component):
+    """Decides whether an output is correct (or scores it), with an explanation."""
+
+    kind = "judge"
+
+    async def judge(self, sample: Sample, output: RAGOutput) -> Judgement:
+        raise NotImplementedError
+
+
+class DatasetSource(Component):
+    """Provides samples, and optionally the documents of a corpus."""
+
+    kind = "dataset_source"
+
+    def samples(self) -> Iterable[Sample]:
+        """Yield the samples (question_id must be unique)."""
+        return iter(())
+
+    def documents(self) -> Iterable[Document]:
+        """Yield corpus documents (empty for sources that only provide questions)."""
+        return iter(())
+
+
+@dataclasses.dataclass(frozen=True)
+class Role:
+    """A part a RAG system is built from: its kind, a default component name, whether it is required."""
+
+    kind: str
+    default: str | None = None
+    required: bool = True
+    description: str = ""
+
+
+class RAGSystem(Component):
+    """A complete system under evaluation: answers a sample with an answer and the contexts it used.
+
+    ``roles`` declares the parts a config can set or swap (``retriever = "bm25"``); ragassay builds them
+    and passes them as ``parts``. ``prepare`` runs once per run with the corpus before any ``answer``.
+    """
+
+    kind = "rag"
+    roles: ClassVar[dict[str, Role]] = {}
+
+    def __init__(
+        self,
+        options: BaseModel | None = None,
+        *,
+        parts: dict[str, Component] | None = None,
+        context: ComponentContext | None = None,
+    ):
+        super().__init__(options, context=context)
+        self.parts = parts or {}
+
+    def prepare(self, corpus: "Corpus") -> None:
+        """Index the corpus. Default: nothing."""
+
+    async def answer(self, sample: Sample) -> RAGOutput:
+        raise NotImplementedError
+
+
+#: Component base class for each hook kind.
+KIND_BASES: dict[str, type[Component]] = {
+    cls.kind: cls for cls in (Chunker, Retriever, Embedder, Generator, Metric, Judge, DatasetSource, RAGSystem)
+}
+
+
+class Corpus:
+    """The documents of a run, with chunking memoised per chunker configuration."""
+
+    def __init__(self, documents: Sequence[Document]):
+        self.documents = list(documents)
+        self._chunks: dict[str, list[Chunk]] = {}
+
+    def chunks(self, chunker: Chunker) -> list[Chunk]:
+        """All chunks of the corpus by ``chunker`` (computed once per chunker name and options)."""
+        key = f"{chunker.name}:{chunker.options.model_dump_json()}"
+        if key not in self._chunks:
+            self._chunks[key] = [c for doc in self.documents for c in chunker.chunk(doc)]
+        return self._chunks[key]
+
+    def content_hash(self) -> str:
+        """sha256 over document ids, titles and texts, in order."""
+        import hashlib
+
+        digest = hashlib.sha256()
+        for doc in self.documents:
+            for part in (doc.id, doc.title, doc.text):
+                digest.update(part.encode("utf-8"))
+                digest.update(b"\x00")
+        return digest.hexdigest()

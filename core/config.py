@@ -1,0 +1,293 @@
+"""Per-project configuration: ``ragassay.toml`` or ``[tool.ragassay]`` in ``pyproject.toml``.
+
+Validated by pydantic. Every error names the file, the key path, the bad value and what is allowed.
+See docs/config.md for the reference; ``ragassay init`` writes a commented starter.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import sys
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from .errors import ConfigError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+CONFIG_NAMES = ("ragassay.toml", "pyproject.toml")
+
+
+class ComponentRef(BaseModel):
+    """A component by name with its options: ``"bm25"`` or ``{ name = "bm25", options = { k1 = 1.2 } }``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(description="Registered component name ('plugin/name' for third-party).")
+    options: dict[str, Any] = Field(default_factory=dict, description="Options, validated by the component.")
+    label: str | None = Field(
+        default=None, description="Name results are stored under (metrics, judges); default: the name."
+    )
+
+    @property
+    def key(self) -> str:
+        """The name results are stored under."""
+        return self.label or self.name
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_string(cls, value: Any) -> Any:
+        return {"name": value} if isinstance(value, str) else value
+
+
+class ProjectSection(BaseModel):
+    """[project]: where results go and how much runs at once."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(default="ragassay", description="Project name shown in reports.")
+    results: str = Field(
+        default="ragassay-results.db",
+        description="Results database: a path relative to the config file (SQLite) or any SQLAlchemy URL.",
+    )
+    cache_dir: str = Field(default=".ragassay-cache", description="Folder for caches, relative to the config file.")
+    concurrency: int = Field(default=8, ge=1, le=4096, description="Samples processed at once.")
+
+
+class CorpusSection(BaseModel):
+    """[corpus]: the documents retrieval runs over: files, and/or a dataset source's documents."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    paths: list[str] = Field(default_factory=list, description="Glob patterns of .txt/.md/.json/.jsonl documents.")
+    source: ComponentRef | None = Field(default=None, description="A dataset source whose documents() form the corpus.")
+
+
+class DatasetSection(BaseModel):
+    """[dataset]: where the samples come from."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    source: str = Field(default="files", description="Dataset source name.")
+    options: dict[str, Any] = Field(default_factory=dict, description="Options of the dataset source.")
+    limit: int | None = Field(default=None, ge=1, description="Use only the first N samples.")
+
+
+class SystemSection(BaseModel):
+    """[systems.NAME]: one system under evaluation.
+
+    Known keys are below; every other key names a part (role) of the RAG, e.g. ``retriever = "bm25"``.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    rag: ComponentRef | None = Field(default=None, description="RAG system component (default 'naive').")
+    extends: str | None = Field(default=None, description="Name of a system to start from.")
+    description: str = Field(default="", description="Free text shown in reports.")
+    options: dict[str, Any] = Field(default_factory=dict, description="Options of the RAG component.")
+    parts: dict[str, ComponentRef] = Field(default_factory=dict, description="Parts by role (retriever, ...).")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _collect_parts(cls, value: Any) -> Any:
+        if not isinstance(value, dict):
+            return value
+        known = {"rag", "extends", "description", "options", "parts"}
+        parts = dict(value.get("parts", {}))
+        parts.update({k: v for k, v in value.items() if k not in known})
+        return {**{k: v for k, v in value.items() if k in known}, "parts": parts}
+
+
+class GridSection(BaseModel):
+    """[grid.NAME]: expand a base system over alternatives, one system per combination.
+
+    ``extends`` names the base; each other key is a role (``retriever = ["keyword", "bm25"]``), ``rag``,
+    or ``options.FIELD`` (``"options.top_k" = [3, 5]``) with a list of alternatives.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    extends: str = Field(description="Base system.")
+    axes: dict[str, list[Any]] = Field(default_factory=dict, description="Key -> alternatives.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _collect_axes(cls, value: Any) -> Any:
+        if not isinstance(value, dict):
+            return value
+        axes = {k: v for k, v in value.items() if k not in ("extends", "axes")}
+        return {"extends": value.get("extends"), "axes": {**value.get("axes", {}), **axes}}
+
+    @field_validator("axes")
+    @classmethod
+    def _non_empty(cls, axes: dict[str, list[Any]]) -> dict[str, list[Any]]:
+        if not axes:
+            raise ValueError("a grid needs at least one key with a list of alternatives")
+        for key, values in axes.items():
+            if not values:
+                raise ValueError(f"'{key}' has an empty list of alternatives")
+        return axes
+
+
+class EvaluationSection(BaseModel):
+    """[evaluation]: the metrics computed on every output and the judges that rule on correctness."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    metrics: list[ComponentRef] = Field(
+        default_factory=lambda: [ComponentRef(name=n) for n in DEFAULT_METRICS],
+        description="Metric names (or tables with name and options).",
+    )
+    judges: list[ComponentRef] = Field(default_factory=list, description="Judges run on every output.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _judge_alias(cls, value: Any) -> Any:
+        if isinstance(value, dict) and "judge" in value:
+            value = dict(value)
+            value["judges"] = list(value.get("judges", [])) + [value.pop("judge")]
+        return value
+
+    @model_validator(mode="after")
+    def _unique_keys(self) -> "EvaluationSection":
+        for field in ("metrics", "judges"):
+            keys = [ref.key for ref in getattr(self, field)]
+            dupes = sorted({k for k in keys if keys.count(k) > 1})
+            if dupes:
+                raise ValueError(f"{field} listed twice: {', '.join(dupes)}; give each a distinct 'label'")
+        return self
+
+
+DEFAULT_METRICS = ("token_recall", "k_precision", "exact_match", "contains_answer", "context_mrr", "recall_at_k")
+
+
+class Config(BaseModel):
+    """A whole ragassay project configuration."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    project: ProjectSection = Field(default_factory=ProjectSection)
+    corpus: CorpusSection = Field(default_factory=CorpusSection)
+    dataset: DatasetSection = Field(default_factory=DatasetSection)
+    defaults: dict[str, ComponentRef] = Field(default_factory=dict, description="Default part per role.")
+    systems: dict[str, SystemSection] = Field(default_factory=dict)
+    grid: dict[str, GridSection] = Field(default_factory=dict)
+    evaluation: EvaluationSection = Field(default_factory=EvaluationSection)
+
+    @model_validator(mode="after")
+    def _has_systems(self) -> "Config":
+        if not self.systems:
+            raise ValueError("no systems declared: add at least one [systems.NAME] table")
+        return self
+
+
+@dataclasses.dataclass
+class LoadedConfig:
+    """A validated config and where it came from (relative paths resolve against ``base_dir``)."""
+
+    config: Config
+    path: Path
+    key_prefix: str = ""
+
+    @property
+    def base_dir(self) -> Path:
+        return self.path.parent
+
+    def where(self, key_path: str) -> str:
+        """'file: key.path' for error messages."""
+        return f"{self.path.name}: {self.key_prefix}{key_path}"
+
+
+def find_config(path: str | Path) -> tuple[Path, str]:
+    """Return (file, key prefix) for a config file or a folder holding one."""
+    path = Path(path)
+    if path.is_dir():
+        for name in CONFIG_NAMES:
+            candidate = path / name
+            if candidate.is_file() and (name == "ragassay.toml" or _has_tool_section(candidate)):
+                return find_config(candidate)
+        raise ConfigError(
+            f"{path}: no ragassay.toml (or pyproject.toml with [tool.ragassay]) in this folder. "
+            "Create one with: ragassay init"
+        )
+    if not path.is_file():
+        raise ConfigError(f"{path}: config file not found. Create one with: ragassay init")
+    return path, ("tool.ragassay." if path.name == "pyproject.toml" else "")
+
+
+def _has_tool_section(pyproject: Path) -> bool:
+    try:
+        return "ragassay" in tomllib.loads(pyproject.read_text("utf-8")).get("tool", {})
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return False
+
+
+def load_config(path: str | Path) -> LoadedConfig:
+    """Read and validate a config file (or the one in a folder)."""
+    file, prefix = find_config(path)
+    try:
+        data = tomllib.loads(file.read_text("utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{file}: not valid TOML: {exc}. Fix the syntax at that line.") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{file}: cannot be read: {exc}") from exc
+    if prefix:
+        data = data.get("tool", {}).get("ragassay", {})
+    return LoadedConfig(parse_config(data, file, prefix), file.resolve(), prefix)
+
+
+def parse_config(data: dict[str, Any], file: Path | str = "config", prefix: str = "") -> Config:
+    """Validate a config mapping, turning pydantic errors into one :class:`ConfigError`."""
+    try:
+        return Config.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(format_validation_error(exc, Path(file).name, prefix, model=Config)) from None
+
+
+def format_validation_error(
+    exc: ValidationError, file: str, prefix: str = "", base: str = "", model: type[BaseModel] | None = None
+) -> str:
+    """One line per problem: ``file: key.path: message (got value)``."""
+    lines = []
+    for err in exc.errors():
+        loc = [str(p) for p in err["loc"] if p not in ("parts", "axes")]
+        key = ".".join(part for part in ([base] if base else []) + loc if part)
+        key = key or "(top level)"
+        msg = err["msg"]
+        if err["type"] == "extra_forbidden":
+            msg = "unknown key"
+            allowed = _allowed_keys(model, err["loc"][:-1])
+            close = difflib.get_close_matches(str(err["loc"][-1]), allowed, n=1)
+            msg += f"; did you mean '{close[0]}'?" if close else ""
+            msg += f" Allowed keys: {', '.join(allowed)}" if allowed else ""
+        got = "" if err["type"] in ("missing", "extra_forbidden") else f" (got {err.get('input')!r})"
+        lines.append(f"{file}: {prefix}{key}: {msg}{got}")
+    return "\n".join(lines)
+
+
+def _allowed_keys(model: type[BaseModel] | None, loc: tuple[Any, ...]) -> list[str]:
+    """The keys a model accepts at ``loc`` (walking nested models and dict values), for error messages."""
+    import typing
+
+    current: Any = model
+    for part in loc:
+        if isinstance(current, type) and issubclass(current, BaseModel):
+            field = current.model_fields.get(str(part))
+            if field is None:
+                return []
+            current = field.annotation
+        elif typing.get_origin(current) is dict:
+            current = typing.get_args(current)[1]
+        else:
+            return []
+        while typing.get_origin(current) in (typing.Union, getattr(__import__("types"), "UnionType", None)):
+            current = next(a for a in typing.get_args(current) if a is not type(None))
+    if isinstance(current, type) and issubclass(current, BaseModel):
+        return list(current.model_fields)
+    return []

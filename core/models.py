@@ -1,0 +1,166 @@
+"""The data contract shared by every component: documents, samples, outputs, judgements, metric values.
+
+All models are pydantic v2 models. Field names of :class:`Sample` and :class:`RAGOutput` follow the Unitxt
+RAG task (``../shared/seeds/004``: question, question_id, metadata, reference_answers, reference_contexts,
+reference_context_ids, is_answerable; contexts, context_ids, answer).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Document(BaseModel):
+    """One source document of a corpus."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(description="Unique, stable id of the document (used by reference_context_ids).")
+    text: str = Field(description="The full text of the document.")
+    title: str = Field(default="", description="Human-readable title; chunkers may prefix it to chunks.")
+    metadata: dict[str, Any] = Field(default_factory=dict, description="Free metadata (date, url, source path, ...).")
+
+
+class Chunk(BaseModel):
+    """A retrievable piece of a document."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(description="Unique id of the chunk, '<document id>#<index>' for chunked documents.")
+    document_id: str = Field(description="Id of the document the chunk comes from.")
+    text: str = Field(description="The chunk text as given to retrievers and generators.")
+    index: int = Field(default=0, description="Position of the chunk within its document, from 0.")
+    metadata: dict[str, Any] = Field(default_factory=dict, description="Inherited document metadata and offsets.")
+
+
+class ScoredChunk(BaseModel):
+    """A chunk returned by a retriever, with its score (higher is better) and 1-based rank."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    chunk: Chunk = Field(description="The retrieved chunk.")
+    score: float = Field(description="Retriever score; only its order within one result list is meaningful.")
+    rank: int = Field(description="1-based rank within the result list.")
+
+
+class Sample(BaseModel):
+    """One evaluation item: a question with its references (the Unitxt RAG task fields).
+
+    Extra keys are allowed and kept: they are the free attributes (query length class, template id, ...)
+    that hypotheses and reports group by.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    question_id: str = Field(description="Unique id of the question within its dataset.")
+    question: str = Field(description="The user's question.")
+    metadata: dict[str, Any] = Field(default_factory=dict, description="Optional metadata, e.g. a question category.")
+    reference_answers: list[str] = Field(default_factory=list, description="Ground-truth answers.")
+    reference_contexts: list[str] = Field(default_factory=list, description="Ground-truth context texts.")
+    reference_context_ids: list[str] = Field(
+        default_factory=list, description="Ids of the ground-truth documents or chunks."
+    )
+    is_answerable: bool = Field(default=True, description="Whether the question can be answered from the corpus.")
+    group_id: str | None = Field(default=None, description="Semantic group (same query logic), e.g. GRAMMAR groups.")
+
+    @property
+    def attributes(self) -> dict[str, Any]:
+        """The free attributes: every extra key given beyond the declared fields."""
+        return dict(self.__pydantic_extra__ or {})
+
+
+class TokenUsage(BaseModel):
+    """Token counts of one or more model calls."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    input_tokens: int = Field(default=0, description="Prompt tokens sent.")
+    output_tokens: int = Field(default=0, description="Completion tokens received.")
+    cached_tokens: int = Field(default=0, description="Input tokens served from a cache.")
+    calls: int = Field(default=0, description="Number of model calls.")
+
+    def __add__(self, other: "TokenUsage") -> "TokenUsage":
+        return TokenUsage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cached_tokens=self.cached_tokens + other.cached_tokens,
+            calls=self.calls + other.calls,
+        )
+
+
+class RAGOutput(BaseModel):
+    """What a RAG system produced for one sample."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    answer: str = Field(description="The generated answer.")
+    contexts: list[str] = Field(default_factory=list, description="Texts of the retrieved contexts, in rank order.")
+    context_ids: list[str] = Field(default_factory=list, description="Ids of the retrieved contexts, in rank order.")
+    context_document_ids: list[str] = Field(
+        default_factory=list, description="Document id of each retrieved context (same order as context_ids)."
+    )
+    retrieved: bool | None = Field(
+        default=None, description="Retrieval decision: True if retrieval ran, False if skipped, None if n/a."
+    )
+    usage: TokenUsage = Field(default_factory=TokenUsage, description="Tokens used for this sample, summed.")
+    latency_s: float | None = Field(default=None, description="Wall time of the system for this sample (set by the runner).")
+    trace: dict[str, Any] = Field(default_factory=dict, description="Raw trace: prompts, tool calls, timings.")
+
+
+class Unscored(BaseModel):
+    """An explicit 'no value' for a metric, with the reason (never NaN)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    reason: str = Field(description="Why the metric could not be computed for this output.")
+
+
+class MetricValue(BaseModel):
+    """The value of one metric for one output: a number, or unscored with a reason."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    metric: str = Field(description="Registered metric name.")
+    value: float | None = Field(description="The score; None exactly when unscored.")
+    unscored_reason: str | None = Field(default=None, description="Why there is no value.")
+    details: dict[str, Any] = Field(default_factory=dict, description="Metric-specific breakdown.")
+
+
+class Judgement(BaseModel):
+    """A judge's verdict on one output."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    judge: str = Field(description="Registered judge name.")
+    verdict: str = Field(description="Label, e.g. 'correct' / 'incorrect' (or 'unscored').")
+    score: float | None = Field(description="Numeric score in [0, 1]; None when the judge could not decide.")
+    explanation: str = Field(default="", description="The judge's reasoning or the reason it could not decide.")
+    judge_id: str = Field(default="", description="Identity of the judge configuration (model, prompt version).")
+
+
+class ComponentSpec(BaseModel):
+    """How one component was configured: enough to re-create it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: str = Field(description="Component kind: retriever, generator, chunker, rag, metric, judge, ...")
+    name: str = Field(description="Registered name ('plugin/name' for third-party components).")
+    plugin: str = Field(default="", description="Plugin (entry point) that registered it.")
+    distribution: str = Field(default="", description="Distribution that ships the plugin.")
+    version: str = Field(default="", description="Version of that distribution.")
+    options: dict[str, Any] = Field(default_factory=dict, description="Validated options, defaults filled in.")
+
+
+class SystemSpec(BaseModel):
+    """The resolved description of one system under evaluation."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(description="System name from the config.")
+    rag: ComponentSpec = Field(description="The RAG system component.")
+    parts: dict[str, ComponentSpec] = Field(default_factory=dict, description="Its parts by role (retriever, ...).")
+
+
+Status = Literal["ok", "failed"]

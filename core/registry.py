@@ -1,0 +1,95 @@
+"""The component registry: every component class that plugins registered, by kind and name."""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import re
+
+from pydantic import BaseModel
+
+from .components import KIND_BASES, Component
+from .errors import ComponentNotFoundError, PluginError
+
+_NAME = re.compile(r"^[a-z][a-z0-9_.-]*$")
+BUILTIN_DISTRIBUTION = "ragassay"
+
+
+@dataclasses.dataclass(frozen=True)
+class ComponentInfo:
+    """A registered component class and where it came from."""
+
+    kind: str
+    name: str
+    cls: type[Component]
+    plugin: str
+    distribution: str
+    version: str
+
+    @property
+    def description(self) -> str:
+        return self.cls.description()
+
+
+class Registry:
+    """Registered components by kind and name, with helpful lookups."""
+
+    def __init__(self) -> None:
+        self._by_kind: dict[str, dict[str, ComponentInfo]] = {kind: {} for kind in KIND_BASES}
+
+    def add(self, kind: str, cls: type, *, plugin: str, distribution: str, version: str) -> ComponentInfo:
+        """Validate ``cls`` as a ``kind`` component and add it; raises :class:`PluginError` if invalid."""
+        _validate_component(kind, cls, plugin)
+        builtin = distribution == BUILTIN_DISTRIBUTION
+        full_name = cls.name if builtin else f"{plugin}/{cls.name}"
+        existing = self._by_kind[kind].get(full_name)
+        if existing is not None:
+            raise PluginError(
+                f"duplicate {kind} '{full_name}': registered by plugin '{existing.plugin}' "
+                f"({existing.distribution} {existing.version}) and again by plugin '{plugin}' "
+                f"({distribution} {version}). Rename one, or disable a plugin with RAGASSAY_DISABLE_PLUGINS."
+            )
+        info = ComponentInfo(kind, full_name, cls, plugin, distribution, version)
+        self._by_kind[kind][full_name] = info
+        return info
+
+    def get(self, kind: str, name: str) -> ComponentInfo:
+        """Look up a component; the error lists close matches and what is installed."""
+        found = self._by_kind.get(kind, {}).get(name)
+        if found is not None:
+            return found
+        raise ComponentNotFoundError(self.not_found_message(kind, name))
+
+    def not_found_message(self, kind: str, name: str) -> str:
+        names = sorted(self._by_kind.get(kind, {}))
+        close = difflib.get_close_matches(name, names, n=1, cutoff=0.5)
+        if not close:  # a bare third-party name: suggest its namespaced form
+            close = [n for n in names if n.endswith("/" + name)][:1]
+        hint = f" Did you mean '{close[0]}'?" if close else ""
+        installed = ", ".join(names) if names else "none"
+        return f"no {kind.replace('_', ' ')} named '{name}'.{hint} Installed: {installed}."
+
+    def kinds(self) -> list[str]:
+        return list(self._by_kind)
+
+    def of_kind(self, kind: str) -> list[ComponentInfo]:
+        return [self._by_kind[kind][n] for n in sorted(self._by_kind.get(kind, {}))]
+
+    def all(self) -> list[ComponentInfo]:
+        return [info for kind in self._by_kind for info in self.of_kind(kind)]
+
+
+def _validate_component(kind: str, cls: type, plugin: str) -> None:
+    base = KIND_BASES[kind]
+    where = f"plugin '{plugin}' registered {cls!r} as a {kind}"
+    if not isinstance(cls, type) or not issubclass(cls, base):
+        raise PluginError(f"{where}, but it is not a subclass of ragassay.{base.__name__}.")
+    name = getattr(cls, "name", "")
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise PluginError(
+            f"{where} with name {name!r}; a name must be lowercase letters, digits, '_', '-' or '.', "
+            "starting with a letter."
+        )
+    options = getattr(cls, "Options", None)
+    if not (isinstance(options, type) and issubclass(options, BaseModel)):
+        raise PluginError(f"{where}, but its Options is not a pydantic BaseModel subclass.")

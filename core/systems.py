@@ -1,0 +1,190 @@
+"""From config to runnable systems: ``extends`` and grids expanded, names resolved, options validated.
+
+Resolution is pure (no component is instantiated); :func:`build_system` instantiates one resolved system.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from .components import ComponentContext, RAGSystem
+from .config import ComponentRef, Config, LoadedConfig, SystemSection, format_validation_error
+from .errors import ComponentNotFoundError, ConfigError
+from .models import ComponentSpec, SystemSpec
+from .registry import ComponentInfo, Registry
+
+DEFAULT_RAG = "naive"
+
+
+@dataclasses.dataclass
+class ResolvedComponent:
+    """A registered component with validated options."""
+
+    info: ComponentInfo
+    options: BaseModel
+
+    def spec(self) -> ComponentSpec:
+        return ComponentSpec(
+            kind=self.info.kind,
+            name=self.info.name,
+            plugin=self.info.plugin,
+            distribution=self.info.distribution,
+            version=self.info.version,
+            options=self.options.model_dump(mode="json"),
+        )
+
+    def build(self, context: ComponentContext, **kwargs: Any):
+        return self.info.cls(self.options, context=context, **kwargs)
+
+
+@dataclasses.dataclass
+class ResolvedSystem:
+    """A system ready to build: its RAG component and its parts by role."""
+
+    name: str
+    rag: ResolvedComponent
+    parts: dict[str, ResolvedComponent]
+    description: str = ""
+
+    def spec(self) -> SystemSpec:
+        return SystemSpec(
+            name=self.name, rag=self.rag.spec(), parts={role: p.spec() for role, p in self.parts.items()}
+        )
+
+
+def resolve_component(
+    registry: Registry, kind: str, ref: ComponentRef, loaded: LoadedConfig, key: str
+) -> ResolvedComponent:
+    """Look up ``ref`` as a ``kind`` and validate its options; errors name the key path."""
+    try:
+        info = registry.get(kind, ref.name)
+    except ComponentNotFoundError as exc:
+        raise ComponentNotFoundError(f"{loaded.where(key)}: {exc}") from None
+    try:
+        options = info.cls.Options.model_validate(ref.options)
+    except ValidationError as exc:
+        raise ConfigError(
+            format_validation_error(
+                exc, loaded.path.name, loaded.key_prefix, base=f"{key}.options" if "." in key else key,
+                model=info.cls.Options,
+            )
+        ) from None
+    return ResolvedComponent(info, options)
+
+
+def expand_systems(config: Config, loaded: LoadedConfig) -> dict[str, SystemSection]:
+    """All systems, with ``extends`` merged and grids expanded (declaration order kept)."""
+    merged: dict[str, SystemSection] = {}
+    for name in config.systems:
+        merged[name] = _merge_chain(name, config.systems, loaded, [])
+    for grid_name, grid in config.grid.items():
+        if grid.extends not in merged:
+            raise ConfigError(
+                f"{loaded.where(f'grid.{grid_name}.extends')}: no system named '{grid.extends}'. "
+                f"Systems: {', '.join(merged)}"
+            )
+        keys = list(grid.axes)
+        for combo in itertools.product(*(grid.axes[k] for k in keys)):
+            label = ",".join(f"{k.removeprefix('options.')}={_label(v)}" for k, v in zip(keys, combo))
+            overrides = _grid_overrides(dict(zip(keys, combo)))
+            name = f"{grid_name}[{label}]"
+            merged[name] = merge_sections(merged[grid.extends], SystemSection.model_validate(overrides))
+    return merged
+
+
+def _label(value: Any) -> str:
+    return value["name"] if isinstance(value, dict) and "name" in value else str(value)
+
+
+def _grid_overrides(choice: dict[str, Any]) -> dict[str, Any]:
+    overrides: dict[str, Any] = {"options": {}}
+    for key, value in choice.items():
+        if key.startswith("options."):
+            overrides["options"][key.removeprefix("options.")] = value
+        else:
+            overrides[key] = value
+    return overrides
+
+
+def _merge_chain(name: str, systems: dict[str, SystemSection], loaded: LoadedConfig, seen: list[str]) -> SystemSection:
+    section = systems[name]
+    if section.extends is None:
+        return section
+    if section.extends in seen + [name]:
+        chain = " -> ".join(seen + [name, section.extends])
+        raise ConfigError(f"{loaded.where(f'systems.{name}.extends')}: circular extends ({chain})")
+    if section.extends not in systems:
+        raise ConfigError(
+            f"{loaded.where(f'systems.{name}.extends')}: no system named '{section.extends}'. "
+            f"Systems: {', '.join(systems)}"
+        )
+    parent = _merge_chain(section.extends, systems, loaded, seen + [name])
+    return merge_sections(parent, section)
+
+
+def merge_sections(parent: SystemSection, child: SystemSection) -> SystemSection:
+    """Child overrides parent. A part swapped for another component drops the parent's options for it."""
+    parts = dict(parent.parts)
+    for role, ref in child.parts.items():
+        old = parts.get(role)
+        if old is not None and old.name == ref.name:
+            ref = ComponentRef(name=ref.name, options={**old.options, **ref.options})
+        parts[role] = ref
+    rag = child.rag or parent.rag
+    same_rag = child.rag is None or parent.rag is None or child.rag.name == parent.rag.name
+    options = {**parent.options, **child.options} if same_rag else dict(child.options)
+    return SystemSection(
+        rag=rag, options=options, parts=parts, description=child.description or parent.description
+    )
+
+
+def resolve_systems(loaded: LoadedConfig, registry: Registry) -> list[ResolvedSystem]:
+    """Resolve every system of the config against the registry."""
+    config = loaded.config
+    resolved = []
+    for name, section in expand_systems(config, loaded).items():
+        key = f"systems.{name}"
+        rag_ref = section.rag or ComponentRef(name=DEFAULT_RAG)
+        rag = resolve_component(
+            registry, "rag", ComponentRef(name=rag_ref.name, options={**rag_ref.options, **section.options}),
+            loaded, f"{key}.rag" if section.rag else key,
+        )
+        resolved.append(ResolvedSystem(name, rag, _resolve_parts(rag, section, config, registry, loaded, key),
+                                        section.description))
+    return resolved
+
+
+def _resolve_parts(rag: ResolvedComponent, section: SystemSection, config: Config, registry: Registry,
+                   loaded: LoadedConfig, key: str) -> dict[str, ResolvedComponent]:
+    roles = rag.info.cls.roles
+    for role in section.parts:
+        if role not in roles:
+            allowed = ", ".join(roles) or "none"
+            raise ConfigError(
+                f"{loaded.where(f'{key}.{role}')}: rag '{rag.info.name}' has no part '{role}'. "
+                f"Its parts: {allowed}; other keys: rag, extends, description, options"
+            )
+    parts = {}
+    for role, spec in roles.items():
+        ref = section.parts.get(role) or config.defaults.get(role)
+        if ref is None and spec.default is not None:
+            ref = ComponentRef(name=spec.default)
+        if ref is None:
+            if spec.required:
+                raise ConfigError(
+                    f"{loaded.where(f'{key}.{role}')}: rag '{rag.info.name}' needs a {spec.kind} for '{role}'. "
+                    f"Installed: {', '.join(i.name for i in registry.of_kind(spec.kind)) or 'none'}"
+                )
+            continue
+        parts[role] = resolve_component(registry, spec.kind, ref, loaded, f"{key}.{role}")
+    return parts
+
+
+def build_system(system: ResolvedSystem, context: ComponentContext) -> RAGSystem:
+    """Instantiate a resolved system and its parts."""
+    parts = {role: part.build(context) for role, part in system.parts.items()}
+    return system.rag.build(context, parts=parts)

@@ -1,0 +1,61 @@
+"""Text normalisation and tokenisation shared by lexical metrics and retrievers.
+
+:func:`normalize_answer` is the SQuAD v1.1 evaluation script's normalisation (lower case, punctuation
+removed, articles 'a', 'an', 'the' removed, whitespace collapsed), which Unitxt's token-overlap metrics use.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+import unicodedata
+
+_ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
+_PUNCTUATION = set(string.punctuation)
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+#: A small English stop-word list (used only where a component's options ask for it).
+STOPWORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before being below
+    between both but by can could did do does doing down during each few for from further had has have having
+    he her here hers herself him himself his how i if in into is it its itself just me more most my myself no
+    nor not now of off on once only or other our ours ourselves out over own same she should so some such than
+    that the their theirs them themselves then there these they this those through to too under until up very
+    was we were what when where which while who whom why will with would you your yours yourself yourselves
+    tell give name list please""".split()
+)
+
+
+def normalize_answer(text: str) -> str:
+    """SQuAD normalisation: lower, drop punctuation, drop articles, collapse whitespace."""
+    text = text.lower()
+    text = "".join(ch for ch in text if ch not in _PUNCTUATION)
+    text = _ARTICLES.sub(" ", text)
+    return " ".join(text.split())
+
+
+def answer_tokens(text: str) -> list[str]:
+    """Tokens of the SQuAD-normalised text (what Unitxt's token overlap counts)."""
+    return normalize_answer(text).split()
+
+
+def words(text: str, *, drop_stopwords: bool = False) -> list[str]:
+    """Lower-cased word tokens (``\\w+``, accents folded), optionally without stop words.
+
+    Used by keyword matching and BM25 so that a query and a document are tokenised the same way.
+    """
+    folded = unicodedata.normalize("NFKD", text.lower())
+    folded = "".join(ch for ch in folded if not unicodedata.combining(ch))
+    tokens = _WORD.findall(folded)
+    if drop_stopwords:
+        tokens = [tok for tok in tokens if tok not in STOPWORDS]
+    return tokens
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])|\n{2,}|\n(?=[-*#])")
+
+
+def sentences(text: str) -> list[str]:
+    """Split text into sentences (rule-based; good enough for extractive answers)."""
+    parts = (part.strip() for part in _SENTENCE_END.split(text))
+    return [part for part in parts if part]

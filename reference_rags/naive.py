@@ -1,0 +1,75 @@
+"""Naive RAG: retrieve the top-k chunks for every question, put them in the prompt, generate.
+
+The prompt follows the boolean-agent RAG paper's naive RAG (seeds/003: title-prefixed chunks, top-k) and
+asks the model to cite its sources as [n], so citation-segment groundedness can score the answer.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ragassay import hookimpl
+from ragassay.components import Corpus, GenerationRequest, RAGSystem, Role
+from ragassay.errors import DatasetError
+from ragassay.models import RAGOutput, Sample
+
+DEFAULT_SYSTEM_PROMPT = (
+    "You are a helpful assistant. Answer the question using only the numbered sources below. "
+    "Cite the sources you use as [n]. If the sources do not contain the answer, say that you don't know."
+)
+
+
+class NaiveOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    top_k: int = Field(5, ge=1, le=1000, description="Number of chunks retrieved for every question.")
+    system_prompt: str = Field(DEFAULT_SYSTEM_PROMPT, description="System message given to the generator.")
+
+
+class NaiveRAG(RAGSystem):
+    """Retrieve top-k chunks for every question, inject them as numbered sources, answer."""
+
+    name = "naive"
+    Options = NaiveOptions
+    roles = {
+        "chunker": Role("chunker", default="recursive", description="Splits the corpus into chunks."),
+        "retriever": Role("retriever", description="Finds the top-k chunks for a question."),
+        "generator": Role("generator", description="Writes the answer from the chunks."),
+    }
+
+    def prepare(self, corpus: Corpus) -> None:
+        chunks = corpus.chunks(self.parts["chunker"])
+        if not chunks:
+            raise DatasetError("the corpus has no text to retrieve from: no documents, or all are empty. "
+                               "Check [corpus] paths (or the dataset source's documents).")
+        self.parts["retriever"].index(chunks)
+
+    async def answer(self, sample: Sample) -> RAGOutput:
+        hits = self.parts["retriever"].retrieve(sample.question, self.options.top_k)
+        chunks = [hit.chunk for hit in hits]
+        request = GenerationRequest(
+            question=sample.question, contexts=chunks, messages=build_messages(
+                self.options.system_prompt, sample.question, [c.text for c in chunks]),
+        )
+        generation = await self.parts["generator"].generate(request)
+        return RAGOutput(
+            answer=generation.text,
+            contexts=[c.text for c in chunks],
+            context_ids=[c.id for c in chunks],
+            context_document_ids=[c.document_id for c in chunks],
+            retrieved=True,
+            usage=generation.usage,
+            trace={"scores": [round(h.score, 6) for h in hits], "generator": generation.raw},
+        )
+
+
+def build_messages(system_prompt: str, question: str, contexts: list[str]) -> list[dict[str, str]]:
+    """Chat messages: the system prompt, then the numbered sources and the question."""
+    sources = "\n\n".join(f"[{i}] {text}" for i, text in enumerate(contexts, start=1))
+    user = f"Sources:\n{sources}\n\nQuestion: {question}" if contexts else f"Question: {question}"
+    return [{"role": "system", "content": system_prompt}, {"role": "user", "content": user}]
+
+
+@hookimpl
+def register_rags(register):
+    register(NaiveRAG)
