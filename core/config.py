@@ -263,8 +263,8 @@ def format_validation_error(
         if err["type"] == "extra_forbidden":
             msg = "unknown key"
             allowed = _allowed_keys(model, err["loc"][:-1])
-            close = difflib.get_close_matches(str(err["loc"][-1]), allowed, n=1)
-            msg += f"; did you mean '{close[0]}'?" if close else ""
+            close = difflib.get_close_matches(str(err["loc"][-1]), allowed, n=1, cutoff=0.5)
+            msg += f"; did you mean '{close[0]}'?" if close else "."
             msg += f" Allowed keys: {', '.join(allowed)}" if allowed else ""
         got = "" if err["type"] in ("missing", "extra_forbidden") else f" (got {err.get('input')!r})"
         lines.append(f"{file}: {prefix}{key}: {msg}{got}")

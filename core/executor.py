@@ -33,14 +33,18 @@ class LocalExecutor:
     async def map(self, fn: Callable[[T], Awaitable[R]], items: Iterable[T]) -> AsyncIterator[R]:
         iterator = iter(items)
         results: asyncio.Queue = asyncio.Queue(maxsize=self.concurrency * 4)
+        errors: list[BaseException] = []
         done = object()
 
         async def worker() -> None:
             try:
                 for item in iterator:  # shared iterator: each item is taken by one worker
                     await results.put(await fn(item))
-            finally:
-                await results.put(done)
+            except asyncio.CancelledError:
+                raise  # the consumer is gone: put nothing more
+            except Exception as exc:  # noqa: BLE001 - a bug in fn: surfaced by the consumer
+                errors.append(exc)
+            await results.put(done)
 
         workers = [asyncio.create_task(worker()) for _ in range(self.concurrency)]
         remaining = len(workers)
@@ -49,12 +53,11 @@ class LocalExecutor:
                 result = await results.get()
                 if result is done:
                     remaining -= 1
+                    if errors:
+                        raise errors[0]
                 else:
                     yield result
         finally:
             for task in workers:
                 task.cancel()
             await asyncio.gather(*workers, return_exceptions=True)
-            for task in workers:  # surface a bug in fn instead of hiding it
-                if not task.cancelled() and task.exception() is not None:
-                    raise task.exception()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class Document(BaseModel):
@@ -107,6 +107,16 @@ class RAGOutput(BaseModel):
     usage: TokenUsage = Field(default_factory=TokenUsage, description="Tokens used for this sample, summed.")
     latency_s: float | None = Field(default=None, description="Wall time of the system for this sample (set by the runner).")
     trace: dict[str, Any] = Field(default_factory=dict, description="Raw trace: prompts, tool calls, timings.")
+
+    @model_validator(mode="after")
+    def _aligned(self) -> "RAGOutput":
+        """contexts, context_ids and context_document_ids describe the same list, when given."""
+        lengths = {name: len(getattr(self, name)) for name in ("contexts", "context_ids", "context_document_ids")}
+        given = {n: length for n, length in lengths.items() if length}
+        if len(set(given.values())) > 1:
+            raise ValueError(f"contexts, context_ids and context_document_ids must have the same length when "
+                             f"given; got {given}")
+        return self
 
 
 class Unscored(BaseModel):

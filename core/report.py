@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import statistics
 from collections import defaultdict
 
@@ -63,6 +64,11 @@ def summarize_runs(store: ResultsStore, run_ids: list[str]) -> Comparison:
 
 
 def _run_rows(store: ResultsStore, run: dict, metrics: list[str], judges: list[str]) -> list[SystemRow]:
+    spec = json.loads(run["spec_json"])
+    for name in spec.get("metrics", {}):  # configured order first
+        _note(metrics, name)
+    for name in spec.get("judges", {}):
+        _note(judges, name)
     values: dict[tuple[str, str], list[float]] = defaultdict(list)
     unscored: dict[tuple[str, str], int] = defaultdict(int)
 

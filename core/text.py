@@ -44,8 +44,10 @@ def words(text: str, *, drop_stopwords: bool = False) -> list[str]:
 
     Used by keyword matching and BM25 so that a query and a document are tokenised the same way.
     """
-    folded = unicodedata.normalize("NFKD", text.lower())
-    folded = "".join(ch for ch in folded if not unicodedata.combining(ch))
+    folded = text.lower()
+    if not folded.isascii():
+        folded = unicodedata.normalize("NFKD", folded)
+        folded = "".join(ch for ch in folded if not unicodedata.combining(ch))
     tokens = _WORD.findall(folded)
     if drop_stopwords:
         tokens = [tok for tok in tokens if tok not in STOPWORDS]

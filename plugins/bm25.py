@@ -52,7 +52,9 @@ class BM25Retriever(Retriever):
         self._postings = _postings(corpus)
         opts = self.options
         # rank_bm25 divides by the vocabulary size and average length: skip it when no chunk has a term
-        self._bm25 = bm25_module.BM25Okapi(corpus, k1=opts.k1, b=opts.b, epsilon=opts.epsilon) if self._postings else None
+        self._bm25 = None
+        if self._postings:
+            self._bm25 = bm25_module.BM25Okapi(corpus, k1=opts.k1, b=opts.b, epsilon=opts.epsilon)
         self._chunks = chunks
 
     def retrieve(self, query: str, k: int) -> list[ScoredChunk]:

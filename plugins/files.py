@@ -42,7 +42,9 @@ class FilesSource(DatasetSource):
 
         model_config = ConfigDict(extra="forbid")
 
-        path: str = Field(description="Samples file (.jsonl or .csv), relative to the project folder.")
+        path: str | None = Field(
+            None, description="Samples file (.jsonl or .csv), relative to the project folder; unset for documents only."
+        )
         documents: list[str] = Field(
             default_factory=list, description="Glob patterns of corpus documents (.txt, .md, .json, .jsonl)."
         )
@@ -51,13 +53,15 @@ class FilesSource(DatasetSource):
 
     def samples(self) -> Iterator[Sample]:
         """Yield one :class:`Sample` per record; errors name the file and line."""
+        if self.options.path is None:
+            raise DatasetError("the files dataset source has no 'path' option: set it to a .jsonl or .csv samples file")
         file = self.context.resolve(self.options.path)
         seen: dict[str, int] = {}
         for line, record in _read_records(file):
             sample = self._sample(record, file, line)
             if sample.question_id in seen:
                 raise DatasetError(
-                    f"{file}:{line}: duplicate question_id '{sample.question_id}' (first on line "
+                    f"{file}, line {line}: duplicate question_id '{sample.question_id}' (first on line "
                     f"{seen[sample.question_id]}); make every {self.options.id_field} unique"
                 )
             seen[sample.question_id] = line
@@ -74,12 +78,12 @@ class FilesSource(DatasetSource):
         question = record.pop(opts.question_field, None)
         if not isinstance(question, str) or not question.strip():
             raise DatasetError(
-                f"{file}:{line}: no question: the record needs a non-empty '{opts.question_field}' "
+                f"{file}, line {line}: no question: the record needs a non-empty '{opts.question_field}' "
                 "(set question_field to the key that holds the question)"
             )
         if opts.question_field != "question" and "question" in record:
             raise DatasetError(
-                f"{file}:{line}: the record has both '{opts.question_field}' (question_field) and 'question'; "
+                f"{file}, line {line}: the record has both '{opts.question_field}' (question_field) and 'question'; "
                 "rename one of them"
             )
         qid = record.pop(opts.id_field, None)
@@ -91,7 +95,7 @@ class FilesSource(DatasetSource):
             return Sample.model_validate(record)
         except ValidationError as exc:
             problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-            raise DatasetError(f"{file}:{line}: invalid sample ({problems}); fix the record") from None
+            raise DatasetError(f"{file}, line {line}: invalid sample ({problems}); fix the record") from None
 
 
 def _as_list(value: Any, key: str, file: Path, line: int, *, csv_cell: bool) -> list[str]:
@@ -105,13 +109,15 @@ def _as_list(value: Any, key: str, file: Path, line: int, *, csv_cell: bool) -> 
         try:
             value = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise DatasetError(f"{file}:{line}: '{key}' is not a valid JSON array ({exc.msg}); fix the cell") from None
+            raise DatasetError(
+                f"{file}, line {line}: '{key}' is not a valid JSON array ({exc.msg}); fix the cell"
+            ) from None
     if value is None:
         return []
     if not isinstance(value, list):
         value = [value]
     if any(isinstance(item, (dict, list)) or item is None for item in value):
-        raise DatasetError(f"{file}:{line}: '{key}' must be a list of strings")
+        raise DatasetError(f"{file}, line {line}: '{key}' must be a list of strings")
     return [item if isinstance(item, str) else str(item) for item in value]
 
 
@@ -154,17 +160,22 @@ def _numbered_lines(handle: Iterable[str], file: Path) -> Iterator[tuple[int, st
 
 def _read_text(file: Path) -> str:
     """The whole text of a UTF-8 file; errors become :class:`DatasetError`."""
-    with _open_text(file) as handle:
-        return "".join(line for _, line in _numbered_lines(handle, file))
+    try:
+        return file.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise DatasetError(f"{file}: not UTF-8 text ({exc.reason}); save it as UTF-8") from None
+    except OSError as exc:
+        raise DatasetError(f"cannot read {file}: {exc.strerror}") from None
 
 
 def _json_object(text: str, file: Path, line: int) -> dict[str, Any]:
+    """One JSONL line parsed as a JSON object."""
     try:
         record = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise DatasetError(f"{file}:{line}: invalid JSON ({exc.msg}, column {exc.colno}); fix the line") from None
+        raise DatasetError(f"{file}, line {line}: invalid JSON ({exc.msg}, column {exc.colno}); fix the line") from None
     if not isinstance(record, dict):
-        raise DatasetError(f"{file}:{line}: expected a JSON object, got {type(record).__name__}")
+        raise DatasetError(f"{file}, line {line}: expected a JSON object, got {type(record).__name__}")
     return record
 
 
@@ -180,7 +191,7 @@ def _csv_records(file: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 if any(cell.strip() for cell in row):
                     yield line, _csv_record(header, row, file, line)
         except csv.Error as exc:
-            raise DatasetError(f"{file}:{reader.line_num}: malformed CSV ({exc}); fix the quoting") from None
+            raise DatasetError(f"{file}, line {reader.line_num}: malformed CSV ({exc}); fix the quoting") from None
         except UnicodeDecodeError as exc:
             raise DatasetError(f"{file}: not UTF-8 text ({exc.reason}); save it as UTF-8") from None
 
@@ -189,20 +200,22 @@ def _csv_record(header: list[str], row: list[str], file: Path, line: int) -> dic
     """One CSV row as a record: empty cells left out, is_answerable and metadata parsed."""
     if len(row) > len(header):
         raise DatasetError(
-            f"{file}:{line}: the row has {len(row)} cells but the header has {len(header)} columns; "
+            f"{file}, line {line}: the row has {len(row)} cells but the header has {len(header)} columns; "
             "quote cells that contain commas"
         )
     record = {key: value for key, value in zip(header, row) if value != ""}
     if "is_answerable" in record:
         flag = _BOOLEANS.get(record["is_answerable"].strip().lower())
         if flag is None:
-            raise DatasetError(f"{file}:{line}: is_answerable must be true or false, not {record['is_answerable']!r}")
+            raise DatasetError(
+                f"{file}, line {line}: is_answerable must be true or false, not {record['is_answerable']!r}"
+            )
         record["is_answerable"] = flag
     if "metadata" in record:
         try:
             record["metadata"] = json.loads(record["metadata"])
         except json.JSONDecodeError as exc:
-            raise DatasetError(f"{file}:{line}: metadata must be a JSON object ({exc.msg})") from None
+            raise DatasetError(f"{file}, line {line}: metadata must be a JSON object ({exc.msg})") from None
     return record
 
 
@@ -269,10 +282,10 @@ def _file_documents(file: Path, rel: str) -> Iterator[tuple[str, Document]]:
         yield rel, Document(id=rel, title=title, text=text, metadata={"source": rel})
     elif suffix == ".jsonl":
         for line, record in _jsonl_records(file):
-            yield f"{file}:{line}", _record_document(record, rel, f"{file}:{line}")
+            yield f"{file}, line {line}", _record_document(record, rel, f"{file}, line {line}")
     elif suffix == ".json":
         for item, record in enumerate(_json_list(file), start=1):
-            yield f"{file} item {item}", _record_document(record, rel, f"{file} item {item}")
+            yield f"{file}, item {item}", _record_document(record, rel, f"{file}, item {item}")
     else:
         raise DatasetError(f"{file}: unsupported document file type '{file.suffix}'; use .txt, .md, .json or .jsonl")
 
@@ -283,11 +296,11 @@ def _json_list(file: Path) -> list[dict[str, Any]]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise DatasetError(f"{file}:{exc.lineno}: invalid JSON ({exc.msg}); fix the file") from None
+        raise DatasetError(f"{file}, line {exc.lineno}: invalid JSON ({exc.msg}); fix the file") from None
     records = data if isinstance(data, list) else [data]
     for item, record in enumerate(records, start=1):
         if not isinstance(record, dict):
-            raise DatasetError(f"{file} item {item}: expected a JSON object, got {type(record).__name__}")
+            raise DatasetError(f"{file}, item {item}: expected a JSON object, got {type(record).__name__}")
     return records
 
 

@@ -71,8 +71,11 @@ class RecursiveChunker(Chunker):
             metadata = dict(document.metadata)
             if start is not None:
                 metadata["start"] = start
-            text = f"Title: {document.title}\n{piece}" if self.options.title_prefix and document.title else piece
-            chunks.append(Chunk(id=f"{document.id}#{i}", document_id=document.id, text=text, index=i, metadata=metadata))
+            if self.options.title_prefix and document.title:
+                piece = f"Title: {document.title}\n{piece}"
+            chunks.append(
+                Chunk(id=f"{document.id}#{i}", document_id=document.id, text=piece, index=i, metadata=metadata)
+            )
         return chunks
 
     def _splitter(self):

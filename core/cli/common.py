@@ -25,9 +25,13 @@ def open_results(config_path: Path, db: str | None):
 
 
 def console():
+    """A rich console; when output is not a terminal, wide enough that tables are not truncated."""
+    import sys
+
     from rich.console import Console
 
-    return Console(highlight=False)
+    width = None if sys.stdout.isatty() else 240
+    return Console(highlight=False, width=width)
 
 
 def fmt(value: float | None, digits: int = 3) -> str:

@@ -43,7 +43,8 @@ def test_picks_the_answering_sentence_across_contexts():
 
 
 def test_other_questions():
-    assert answer("Which river loops around the old town?", CONTEXTS).text == "The Aare river loops around the old town."
+    river = answer("Which river loops around the old town?", CONTEXTS)
+    assert river.text == "The Aare river loops around the old town."
     assert answer("What is the largest city in Switzerland?", CONTEXTS).text.startswith("Zürich is the largest")
     assert answer("Where did he open a bakery?", CONTEXTS).raw["context_id"] == "obrien#0"
 

@@ -1,0 +1,47 @@
+"""Data models and the shared text utilities."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from ragassay.errors import MissingDependencyError, require
+from ragassay.models import RAGOutput, Sample, TokenUsage
+from ragassay.text import answer_tokens, normalize_answer, sentences, words
+
+
+def test_squad_normalisation():
+    assert normalize_answer("The  Cat, sat on A mat!") == "cat sat on mat"
+    assert answer_tokens("An apple; the pear.") == ["apple", "pear"]
+
+
+def test_words_fold_accents_and_drop_stopwords_on_request():
+    assert words("Zürich and O'Brien") == ["zurich", "and", "o", "brien"]
+    assert words("Who is the mayor of Zürich?", drop_stopwords=True) == ["mayor", "zurich"]
+
+
+def test_sentences():
+    assert sentences("First one. Second one! Third?\n\nFourth") == ["First one.", "Second one!", "Third?", "Fourth"]
+
+
+def test_sample_keeps_free_attributes():
+    sample = Sample(question_id="q", question="?", query_length="long", template="t3")
+    assert sample.attributes == {"query_length": "long", "template": "t3"}
+    assert Sample.model_validate_json(sample.model_dump_json()).attributes == sample.attributes
+
+
+def test_output_lists_must_align():
+    RAGOutput(answer="a", contexts=["x", "y"], context_ids=["1", "2"])
+    RAGOutput(answer="a", context_ids=["1", "2"])
+    with pytest.raises(ValidationError, match="same length"):
+        RAGOutput(answer="a", contexts=["x"], context_ids=["1", "2"])
+
+
+def test_token_usage_adds():
+    total = TokenUsage(input_tokens=3, output_tokens=1, calls=1) + TokenUsage(input_tokens=2, cached_tokens=2, calls=1)
+    assert total == TokenUsage(input_tokens=5, output_tokens=1, cached_tokens=2, calls=2)
+
+
+def test_missing_optional_dependency_names_the_extra():
+    with pytest.raises(MissingDependencyError, match=r"pip install 'ragassay\[local\]'"):
+        require("ragassay_no_such_module", "local", "local models")
