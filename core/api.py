@@ -27,6 +27,7 @@ def run(
     *,
     plugins: Iterable[tuple[str, Any]] = (),
     new: bool = False,
+    no_cache: bool = False,
     on_start: Callable[[RunSummary], None] | None = None,
     on_result: Callable[[UnitResult], None] | None = None,
 ) -> RunSummary:
@@ -36,10 +37,11 @@ def run(
     :param plugins: extra in-process plugins as ``(name, module_or_object)``; their components are
         addressed as ``name/component``.
     :param new: start a new run even if one with the same fingerprint exists.
+    :param no_cache: neither read nor write the LLM response cache in this run.
     """
     loaded = config if isinstance(config, LoadedConfig) else load_config(config)
     host = _host(plugins)
-    plan = plan_run(loaded, host.registry)
+    plan = plan_run(loaded, host.registry, no_cache=no_cache)
     store = results_store(loaded)
     try:
         runner = Runner(plan, store, on_result=on_result)

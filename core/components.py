@@ -39,15 +39,35 @@ class NoOptions(BaseModel):
 
 @dataclasses.dataclass(frozen=True)
 class ComponentContext:
-    """Where a component runs: the project folder (relative paths resolve here) and a cache folder."""
+    """Where a component runs: the project folder (relative paths resolve here), a cache folder, run-wide
+    settings, and the registry, so that a component can build the components it is made of (a hybrid
+    retriever its retrievers, a dense retriever its embedder) with :meth:`build`."""
 
     project_dir: Path = dataclasses.field(default_factory=Path.cwd)
     cache_dir: Path = dataclasses.field(default_factory=lambda: Path.cwd() / ".ragassay-cache")
+    registry: Any = None
+    settings: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     def resolve(self, path: str | Path) -> Path:
         """Resolve ``path`` against the project folder (absolute paths are kept)."""
         path = Path(path).expanduser()
         return path if path.is_absolute() else self.project_dir / path
+
+    def build(self, kind: str, ref: Any) -> "Component":
+        """Instantiate a nested component from a reference: ``"bm25"`` or ``{"name": ..., "options": {...}}``.
+
+        Raises :class:`ragassay.ComponentNotFoundError` (with close matches) or a pydantic ValidationError
+        for bad options.
+        """
+        if self.registry is None:
+            from .plugin_manager import get_plugin_host
+
+            registry = get_plugin_host().registry
+        else:
+            registry = self.registry
+        name, options = (ref, {}) if isinstance(ref, str) else (ref["name"], ref.get("options", {}))
+        info = registry.get(kind, name)
+        return info.cls(info.cls.Options.model_validate(options), context=self)
 
 
 class Component:
@@ -181,6 +201,14 @@ class DatasetSource(Component):
         """Yield corpus documents (empty for sources that only provide questions)."""
         return iter(())
 
+    def plan(self) -> list[dict[str, Any]] | None:
+        """Describe what :meth:`samples` would produce, without producing it (``ragassay generate --dry-run``).
+
+        Return one dict per unit of generation (for example per template, with its counts), or None when the
+        source cannot tell in advance.
+        """
+        return None
+
 
 @dataclasses.dataclass(frozen=True)
 class Role:
@@ -215,8 +243,16 @@ class RAGSystem(Component):
     def prepare(self, corpus: "Corpus") -> None:
         """Index the corpus. Default: nothing."""
 
+    def check_samples(self, samples: Sequence[Sample]) -> list[str]:
+        """Warnings about the run's samples (e.g. precomputed outputs matching no sample). Default: none."""
+        return []
+
     async def answer(self, sample: Sample) -> RAGOutput:
+        """Answer one sample. Raise an exception to mark the sample failed (the run goes on)."""
         raise NotImplementedError
+
+    async def aclose(self) -> None:
+        """Release clients and connections after the run. Default: nothing."""
 
 
 #: Component base class for each hook kind.

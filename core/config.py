@@ -14,7 +14,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from .analysis.settings import AnalysisSection
 from .errors import ConfigError
+from .llm.settings import LLMSection
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -179,6 +181,8 @@ class Config(BaseModel):
     systems: dict[str, SystemSection] = Field(default_factory=dict)
     grid: dict[str, GridSection] = Field(default_factory=dict)
     evaluation: EvaluationSection = Field(default_factory=EvaluationSection)
+    llm: LLMSection = Field(default_factory=LLMSection)
+    analysis: AnalysisSection = Field(default_factory=AnalysisSection)
 
     @model_validator(mode="after")
     def _has_systems(self) -> "Config":

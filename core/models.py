@@ -72,21 +72,36 @@ class Sample(BaseModel):
 
 
 class TokenUsage(BaseModel):
-    """Token counts of one or more model calls."""
+    """Token counts of one or more model calls.
+
+    ``input_tokens`` includes ``cached_tokens`` (the part of the prompt the provider served from its prompt
+    cache, billed at the cached price). A response served from ragassay's response cache keeps the token
+    counts of the call that produced it, with ``calls == 0`` and ``cache_hits == 1``. ``by_model`` breaks the
+    totals down per ``backend/model`` so cost can be priced per model (its entries have no ``by_model``).
+    """
 
     model_config = ConfigDict(extra="forbid")
 
-    input_tokens: int = Field(default=0, description="Prompt tokens sent.")
+    input_tokens: int = Field(default=0, description="Prompt tokens sent (including cached_tokens).")
     output_tokens: int = Field(default=0, description="Completion tokens received.")
-    cached_tokens: int = Field(default=0, description="Input tokens served from a cache.")
-    calls: int = Field(default=0, description="Number of model calls.")
+    cached_tokens: int = Field(default=0, description="Input tokens served from the provider's prompt cache.")
+    calls: int = Field(default=0, description="Number of model calls made.")
+    cache_hits: int = Field(default=0, description="Responses served from ragassay's response cache (no call).")
+    by_model: dict[str, "TokenUsage"] = Field(
+        default_factory=dict, description="The same counts per 'backend/model' (for pricing)."
+    )
 
     def __add__(self, other: "TokenUsage") -> "TokenUsage":
+        by_model = dict(self.by_model)
+        for model, usage in other.by_model.items():
+            by_model[model] = by_model[model] + usage if model in by_model else usage
         return TokenUsage(
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
             cached_tokens=self.cached_tokens + other.cached_tokens,
             calls=self.calls + other.calls,
+            cache_hits=self.cache_hits + other.cache_hits,
+            by_model=by_model,
         )
 
 

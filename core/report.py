@@ -7,6 +7,7 @@ import json
 import statistics
 from collections import defaultdict
 
+from .models import TokenUsage
 from .store.database import ResultsStore
 
 
@@ -32,6 +33,14 @@ class SystemRow:
     mean_latency_s: float | None
     mean_input_tokens: float | None
     mean_output_tokens: float | None
+    mean_cached_tokens: float | None = None
+    cost_usd: float | None = None  # total over ok outputs at list price; None when a model has no price
+    unpriced_models: list[str] = dataclasses.field(default_factory=list)
+    calls: int = 0  # model calls made
+    cache_hits: int = 0  # responses served from the LLM response cache
+    input_tokens: int = 0  # totals over ok outputs
+    output_tokens: int = 0
+    retrievals: int = 0  # ok outputs for which the system retrieved (the agent's decision, for agents)
 
     @property
     def missing(self) -> int:
@@ -87,6 +96,12 @@ def _run_rows(store: ResultsStore, run: dict, metrics: list[str], judges: list[s
     outputs: dict[str, list[dict]] = defaultdict(list)
     for row in store.output_rows(run["id"]):
         outputs[row["system"]].append(row)
+    usages: dict[str, list[TokenUsage]] = defaultdict(list)
+    retrievals: dict[str, int] = defaultdict(int)
+    for system_name, _, output in store.output_payloads(run["id"]):
+        usages[system_name].append(output.usage)
+        retrievals[system_name] += output.retrieved is True
+    prices = _price_table(run)
     rows = []
     for system in store.run_systems(run["id"]):
         name = system["name"]
@@ -99,8 +114,44 @@ def _run_rows(store: ResultsStore, run: dict, metrics: list[str], judges: list[s
             run["id"], name, run["sample_count"], len(outs), len(outs) - len(ok), cells,
             _mean([o["latency_s"] for o in ok if o["latency_s"] is not None]),
             _mean([o["input_tokens"] for o in ok]), _mean([o["output_tokens"] for o in ok]),
+            retrievals=retrievals.get(name, 0), **_accounting(usages.get(name, []), prices),
         ))
     return rows
+
+
+def _price_table(run: dict):
+    """Built-in prices extended by the run's own ``[llm.prices]``."""
+    from .llm.pricing import PriceTable
+
+    config = json.loads(run.get("config_json") or "{}")
+    return PriceTable((config.get("llm") or {}).get("prices") or {})
+
+
+def _accounting(usages: list[TokenUsage], prices) -> dict:
+    """Mean cached tokens, total cost (None if any model is unpriced), unpriced models, calls, cache hits."""
+    total = sum(usages, TokenUsage())
+    unpriced = prices.unpriced(total)
+    if not total.by_model and (total.input_tokens or total.output_tokens):
+        unpriced = ["(tokens reported without a model)"]
+    return {"mean_cached_tokens": _mean([u.cached_tokens for u in usages]),
+            "cost_usd": None if unpriced else prices.cost(total), "unpriced_models": unpriced,
+            "calls": total.calls, "cache_hits": total.cache_hits, "input_tokens": total.input_tokens,
+            "output_tokens": total.output_tokens}
+
+
+def per_sample_values(store: ResultsStore, run_id: str) -> dict[tuple[str, str], dict[str, float]]:
+    """(system, column) -> {question_id: value} for every scored metric value and judgement of a run.
+
+    Judge columns are named ``judge:<label>`` as in the comparison table.
+    """
+    values: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
+    for row in store.metric_rows(run_id):
+        if row["value"] is not None:
+            values[(row["system"], row["metric"])][row["question_id"]] = row["value"]
+    for row in store.judgement_rows(run_id):
+        if row["score"] is not None:
+            values[(row["system"], f"judge:{row['judge']}")][row["question_id"]] = row["score"]
+    return values
 
 
 def _note(seen: list[str], name: str) -> None:

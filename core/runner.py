@@ -69,12 +69,22 @@ class RunSummary:
     metric_errors: int = 0
     elapsed_s: float = 0.0
     failures: list[tuple[str, str, str]] = dataclasses.field(default_factory=list)  # (system, qid, reason)
+    warnings: list[str] = dataclasses.field(default_factory=list)
 
 
-def plan_run(loaded: LoadedConfig, registry: Registry) -> RunPlan:
-    """Resolve systems, metrics, judges and load the data; raises clear errors for bad input."""
+def plan_run(loaded: LoadedConfig, registry: Registry, *, no_cache: bool = False) -> RunPlan:
+    """Resolve systems, metrics, judges and load the data; raises clear errors for bad input.
+
+    ``no_cache`` turns the LLM response cache off for this run (``ragassay run --no-cache``); components see
+    the run's LLM settings in ``context.settings["llm"]``.
+    """
+    from .llm.settings import runtime_settings
+
     config = loaded.config
-    context = ComponentContext(project_dir=loaded.base_dir, cache_dir=loaded.base_dir / config.project.cache_dir)
+    cache_dir = loaded.base_dir / config.project.cache_dir
+    settings = {"llm": runtime_settings(config.llm, cache_dir, no_cache=no_cache)}
+    context = ComponentContext(project_dir=loaded.base_dir, cache_dir=cache_dir, registry=registry,
+                               settings=settings)
     systems = resolve_systems(loaded, registry)
 
     metrics = [(ref.key, resolve_component(registry, "metric", ref, loaded, f"evaluation.metrics[{i}]"))
@@ -142,6 +152,9 @@ class Runner:
             on_start(summary)
         start = time.perf_counter()
         built = self._build_systems({system.name for system, _, _ in todo})
+        for name, rag in built.items():
+            if not isinstance(rag, Exception):
+                summary.warnings += [f"{name}: {w}" for w in rag.check_samples(self.plan.samples)]
         buffer: list[UnitResult] = []
         last_flush = time.perf_counter()
         status = "interrupted"
@@ -159,6 +172,9 @@ class Runner:
                 self.store.write_units(run_id, buffer)
             self.store.set_run_status(run_id, status)
             summary.elapsed_s = time.perf_counter() - start
+            for rag in built.values():
+                if not isinstance(rag, Exception):
+                    await rag.aclose()
         return summary
 
     def _build_systems(self, names: set[str]) -> dict[str, RAGSystem | Exception]:

@@ -17,7 +17,7 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -50,6 +50,12 @@ class FilesSource(DatasetSource):
         )
         question_field: str = Field("question", description="Record key holding the question.")
         id_field: str = Field("question_id", description="Record key holding the question id (default q<line>).")
+        layout: Literal["samples", "articles"] = Field(
+            "samples",
+            description="'samples': records are samples with the Unitxt fields. 'articles': the boolean-agent "
+            "paper's layout, one article per record (title, content, url, date, question); the article is the "
+            "sample's reference context and, unless 'documents' is set, the corpus.",
+        )
 
     def samples(self) -> Iterator[Sample]:
         """Yield one :class:`Sample` per record; errors name the file and line."""
@@ -57,8 +63,15 @@ class FilesSource(DatasetSource):
             raise DatasetError("the files dataset source has no 'path' option: set it to a .jsonl or .csv samples file")
         file = self.context.resolve(self.options.path)
         seen: dict[str, int] = {}
+        articles: dict[str, Sample] = {}
         for line, record in _read_records(file):
-            sample = self._sample(record, file, line)
+            if self.options.layout == "articles":
+                sample = _article_sample(record, file, line, self.options.question_field)
+                if articles.get(sample.question_id) == sample:
+                    continue  # an exact repeat of an earlier article (the paper's A_f has 12): kept once
+                articles[sample.question_id] = sample
+            else:
+                sample = self._sample(record, file, line)
             if sample.question_id in seen:
                 raise DatasetError(
                     f"{file}, line {line}: duplicate question_id '{sample.question_id}' (first on line "
@@ -68,7 +81,10 @@ class FilesSource(DatasetSource):
             yield sample
 
     def documents(self) -> Iterator[Document]:
-        """Yield the documents matched by the ``documents`` glob patterns."""
+        """Yield the documents matched by the ``documents`` glob patterns (or, with the 'articles' layout and no
+        patterns, the articles of ``path``)."""
+        if not self.options.documents and self.options.layout == "articles" and self.options.path:
+            return read_documents([self.options.path], self.context)
         return read_documents(self.options.documents, self.context)
 
     def _sample(self, record: dict[str, Any], file: Path, line: int) -> Sample:
@@ -96,6 +112,18 @@ class FilesSource(DatasetSource):
         except ValidationError as exc:
             problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
             raise DatasetError(f"{file}, line {line}: invalid sample ({problems}); fix the record") from None
+
+
+def _article_sample(record: dict[str, Any], file: Path, line: int, question_field: str) -> Sample:
+    """A sample from an article record: the article is the reference context, its id the document id that
+    :func:`read_documents` gives the same record (``id``, else ``url``, else ``title``)."""
+    question = record.get(question_field)
+    if not isinstance(question, str) or not question.strip():
+        raise DatasetError(f"{file}, line {line}: no question: the article needs a non-empty '{question_field}'")
+    document = _record_document(dict(record), file.name, f"{file}, line {line}")
+    metadata = {k: v for k, v in record.items() if k in ("title", "url", "date")}
+    return Sample(question_id=document.id, question=question, reference_contexts=[document.text],
+                  reference_context_ids=[document.id], metadata=metadata)
 
 
 def _as_list(value: Any, key: str, file: Path, line: int, *, csv_cell: bool) -> list[str]:

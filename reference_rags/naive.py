@@ -45,7 +45,9 @@ class NaiveRAG(RAGSystem):
         self.parts["retriever"].index(chunks)
 
     async def answer(self, sample: Sample) -> RAGOutput:
-        hits = self.parts["retriever"].retrieve(sample.question, self.options.top_k)
+        retriever = self.parts["retriever"]
+        hits = retriever.retrieve(sample.question, self.options.top_k)
+        retrieval = getattr(retriever, "last_trace", None)  # read before the await: it is per call
         chunks = [hit.chunk for hit in hits]
         request = GenerationRequest(
             question=sample.question, contexts=chunks, messages=build_messages(
@@ -59,7 +61,8 @@ class NaiveRAG(RAGSystem):
             context_document_ids=[c.document_id for c in chunks],
             retrieved=True,
             usage=generation.usage,
-            trace={"scores": [round(h.score, 6) for h in hits], "generator": generation.raw},
+            trace={"scores": [round(h.score, 6) for h in hits], "generator": generation.raw,
+                   **({"retrieval": retrieval} if isinstance(retrieval, dict) and retrieval else {})},
         )
 
 

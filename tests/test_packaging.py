@@ -15,9 +15,18 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
+    """Build from a copy of the sources: an in-tree build leaves a ragassay.egg-info in the checkout whose
+    stale entry points would shadow the installed ones for anything run from the repository root."""
+    import shutil
+
+    source = tmp_path_factory.mktemp("source")
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(REPO / name, source / name)
+    for folder in ("core", "plugins", "reference_rags"):
+        shutil.copytree(REPO / folder, source / folder, ignore=shutil.ignore_patterns("__pycache__"))
     out = tmp_path_factory.mktemp("wheel")
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--quiet",
-                    "-w", str(out), str(REPO)], check=True, capture_output=True, text=True)
+                    "-w", str(out), str(source)], check=True, capture_output=True, text=True)
     return next(out.glob("ragassay-*.whl"))
 
 

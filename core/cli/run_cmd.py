@@ -14,7 +14,9 @@ from .common import console
 @click.argument("config", default=".", type=click.Path(path_type=Path))
 @click.option("--new", is_flag=True, help="Start a new run even if this config already has one (default: resume).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no comparison table.")
-def run_command(config: Path, new: bool, quiet: bool) -> None:
+@click.option("--no-cache", "no_cache", is_flag=True,
+              help="Call the models even for requests in the LLM response cache (and do not store replies).")
+def run_command(config: Path, new: bool, quiet: bool, no_cache: bool) -> None:
     """Run every system on every sample of CONFIG and score the outputs.
 
     Results are stored as they are produced; re-running the same config resumes, skipping completed work.
@@ -42,12 +44,14 @@ def run_command(config: Path, new: bool, quiet: bool) -> None:
             progress.update(state["task"], advance=1, failed=state["failed"])
 
     try:
-        summary = run(loaded, new=new, on_start=on_start, on_result=on_result)
+        summary = run(loaded, new=new, no_cache=no_cache, on_start=on_start, on_result=on_result)
     finally:
         if progress is not None:
             progress.stop()
     click.echo(f"run {summary.run_id}: {summary.completed} units done in {summary.elapsed_s:.1f}s, "
                f"{summary.skipped} skipped, {summary.failed} failed, {summary.metric_errors} metric errors", err=True)
+    for warning in summary.warnings:
+        click.echo(f"  warning: {warning}", err=True)
     for system, qid, reason in summary.failures[:10]:
         click.echo(f"  failed: {system} / {qid}: {reason}", err=True)
     if len(summary.failures) > 10:

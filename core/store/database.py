@@ -207,6 +207,15 @@ class ResultsStore:
         with self.engine.connect() as conn:
             return [dict(r._mapping) for r in conn.execute(query)]
 
+    def output_payloads(self, run_id: str, *, ok_only: bool = True) -> list[tuple[str, str, RAGOutput]]:
+        """(system, question_id, output) for the stored outputs of a run (ok ones only, by default)."""
+        query = select(t.outputs.c.system, t.outputs.c.question_id, t.outputs.c.output_json).where(
+            t.outputs.c.run_id == run_id, t.outputs.c.output_json.is_not(None))
+        if ok_only:
+            query = query.where(t.outputs.c.status == "ok")
+        with self.engine.connect() as conn:
+            return [(s, q, RAGOutput.model_validate_json(raw)) for s, q, raw in conn.execute(query)]
+
     def sample_detail(self, run_id: str, question_id: str) -> dict[str, Any]:
         """A sample with every system's output, metric values and judgements."""
         with self.engine.connect() as conn:

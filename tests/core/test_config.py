@@ -130,7 +130,7 @@ def test_unknown_component_lists_installed_and_closest(tmp_path, host):
         resolve_systems(loaded, host.registry)
     message = str(err.value)
     assert "ragassay.toml: systems.a.retriever: no retriever named 'bm26'. Did you mean 'bm25'?" in message
-    assert "Installed: bm25, keyword" in message
+    assert "Installed: bm25, dense, hybrid, keyword" in message
 
 
 def test_bad_component_option_names_the_path(tmp_path, host):

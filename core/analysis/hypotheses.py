@@ -1,0 +1,105 @@
+"""Hypothesis testing over clusters of text queries (GRAMMAR section 4.2, Table 2).
+
+A hypothesis splits the text queries by one attribute of their text template into the cluster expected to
+be robust (D_robust) and the one expected not to be (D_non-robust), e.g. short vs long queries. Groups are
+categorised over both clusters together, so the gap groups common to both clusters (no form of the query
+logic answered) are excluded from R of each cluster (Eq. 1), and both clusters are scored by Acc and R:
+
+- for every sampling variant (all samples, unbalanced US, stratified SS),
+- as is, and with LM-induced failures excluded (+Modular Evaluation (Retrieval)), by context comparison and,
+  where reference documents are known, by ground truth.
+
+A metric "separates" the clusters when it scores the robust cluster higher (Table 2's "Success?").
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Sequence
+
+from .groups import Outcome, Scores, categorize, score
+from .modular import blame_counts, context_blame, ground_truth_blame, has_references, without_lm_failures
+from .sampling import stratified_subset, unbalanced_subset
+from .settings import Hypothesis, SamplingSettings
+
+MODULAR_LABELS = {None: "", "context": "+Modular Evaluation (Retrieval)",
+                  "ground_truth": "+Modular Evaluation (Retrieval, ground truth)"}
+
+
+@dataclasses.dataclass(frozen=True)
+class ClusterRow:
+    """One row of the Table 2 shape: a sampling variant, optionally modular, scored per cluster."""
+
+    sampling: str  # "All samples", "Unbalanced Sampling (US)", "Stratified Sampling (SS)"
+    modular: str | None  # None, "context" (context comparison) or "ground_truth"
+    robust: Scores
+    non_robust: Scores
+    excluded_lm: int = 0  # answers excluded as LM-induced failures (modular rows)
+
+    @property
+    def label(self) -> str:
+        return f"{self.sampling} {MODULAR_LABELS[self.modular]}".strip()
+
+    def separates(self, metric: str) -> bool | None:
+        """Whether ``metric`` ('Acc' or 'R') scores the robust cluster higher; None if undefined."""
+        a, b = (getattr(s, "accuracy" if metric == "Acc" else "robustness") for s in (self.robust, self.non_robust))
+        return None if a is None or b is None else a > b
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"label": self.label, "sampling": self.sampling, "modular": self.modular, "robust": self.robust.as_dict(), "non_robust": self.non_robust.as_dict(),
+                "excluded_lm": self.excluded_lm, "acc_separates": self.separates("Acc"),
+                "r_separates": self.separates("R")}
+
+
+def sampling_variants(outcomes: Sequence[Outcome], sampling: SamplingSettings) -> list[tuple[str, list[Outcome]]]:
+    """(label, subset) for all samples and each configured sampling (seeded, reproducible)."""
+    variants = [("All samples", list(outcomes))]
+    if sampling.unbalanced is not None:
+        us = sampling.unbalanced
+        variants.append(("Unbalanced Sampling (US)",
+                         unbalanced_subset(outcomes, us.reduce, attribute=us.attribute, seed=us.seed)))
+    if sampling.stratified is not None:
+        ss = sampling.stratified
+        variants.append(("Stratified Sampling (SS)",
+                         stratified_subset(outcomes, ss.per_group, by=ss.by, seed=ss.seed)))
+    return variants
+
+
+def cluster_of(outcome: Outcome, hypothesis: Hypothesis) -> str | None:
+    """'robust', 'non_robust' or None (the outcome's attribute value is in neither cluster)."""
+    value = str(outcome.attributes.get(hypothesis.attribute))
+    if value in {str(v) for v in hypothesis.robust}:
+        return "robust"
+    if value in {str(v) for v in hypothesis.non_robust}:
+        return "non_robust"
+    return None
+
+
+def _row(label: str, modular: str | None, outcomes: Sequence[Outcome], hypothesis: Hypothesis,
+         excluded: int = 0) -> ClusterRow:
+    categories = categorize(outcomes)
+    robust = [o for o in outcomes if cluster_of(o, hypothesis) == "robust"]
+    non_robust = [o for o in outcomes if cluster_of(o, hypothesis) == "non_robust"]
+    return ClusterRow(label, modular, score(robust, categories), score(non_robust, categories), excluded)
+
+
+def evaluate_hypothesis(outcomes: Sequence[Outcome], hypothesis: Hypothesis, label: str = "All samples",
+                        match: str = "same_set") -> list[ClusterRow]:
+    """The rows of one sampling variant: as is, +modular (context comparison), +modular (ground truth)."""
+    scoped = [o for o in outcomes if cluster_of(o, hypothesis) is not None]
+    rows = [_row(label, None, scoped, hypothesis)]
+    blame = context_blame(scoped, categorize(scoped), match)
+    kept = without_lm_failures(scoped, blame)
+    rows.append(_row(label, "context", kept, hypothesis, blame_counts(blame)["lm"]))
+    if has_references(scoped):
+        truth = ground_truth_blame(scoped)
+        kept = without_lm_failures(scoped, truth)
+        rows.append(_row(label, "ground_truth", kept, hypothesis, blame_counts(truth)["lm"]))
+    return rows
+
+
+def hypothesis_table(outcomes: Sequence[Outcome], hypothesis: Hypothesis, sampling: SamplingSettings,
+                     match: str = "same_set") -> list[ClusterRow]:
+    """Every row of the Table 2 shape for one hypothesis and one system."""
+    return [row for label, subset in sampling_variants(outcomes, sampling)
+            for row in evaluate_hypothesis(subset, hypothesis, label, match)]

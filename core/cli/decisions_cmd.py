@@ -1,0 +1,84 @@
+"""``ragassay decisions``: how well an agent decided when to retrieve (ragassay.analysis.retrieval_decision)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from ..errors import StoreError
+from .common import config_option, console, db_option, fmt, open_results
+
+
+@click.command("decisions")
+@click.argument("run")
+@config_option
+@db_option
+@click.option("--agent", "agents", multiple=True, help="Agent system(s) (default: every system that skipped retrieval).")
+@click.option("--baseline", default=None, help="No-retrieval system whose errors label 'retrieval was needed'.")
+@click.option("--naive", default=None, help="Always-retrieve system to count tokens saved against.")
+@click.option("--correct", "column", default=None,
+              help="Metric or judge:NAME that says whether an answer is correct (default: the first judge).")
+@click.option("--threshold", type=float, default=0.5, show_default=True,
+              help="A value >= threshold counts as correct (e.g. 4 for a 1-5 truthfulness score).")
+def decisions_command(run: str, config_path: Path, db: str | None, agents: tuple[str, ...], baseline: str | None,
+                      naive: str | None, column: str | None, threshold: float) -> None:
+    """Score RUN's retrieve-or-not decisions: precision, recall, accuracy, tokens saved, quality lost."""
+    from rich.table import Table
+
+    from ..analysis.retrieval_decision import score_decisions
+
+    store = open_results(config_path, db)
+    try:
+        run_id = store.get_run(run)["id"]
+        rags = {s["name"]: json.loads(s["spec_json"])["rag"]["name"] for s in store.run_systems(run_id)}
+        outcomes, column = _outcomes(store, run_id, column, threshold)
+    finally:
+        store.close()
+    baseline = baseline or _pick(rags, "no_retrieval", "--baseline")
+    naive = naive or _pick(rags, "naive", "--naive")
+    agents = agents or tuple(s for s, o in outcomes.items() if s not in (baseline, naive)
+                             and any(x.retrieved is False for x in o.values()))
+    table = Table(title=f"retrieval decisions, run {run_id[:8]}: needed = {baseline} wrong ({column} < {threshold})")
+    for name in ("agent", "samples", "needed", "retrieved", "precision", "recall", "accuracy", "tokens saved",
+                 "skipped", "quality lost when skipped"):
+        table.add_column(name, justify="right")
+    for agent in agents:
+        if agent not in outcomes:
+            raise StoreError(f"run {run_id[:12]} has no system '{agent}'. Systems: {', '.join(rags)}")
+        r = score_decisions(outcomes[agent], outcomes.get(baseline, {}), outcomes.get(naive, {}), (agent, baseline, naive))
+        share = "" if r.tokens_saved_share is None else f" ({r.tokens_saved_share:.0%})"
+        table.add_row(agent, str(r.samples), str(r.needed), str(r.retrieved), fmt(r.precision), fmt(r.recall),
+                      fmt(r.accuracy), f"{r.tokens_saved}{share}", str(r.skipped), fmt(r.quality_lost_when_skipped))
+    console().print(table)
+
+
+def _pick(rags: dict[str, str], rag: str, flag: str) -> str:
+    found = [name for name, kind in rags.items() if kind == rag]
+    if len(found) != 1:
+        raise StoreError(f"cannot tell which system is the '{rag}' one ({', '.join(found) or 'none'}); use {flag}")
+    return found[0]
+
+
+def _outcomes(store, run_id: str, column: str | None, threshold: float):
+    """system -> question_id -> DecisionOutcome, and the correctness column used."""
+    from ..analysis.retrieval_decision import DecisionOutcome
+    from ..report import per_sample_values
+
+    values = per_sample_values(store, run_id)
+    if column is None:
+        judges = [c for (_, c) in values if c.startswith("judge:")]
+        if not judges:
+            raise StoreError("the run has no judge; name a metric with --correct (and a --threshold)")
+        column = judges[0]
+    outcomes: dict[str, dict] = {}
+    for system, qid, output in store.output_payloads(run_id):
+        value = values.get((system, column), {}).get(qid)
+        outcomes.setdefault(system, {})[qid] = DecisionOutcome(
+            correct=None if value is None else float(value >= threshold), retrieved=output.retrieved,
+            tokens=output.usage.input_tokens + output.usage.output_tokens)
+    return outcomes, column
+
+
+COMMANDS = [decisions_command]

@@ -1,0 +1,122 @@
+"""``ragassay generate``: run a config's dataset source on its own, writing its samples (and documents) to JSONL.
+
+``--dry-run`` prints the source's plan (for ``grammar``: the M x N x Q counts of GRAMMAR Appendix C per
+template) and generates nothing. Otherwise samples stream to the file one line at a time, so memory does not
+grow with their number; the file appears under its final name only when generation completed. Sources may
+offer ``summary()`` (a list of dicts, e.g. what was kept and dropped per template); it is printed after.
+The output is a ``files`` source samples file: ``[dataset] source = "files"`` with ``path`` reads it back.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, Iterable
+
+import click
+
+from .common import console
+
+
+@click.command("generate")
+@click.argument("config", default=".", type=click.Path(path_type=Path))
+@click.option("--dry-run", is_flag=True, help="Print what would be generated (counts per template); write nothing.")
+@click.option("--out", type=click.Path(path_type=Path), default=Path("generated.jsonl"), show_default=True,
+              help="Samples file (JSONL).")
+@click.option("--documents", "documents_out", type=click.Path(path_type=Path), default=None,
+              help="Documents file (JSONL); default: next to --out as <stem>.documents.jsonl, if there are any.")
+def generate_command(config: Path, dry_run: bool, out: Path, documents_out: Path | None) -> None:
+    """Generate the samples of CONFIG's dataset source (e.g. GRAMMAR query-answer pairs) into a JSONL file."""
+    from ..components import ComponentContext
+    from ..config import load_config
+    from ..datasets import resolve_dataset
+    from ..plugin_manager import get_plugin_host
+
+    loaded = load_config(config)
+    registry = get_plugin_host().registry
+    context = ComponentContext(project_dir=loaded.base_dir, registry=registry,
+                               cache_dir=loaded.base_dir / loaded.config.project.cache_dir)
+    dataset = resolve_dataset(loaded, registry)
+    source = dataset.build(context)
+    name = dataset.info.name
+    if dry_run:
+        plan = _guarded(name, source.plan)
+        if plan is None:
+            raise click.ClickException(f"dataset source '{name}' cannot tell in advance what it generates; "
+                                       "run without --dry-run")
+        _print_rows(f"{name}: what would be generated (nothing written)", plan)
+        return
+    start = time.perf_counter()
+    count = _write_jsonl(out, _guarded_iter(name, source.samples, loaded.config.dataset.limit))
+    elapsed = time.perf_counter() - start
+    click.echo(f"wrote {count} samples to {out} in {elapsed:.2f}s ({count / max(elapsed, 1e-9):,.0f}/s)", err=True)
+    summary = getattr(source, "summary", None)
+    if callable(summary) and summary():
+        _print_rows(f"{name}: per template", summary())
+    documents_out = documents_out or out.with_name(f"{out.stem}.documents.jsonl")
+    docs = _write_jsonl(documents_out, _guarded_iter(name, source.documents, None), keep_empty=False)
+    if docs:
+        click.echo(f"wrote {docs} documents to {documents_out}", err=True)
+
+
+def _guarded(name: str, produce):
+    """Call a source method; unexpected exceptions become a DatasetError naming the source."""
+    from ..errors import DatasetError, RagassayError
+
+    try:
+        return produce()
+    except RagassayError:
+        raise
+    except Exception as exc:  # noqa: BLE001
+        raise DatasetError(f"dataset source '{name}' failed: {type(exc).__name__}: {exc}") from exc
+
+
+def _guarded_iter(name: str, produce, limit: int | None) -> Iterable[Any]:
+    from ..errors import DatasetError, RagassayError
+
+    try:
+        for i, item in enumerate(produce()):
+            if limit is not None and i >= limit:
+                return
+            yield item
+    except RagassayError:
+        raise
+    except Exception as exc:  # noqa: BLE001
+        raise DatasetError(f"dataset source '{name}' failed: {type(exc).__name__}: {exc}") from exc
+
+
+def _write_jsonl(path: Path, items: Iterable[Any], keep_empty: bool = True) -> int:
+    """Stream pydantic models to ``path`` one JSON line each, via a temporary file renamed at the end."""
+    partial = path.with_name(path.name + ".partial")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    count = 0
+    try:
+        with partial.open("w", encoding="utf-8") as handle:
+            for item in items:
+                handle.write(item.model_dump_json() + "\n")
+                count += 1
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    if count or keep_empty:
+        partial.replace(path)
+    else:
+        partial.unlink(missing_ok=True)
+    return count
+
+
+def _print_rows(title: str, rows: list[dict[str, Any]]) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    columns = list(dict.fromkeys(key for row in rows for key in row))
+    table = Table(title=title)
+    for column in columns:
+        numeric = all(isinstance(row.get(column), (int, float)) for row in rows if column in row)
+        table.add_column(column, justify="right" if numeric else "left")
+    for row in rows:
+        table.add_row(*(escape(str(row.get(column, ""))) for column in columns))
+    console().print(table)
+
+
+COMMANDS = [generate_command]

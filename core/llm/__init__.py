@@ -1,0 +1,31 @@
+"""The LLM layer shared by generators and judges: one interface for every backend, a persistent response
+cache, token accounting and cost, bounded concurrency, retries.
+
+Judges and agentic RAG systems call models through a generator built from the config::
+
+    from ragassay.llm import LLMGenerator, ToolSpec
+    generator = context.build("generator", "openai")          # an LLMGenerator
+    reply = await generator.chat(messages, tools=[ToolSpec.from_model(Retrieve)], tool_choice="Retrieve")
+
+See docs/llm.md.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "ChatMessage": "types", "DecodingParams": "types", "LLMRequest": "types", "LLMResponse": "types",
+    "ToolCall": "types", "ToolSpec": "types", "LLMBackend": "backend", "LLMClient": "client",
+    "LLMGenerator": "generator", "LLMOptions": "generator", "RemoteOptions": "generator",
+    "PRICES_AS_OF": "pricing", "PriceTable": "pricing", "RetryPolicy": "retry", "RetryableError": "retry",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    """Import on first use, so that reading a config (which imports ``llm.settings``) stays cheap."""
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'ragassay.llm' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)

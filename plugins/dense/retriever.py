@@ -1,0 +1,196 @@
+"""The ``dense`` retriever: embed the chunks, index them with FAISS, rank by cosine similarity.
+
+The chunk embeddings and built HNSW/IVF indexes persist in ``<cache_dir>/dense`` (see
+:mod:`ragassay.plugins.dense.cache`), so a re-run or another system with the same chunks and embedder
+re-uses them without embedding anything. After each :meth:`DenseRetriever.retrieve`, ``last_trace`` (per
+thread) tells how the query was embedded: its token count and whether it was truncated.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Sequence
+
+from pydantic import Field, field_validator
+
+from ragassay.components import ComponentContext, Retriever
+from ragassay.errors import DatasetError, ProviderError
+from ragassay.models import Chunk, ScoredChunk
+
+from . import faiss_index
+from .cache import CacheMiss, DenseCache, embeddings_key, index_key
+from .embedding import dimension, encode, identity, l2_normalize
+from .faiss_index import IndexOptions
+
+if TYPE_CHECKING:
+    import numpy as np
+
+log = logging.getLogger("ragassay.dense")
+
+
+class DenseOptions(IndexOptions):
+    """Options of the dense retriever (index options included)."""
+
+    embedder: str | dict[str, Any] = Field(
+        "local", description="Embedder: a name ('local', 'openai') or {name = ..., options = {...}}.")
+    similarity: Literal["cosine", "inner_product"] = Field(
+        "cosine", description="'cosine': L2-normalise vectors, then inner product; 'inner_product': raw vectors.")
+    cache: bool = Field(True, description="Keep embeddings and built indexes on disk and re-use them.")
+    cache_dir: str | None = Field(None, description="Cache folder (relative to the project); None: "
+                                  "<project cache_dir>/dense.")
+
+    @field_validator("embedder")
+    @classmethod
+    def _named(cls, ref: str | dict[str, Any]) -> str | dict[str, Any]:
+        if isinstance(ref, dict) and not isinstance(ref.get("name"), str):
+            raise ValueError("an embedder given as a table needs a 'name' (and optionally 'options')")
+        return ref
+
+
+class DenseRetriever(Retriever):
+    """Ranks chunks by embedding similarity (FAISS flat, HNSW or IVF), embeddings cached on disk."""
+
+    name = "dense"
+    Options = DenseOptions
+
+    def __init__(self, options=None, *, context: ComponentContext | None = None):
+        super().__init__(options, context=context)
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._chunks: list[Chunk] | None = None
+        self._index = None
+        self.stats: dict[str, Any] = {}
+
+    @property
+    def last_trace(self) -> dict[str, Any]:
+        """What the last :meth:`retrieve` of this thread recorded (query tokens, truncation, cache)."""
+        return dict(getattr(self._local, "trace", {}))
+
+    @property
+    def embedder(self):
+        """The embedder component (built on first use from the ``embedder`` option)."""
+        if getattr(self, "_embedder", None) is None:
+            self._embedder = self.context.build("embedder", self.options.embedder)
+        return self._embedder
+
+    def index(self, chunks: Sequence[Chunk]) -> None:
+        """Embed (or load from the cache) and index ``chunks``; empty chunks are skipped and counted."""
+        chunks = list(chunks)
+        if not chunks:
+            raise DatasetError("dense retriever: the corpus has no chunks to index; check the [corpus] paths or "
+                               "source and that the documents are not empty")
+        kept = [chunk for chunk in chunks if chunk.text.strip()]
+        if not kept:
+            raise DatasetError(f"dense retriever: all {len(chunks)} chunks are empty; nothing can be embedded")
+        if len(kept) < len(chunks):
+            log.warning("dense retriever: skipped %d empty chunk(s) out of %d", len(chunks) - len(kept), len(chunks))
+        started = time.perf_counter()
+        self._chunks = kept
+        self._key = embeddings_key(kept, identity(self.embedder))
+        self.stats = {"chunks": len(kept), "skipped_empty": len(chunks) - len(kept), "key": self._key}
+        vectors = self._vectors()
+        self._index = self._build_index(vectors)
+        self.stats["ready_s"] = time.perf_counter() - started
+
+    def retrieve(self, query: str, k: int) -> list[ScoredChunk]:
+        """The ``k`` chunks most similar to ``query``, best first (equal scores: earlier chunk first)."""
+        if self._index is None:
+            raise RuntimeError("DenseRetriever.retrieve() called before index(); index the chunks first")
+        if k <= 0:
+            self._local.trace = {}
+            return []
+        encoded = encode(self.embedder, [query])
+        self._local.trace = {"query_tokens": encoded.tokens[0], "query_truncated": encoded.truncated[0],
+                             "max_query_tokens": encoded.max_tokens, "cache": self.stats.get("cache")}
+        query_vectors = self._prepare(encoded.vectors)
+        with self._lock:  # a rebuild swaps the index; searches in flight keep the one they started with
+            if query_vectors.shape[1] != self._index.d:
+                self._rebuild_for_dimension(query_vectors.shape[1])
+            index = self._index
+        scores, rows = faiss_index.search(index, query_vectors, min(k, len(self._chunks)), self.options)
+        found = sorted(((float(s), int(r)) for s, r in zip(scores[0], rows[0]) if r >= 0), key=lambda x: (-x[0], x[1]))
+        return [ScoredChunk(chunk=self._chunks[row], score=score, rank=rank)
+                for rank, (score, row) in enumerate(found, start=1)]
+
+    # -- embeddings ----------------------------------------------------------------------------
+
+    def _cache(self) -> DenseCache | None:
+        if not self.options.cache:
+            return None
+        folder = self.context.resolve(self.options.cache_dir) if self.options.cache_dir else None
+        return DenseCache(folder or Path(self.context.cache_dir) / "dense")
+
+    def _vectors(self) -> "np.ndarray":
+        """The chunk embeddings: from the cache when a verified entry exists, else embedded and stored."""
+        cache = self._cache()
+        if cache is not None:
+            try:
+                vectors = cache.load_vectors(self._key, len(self._chunks))
+                expected = dimension(self.embedder)
+                if expected and expected != vectors.shape[1]:
+                    raise CacheMiss(f"cached vectors have dimension {vectors.shape[1]}, the embedder gives {expected}")
+                self.stats["cache"] = "hit"
+                return vectors
+            except CacheMiss as miss:
+                if str(miss) != "absent":
+                    log.warning("dense cache %s unusable: %s; rebuilding", cache.entry(self._key), miss)
+                self.stats["cache"] = "built" if str(miss) == "absent" else f"rebuilt: {miss}"
+        else:
+            self.stats["cache"] = "off"
+        return self._embed_chunks(cache)
+
+    def _embed_chunks(self, cache: DenseCache | None) -> "np.ndarray":
+        started = time.perf_counter()
+        encoded = encode(self.embedder, [chunk.text for chunk in self._chunks])
+        self.stats.update(embed_s=time.perf_counter() - started, truncated_chunks=encoded.truncated_count)
+        if encoded.truncated_count:
+            log.info("dense retriever: %d chunk(s) longer than %s tokens were truncated by the embedder",
+                     encoded.truncated_count, encoded.max_tokens)
+        if cache is not None:
+            material = {"chunks": len(self._chunks), "embedder": identity(self.embedder)}
+            cache.save_vectors(self._key, encoded.vectors, material)
+        return encoded.vectors
+
+    def _prepare(self, vectors: "np.ndarray") -> "np.ndarray":
+        return l2_normalize(vectors) if self.options.similarity == "cosine" else vectors
+
+    # -- index ---------------------------------------------------------------------------------
+
+    def _build_index(self, vectors: "np.ndarray"):
+        """The FAISS index over ``vectors``; HNSW and IVF indexes are loaded from / saved to the cache."""
+        vectors = self._prepare(vectors)
+        opts = self.options
+        if opts.index == "flat":
+            return faiss_index.build(vectors, opts)
+        params = {**opts.build_params(len(vectors)), "similarity": opts.similarity}
+        ikey, cache = index_key(self._key, params), self._cache()
+        if cache is not None:
+            try:
+                index = faiss_index.deserialize(cache.load_index(self._key, ikey))
+                if (index.ntotal, index.d) != vectors.shape:
+                    raise CacheMiss(f"index holds {index.ntotal}x{index.d} vectors, expected {vectors.shape}")
+                self.stats["index_cache"] = "hit"
+                return index
+            except (CacheMiss, RuntimeError) as miss:
+                if str(miss) != "absent":
+                    log.warning("dense cache index %s unusable: %s; rebuilding", ikey, miss)
+        started = time.perf_counter()
+        index = faiss_index.build(vectors, opts)
+        self.stats.update(index_cache="built", index_build_s=time.perf_counter() - started)
+        if cache is not None:
+            cache.save_index(self._key, ikey, faiss_index.serialize(index), params)
+        return index
+
+    def _rebuild_for_dimension(self, query_dim: int) -> None:
+        """The embedder's vectors no longer match the index: re-embed the chunks, rebuild, re-cache."""
+        log.warning("dense retriever: queries embed to %d dimensions but the index holds %d; re-embedding the "
+                    "%d chunks", query_dim, self._index.d, len(self._chunks))
+        vectors = self._embed_chunks(self._cache())
+        self.stats["cache"] = f"rebuilt: dimension {self._index.d} -> {vectors.shape[1]}"
+        self._index = self._build_index(vectors)
+        if self._index.d != query_dim:
+            raise ProviderError(f"embedder '{self.embedder.name}' gives {query_dim}-dimensional query vectors but "
+                                f"{self._index.d}-dimensional chunk vectors")

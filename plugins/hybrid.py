@@ -1,0 +1,159 @@
+"""The ``hybrid`` retriever: reciprocal rank fusion of two or more retrievers, then an optional rerank step.
+
+Every configured retriever indexes the same chunks and returns its top ``candidates`` for a query; a chunk's
+fused score is ``Σ_r w_r / (rrf_k + rank_r)`` over the retrievers that returned it (Cormack, Clarke &
+Büttcher 2009, "Reciprocal Rank Fusion outperforms Condorcet and individual Rank Learning Methods", SIGIR;
+k = 60 there). Equal fused scores keep index order.
+
+Rerank hook: ``reranker`` names any registered *retriever* whose class defines
+``rerank(query: str, hits: list[ScoredChunk], k: int) -> list[ScoredChunk]`` (best first). Subclass
+:class:`Reranker` for convenience (a cross-encoder plugin registers it with ``register_retrievers``). The
+fused top ``rerank_candidates`` go to it; its order is final.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Sequence
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from ragassay import hookimpl
+from ragassay.components import ComponentContext, Retriever
+from ragassay.errors import ConfigError, DatasetError
+from ragassay.models import Chunk, ScoredChunk
+
+ComponentRef = str | dict[str, Any]
+
+
+class Reranker(Retriever):
+    """Base class of rerankers: reorder candidate chunks for a query (used through ``hybrid``'s ``reranker``)."""
+
+    def index(self, chunks: Sequence[Chunk]) -> None:
+        """Rerankers score candidates directly; nothing to index by default."""
+
+    def retrieve(self, query: str, k: int) -> list[ScoredChunk]:
+        raise ConfigError(f"'{self.name}' is a reranker: it reorders candidates, it cannot retrieve; set it as "
+                          f"reranker = \"{self.name}\" of a hybrid retriever")
+
+    def rerank(self, query: str, hits: list[ScoredChunk], k: int) -> list[ScoredChunk]:
+        """Return at most ``k`` of ``hits``, best first (scores are the reranker's)."""
+        raise NotImplementedError
+
+
+def reciprocal_rank_fusion(rankings: Sequence[Sequence[str]], k: float = 60,
+                           weights: Sequence[float] | None = None) -> dict[str, float]:
+    """Fused score of every id: ``Σ_r w_r / (k + rank_r(id))`` over the rankings that contain it."""
+    weights = weights or [1.0] * len(rankings)
+    fused: dict[str, float] = {}
+    for weight, ranking in zip(weights, rankings):
+        for rank, key in enumerate(ranking, start=1):
+            fused[key] = fused.get(key, 0.0) + weight / (k + rank)
+    return fused
+
+
+class HybridOptions(BaseModel):
+    """Options of the hybrid retriever."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    retrievers: list[ComponentRef] = Field(
+        default_factory=lambda: ["bm25", "dense"], min_length=2,
+        description="Retrievers to fuse (two or more): names or {name = ..., options = {...}}.")
+    rrf_k: float = Field(60, ge=0, description="RRF constant k in 1 / (k + rank) (Cormack et al. 2009: 60).")
+    weights: list[float] | None = Field(None, description="Weight of each retriever's 1 / (k + rank) (default 1).")
+    candidates: int = Field(50, ge=1, description="Chunks asked from each retriever (at least k are asked).")
+    reranker: ComponentRef | None = Field(
+        None, description="A registered retriever with a rerank(query, hits, k) method that reorders the fused "
+        "candidates (e.g. a cross-encoder plugin); None: no rerank step.")
+    rerank_candidates: int = Field(20, ge=1, description="Fused candidates passed to the reranker (at least k).")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "HybridOptions":
+        if self.weights is not None and len(self.weights) != len(self.retrievers):
+            raise ValueError(f"weights has {len(self.weights)} values for {len(self.retrievers)} retrievers")
+        for ref in [*self.retrievers, *([self.reranker] if self.reranker is not None else [])]:
+            if isinstance(ref, dict) and not isinstance(ref.get("name"), str):
+                raise ValueError("a component given as a table needs a 'name' (and optionally 'options')")
+        return self
+
+
+class HybridRetriever(Retriever):
+    """Fuses two or more retrievers by reciprocal rank fusion, with an optional rerank step."""
+
+    name = "hybrid"
+    Options = HybridOptions
+
+    def __init__(self, options=None, *, context: ComponentContext | None = None):
+        super().__init__(options, context=context)
+        self._local = threading.local()
+        self._parts: list[tuple[str, Retriever]] | None = None
+        self._reranker = None
+
+    @property
+    def last_trace(self) -> dict[str, Any]:
+        """What the last :meth:`retrieve` of this thread recorded: each part's ranks and traces."""
+        return dict(getattr(self._local, "trace", {}))
+
+    def index(self, chunks: Sequence[Chunk]) -> None:
+        """Build every configured retriever (and the reranker) and index ``chunks`` in each."""
+        chunks = list(chunks)
+        if not chunks:
+            raise DatasetError("hybrid retriever: the corpus has no chunks to index")
+        refs = self.options.retrievers
+        names = [ref if isinstance(ref, str) else ref["name"] for ref in refs]
+        labels = [n if names.count(n) == 1 else f"{i}:{n}" for i, n in enumerate(names)]
+        self._parts = [(label, self.context.build("retriever", ref)) for label, ref in zip(labels, refs)]
+        for _, part in self._parts:
+            part.index(chunks)
+        self._positions = {chunk.id: i for i, chunk in enumerate(chunks)}
+        self._reranker = self._build_reranker(chunks)
+
+    def _build_reranker(self, chunks: list[Chunk]):
+        ref = self.options.reranker
+        if ref is None:
+            return None
+        reranker = self.context.build("retriever", ref)
+        if not callable(getattr(reranker, "rerank", None)):
+            raise ConfigError(f"hybrid retriever: '{reranker.name}' cannot be a reranker: its class has no "
+                              "rerank(query, hits, k) method")
+        if type(reranker).index is not Retriever.index:
+            reranker.index(chunks)
+        return reranker
+
+    def retrieve(self, query: str, k: int) -> list[ScoredChunk]:
+        """The ``k`` best chunks by fused score (after the rerank step, when configured)."""
+        if self._parts is None:
+            raise RuntimeError("HybridRetriever.retrieve() called before index(); index the chunks first")
+        if k <= 0:
+            return []
+        depth = max(self.options.candidates, k)
+        results = {label: part.retrieve(query, depth) for label, part in self._parts}
+        chunks = {hit.chunk.id: hit.chunk for hits in results.values() for hit in hits}
+        fused = reciprocal_rank_fusion([[hit.chunk.id for hit in hits] for hits in results.values()],
+                                       self.options.rrf_k, self.options.weights)
+        order = sorted(fused, key=lambda cid: (-fused[cid], self._positions.get(cid, len(self._positions))))
+        hits = [ScoredChunk(chunk=chunks[cid], score=fused[cid], rank=rank) for rank, cid in enumerate(order, 1)]
+        if self._reranker is not None:
+            pool = hits[:max(self.options.rerank_candidates, k)]
+            hits = self._reranker.rerank(query, pool, k)
+        hits = [ScoredChunk(chunk=h.chunk, score=h.score, rank=rank) for rank, h in enumerate(hits[:k], start=1)]
+        self._record(results, hits)
+        return hits
+
+    def _record(self, results: dict[str, list[ScoredChunk]], hits: list[ScoredChunk]) -> None:
+        ranks = {label: {h.chunk.id: h.rank for h in part_hits} for label, part_hits in results.items()}
+        parts = {label: part.last_trace for label, part in self._parts if isinstance(
+            getattr(part, "last_trace", None), dict)}
+        self._local.trace = {
+            "fusion": "rrf", "rrf_k": self.options.rrf_k, "reranked": self._reranker is not None,
+            "ranks": {h.chunk.id: {label: r[h.chunk.id] for label, r in ranks.items() if h.chunk.id in r}
+                      for h in hits},
+            "retrievers": parts,
+        }
+
+
+@hookimpl
+def register_retrievers(register):
+    """Register the hybrid retriever."""
+    register(HybridRetriever)

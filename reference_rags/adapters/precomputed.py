@@ -1,0 +1,106 @@
+"""``precomputed`` adapter: outputs your system already produced, from a JSONL or CSV file.
+
+Rows carry the Unitxt RAG output fields (question_id, answer, contexts, contexts_id/context_ids) and are
+joined to the samples by question_id. A sample with no row fails with that reason; rows whose question_id
+is not in the dataset are reported as extra.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any, Iterator
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ragassay.components import Corpus, RAGSystem
+from ragassay.errors import DatasetError
+from ragassay.models import RAGOutput, Sample
+
+from .outputs import to_output
+
+LIST_FIELDS = ("contexts", "contexts_id", "context_ids", "context_document_ids")
+
+
+class PrecomputedOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str = Field(description="JSONL or CSV file of outputs, relative to the config's folder.")
+    id_field: str = Field("question_id", description="Field joining a row to its sample.")
+
+
+class PrecomputedRAG(RAGSystem):
+    """Outputs your system produced earlier, read from JSONL/CSV and joined to samples by question_id."""
+
+    name = "precomputed"
+    Options = PrecomputedOptions
+
+    def prepare(self, corpus: Corpus) -> None:
+        path = self.context.resolve(self.options.path)
+        self.rows: dict[str, tuple[int, dict[str, Any]]] = {}
+        for line, row in read_rows(path):
+            key = row.get(self.options.id_field)
+            if key in (None, ""):
+                raise DatasetError(f"{path}, line {line}: no '{self.options.id_field}' field.")
+            if str(key) in self.rows:
+                raise DatasetError(f"{path}, line {line}: {self.options.id_field} '{key}' already on line "
+                                   f"{self.rows[str(key)][0]}.")
+            self.rows[str(key)] = (line, row)
+        self.path = path
+
+    def check_samples(self, samples: list[Sample]) -> list[str]:
+        """Warnings for rows that match no sample (missing rows fail their samples in :meth:`answer`)."""
+        known = {s.question_id for s in samples}
+        extra = sorted(set(self.rows) - known)
+        if not extra:
+            return []
+        shown = ", ".join(extra[:5]) + (f" and {len(extra) - 5} more" if len(extra) > 5 else "")
+        return [f"{self.path.name}: {len(extra)} row(s) match no sample: {shown}"]
+
+    async def answer(self, sample: Sample) -> RAGOutput:
+        found = self.rows.get(sample.question_id)
+        if found is None:
+            raise LookupError(f"no precomputed output for question_id '{sample.question_id}' in {self.path.name}")
+        line, row = found
+        return to_output(row, f"{self.path.name}, line {line}")
+
+
+def read_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, row) from a .jsonl or .csv file; list fields in CSV cells are JSON arrays."""
+    if not path.is_file():
+        raise DatasetError(f"{path}: precomputed outputs file not found. Check options.path.")
+    if path.suffix == ".jsonl":
+        yield from _jsonl(path)
+    elif path.suffix == ".csv":
+        yield from _csv(path)
+    else:
+        raise DatasetError(f"{path}: unknown extension '{path.suffix}'; use .jsonl or .csv.")
+
+
+def _jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    with path.open(encoding="utf-8") as handle:
+        for line, text in enumerate(handle, start=1):
+            if not text.strip():
+                continue
+            try:
+                row = json.loads(text)
+            except ValueError as exc:
+                raise DatasetError(f"{path}, line {line}: not valid JSON ({exc.msg}).") from None
+            if not isinstance(row, dict):
+                raise DatasetError(f"{path}, line {line}: expected a JSON object.")
+            yield line, row
+
+
+def _csv(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    with path.open(encoding="utf-8", newline="") as handle:
+        for index, row in enumerate(csv.DictReader(handle), start=2):
+            parsed: dict[str, Any] = {k: v for k, v in row.items() if k is not None}
+            for key in LIST_FIELDS:
+                cell = parsed.get(key)
+                if cell:
+                    try:
+                        parsed[key] = json.loads(cell) if cell.lstrip().startswith("[") else [cell]
+                    except ValueError:
+                        raise DatasetError(f"{path}, line {index}: '{key}' is not a JSON array.") from None
+            yield index, parsed

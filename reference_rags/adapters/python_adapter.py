@@ -1,0 +1,76 @@
+"""``python`` adapter: call the user's ``module:function`` for every sample."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import inspect
+import sys
+from typing import Any, Callable
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from ragassay.components import Corpus, RAGSystem
+from ragassay.errors import ConfigError
+from ragassay.models import RAGOutput, Sample
+
+from .outputs import to_output
+
+
+class PythonOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    callable: str = Field(description="'module:function' (or 'module:object.method') answering one question.")
+    path: list[str] = Field(default_factory=list,
+                            description="Folders added to sys.path first, relative to the config's folder.")
+    pass_sample: bool = Field(False, description="Call function(question, sample) instead of function(question).")
+    in_thread: bool = Field(True, description="Run a synchronous function in a worker thread so samples overlap; "
+                                              "set false for code that is not thread-safe.")
+
+    @field_validator("callable")
+    @classmethod
+    def _form(cls, value: str) -> str:
+        module, _, attr = value.partition(":")
+        if not module or not attr:
+            raise ValueError("must be 'module:function', e.g. 'my_rag.pipeline:answer'")
+        return value
+
+
+class PythonRAG(RAGSystem):
+    """Your own RAG as a Python callable: returns an answer string, or a dict with answer/contexts/context_ids."""
+
+    name = "python"
+    Options = PythonOptions
+
+    def prepare(self, corpus: Corpus) -> None:
+        self.function = self._load()
+
+    def _load(self) -> Callable[..., Any]:
+        for folder in reversed(self.options.path):
+            resolved = str(self.context.resolve(folder))
+            if resolved not in sys.path:
+                sys.path.insert(0, resolved)
+        module_name, _, attr = self.options.callable.partition(":")
+        try:
+            target: Any = importlib.import_module(module_name)
+        except ImportError as exc:
+            raise ConfigError(f"python adapter: cannot import '{module_name}': {exc}. "
+                              "Check options.callable and options.path.") from None
+        for part in attr.split("."):
+            if not hasattr(target, part):
+                raise ConfigError(f"python adapter: '{module_name}' has no attribute '{attr}'.")
+            target = getattr(target, part)
+        if not callable(target):
+            raise ConfigError(f"python adapter: '{self.options.callable}' is not callable.")
+        return target
+
+    async def answer(self, sample: Sample) -> RAGOutput:
+        function = getattr(self, "function", None) or self._load()
+        args = (sample.question, sample) if self.options.pass_sample else (sample.question,)
+        if inspect.iscoroutinefunction(function) or not self.options.in_thread:
+            result = function(*args)
+        else:
+            result = await asyncio.to_thread(function, *args)
+        if inspect.isawaitable(result):
+            result = await result
+        return to_output(result, self.options.callable)

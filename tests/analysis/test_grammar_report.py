@@ -1,0 +1,102 @@
+"""The GRAMMAR report from a real stored run: judgements, retrieved documents, failures, stored settings."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+import ragassay
+from ragassay import RAGOutput, RAGSystem, hookimpl
+from ragassay.analysis.report import grammar_report
+from ragassay.api import results_store
+from ragassay.config import load_config
+from ragassay.errors import ConfigError
+
+# group, form, answer given, documents retrieved (reference answer is always "right", reference doc "d1")
+SCRIPT = {
+    "g1/s": ("right", ["d1"]), "g1/l": ("right", ["d1"]),  # robust
+    "g2/s": ("right", ["d1"]), "g2/l": ("wrong", ["d1"]),  # non-robust, same documents: the LM failed
+    "g3/s": ("right", ["d1"]), "g3/l": ("wrong", ["d9"]),  # non-robust, other documents: retrieval failed
+    "g4/s": ("wrong", ["d9"]), "g4/l": ("wrong", ["d9"]),  # gap
+    "g5/s": ("right", ["d1"]), "g5/l": "fail",  # the long one fails: excluded and counted
+}
+
+
+class ScriptedRAG(RAGSystem):
+    """Answers from SCRIPT."""
+
+    name = "scripted"
+
+    async def answer(self, sample):
+        entry = SCRIPT[sample.question_id]
+        if entry == "fail":
+            raise RuntimeError("scripted failure")
+        answer, docs = entry
+        return RAGOutput(answer=answer, contexts=["x"] * len(docs), context_ids=[f"{d}#0" for d in docs],
+                         context_document_ids=docs)
+
+
+class Plugin:
+    @hookimpl
+    def register_rags(self, register):
+        register(ScriptedRAG)
+
+
+@pytest.fixture
+def run_project(tmp_path):
+    rows = [{"question_id": qid, "question": f"question {qid}", "reference_answers": ["right"],
+             "reference_context_ids": ["d1"], "group_id": qid.split("/")[0],
+             "query_length": "short" if qid.endswith("/s") else "long"} for qid in SCRIPT]
+    (tmp_path / "qa.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "ragassay.toml").write_text(textwrap.dedent("""
+        [dataset]
+        options = { path = "qa.jsonl" }
+        [systems.s]
+        rag = "t/scripted"
+        [evaluation]
+        metrics = []
+        judges = [{ name = "match", options = { mode = "exact" } }]
+        [[analysis.hypotheses]]
+        name = "long is harder"
+        attribute = "query_length"
+        robust = ["short"]
+        non_robust = ["long"]
+    """))
+    summary = ragassay.run(tmp_path, plugins=[("t", Plugin())])
+    return tmp_path, summary.run_id
+
+
+def test_report_counts_groups_blame_and_exclusions(run_project):
+    folder, run_id = run_project
+    store = results_store(load_config(folder))
+    try:
+        report = grammar_report(store, run_id[:8])
+    finally:
+        store.close()
+    system = report["systems"][0]
+    assert report["judge"] == "match" and system["excluded"] == {"failed": 1, "unscored": 0, "missing": 0}
+    overall = system["overall"]
+    assert overall["groups"] == {"gap": 1, "robust": 2, "non-robust": 2}  # g5 has only its short answer left
+    assert (overall["total"], overall["correct"], overall["gap_total"]) == (9, 5, 2)
+    assert overall["R"] == pytest.approx(5 / 7) and overall["Acc"] == pytest.approx(5 / 9)
+    assert overall["knowledge_accuracy"] == pytest.approx(4 / 5)
+    assert system["blame"] == {"lm": 1, "retrieval": 1, "undetermined": 0}
+    assert system["blame_ground_truth"] == {"lm": 1, "retrieval": 3, "undetermined": 0}
+    assert system["retrieval_only"]["R"] == pytest.approx(5 / 6)
+    rows = system["hypotheses"][0]["rows"]
+    assert [r["label"] for r in rows] == ["All samples", "All samples +Modular Evaluation (Retrieval)",
+                                          "All samples +Modular Evaluation (Retrieval, ground truth)"]
+    assert rows[0]["robust"]["R"] == pytest.approx(1.0) and rows[0]["non_robust"]["R"] == pytest.approx(1 / 3)
+
+
+def test_the_judge_must_exist_in_the_run(run_project):
+    folder, run_id = run_project
+    store = results_store(load_config(folder))
+    settings = load_config(folder).config.analysis.model_copy(update={"judge": "llm"})
+    try:
+        with pytest.raises(ConfigError, match="judge = 'llm' did not judge run"):
+            grammar_report(store, run_id, settings)
+    finally:
+        store.close()

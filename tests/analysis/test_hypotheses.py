@@ -1,0 +1,69 @@
+"""Hypothesis testing (section 4.2, Table 2 shape): clusters, shared gap groups, sampling and modular rows."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from ragassay.analysis.groups import Outcome
+from ragassay.analysis.hypotheses import cluster_of, evaluate_hypothesis, hypothesis_table
+from ragassay.analysis.settings import Hypothesis, SamplingSettings
+
+LONG = Hypothesis(name="long queries hurt", attribute="query_length", robust=["short"], non_robust=["long"])
+
+
+def make(group: str, short: str, long: str, table: str = "T", docs=("a",)) -> list[Outcome]:
+    """Outcomes of one group: a flag string per form, e.g. short='11', long='10'."""
+    out = []
+    for form, flags in (("short", short), ("long", long)):
+        for i, flag in enumerate(flags):
+            retrieved = frozenset(docs) if flag == "1" else frozenset(["noise"] if i % 2 else docs)
+            out.append(Outcome(f"{group}/{form}{i}", group, flag == "1", {"query_length": form, "table": table},
+                               retrieved, frozenset(docs)))
+    return out
+
+
+DATA = (make("g1", "11", "10") + make("g2", "11", "00") + make("g3", "00", "00") + make("g4", "11", "11", "U")
+        + make("g5", "1", "0", "U") + [Outcome("other", "g1", False, {"query_length": "medium"})])
+
+
+def test_clusters_come_from_the_attribute():
+    assert [cluster_of(o, LONG) for o in DATA[:4]] == ["robust", "robust", "non_robust", "non_robust"]
+    assert cluster_of(DATA[-1], LONG) is None
+
+
+def test_rows_per_cluster_with_gap_groups_common_to_both_excluded():
+    base, modular, truth = evaluate_hypothesis(DATA, LONG)
+    # g3 is a gap in both clusters: out of R for both. g2's long queries all fail but g2 is non-robust.
+    assert (base.robust.total, base.robust.correct, base.robust.gap_total) == (9, 7, 2)
+    assert (base.non_robust.total, base.non_robust.correct, base.non_robust.gap_total) == (9, 3, 2)
+    assert base.robust.robustness == pytest.approx(1.0) and base.non_robust.robustness == pytest.approx(3 / 7)
+    assert base.robust.accuracy == pytest.approx(7 / 9) and base.non_robust.accuracy == pytest.approx(3 / 9)
+    assert base.separates("R") is True and base.separates("Acc") is True
+    assert base.label == "All samples" and modular.label == "All samples +Modular Evaluation (Retrieval)"
+    assert truth.modular == "ground_truth"
+    # the long wrong answers at even positions retrieved the same documents as correct ones: LM failures
+    assert modular.excluded_lm == 2 and modular.non_robust.total == 7
+    assert modular.non_robust.robustness == pytest.approx(3 / 5)
+
+
+def test_no_ground_truth_row_without_reference_documents():
+    plain = [Outcome(o.question_id, o.group_id, o.correct, o.attributes, o.retrieved) for o in DATA]
+    assert [r.modular for r in evaluate_hypothesis(plain, LONG)] == [None, "context"]
+
+
+def test_table_has_every_sampling_variant_and_is_reproducible():
+    sampling = SamplingSettings.model_validate({"stratified": {"per_group": 1, "by": "query_length", "seed": 1},
+                                                "unbalanced": {"reduce": {"U": 1.0}, "seed": 1}})
+    rows = hypothesis_table(DATA, LONG, sampling)
+    assert [r.sampling for r in rows] == ["All samples"] * 3 + ["Unbalanced Sampling (US)"] * 3 + \
+        ["Stratified Sampling (SS)"] * 3
+    us, ss = rows[3], rows[6]
+    assert us.robust.total == 6 and us.non_robust.total == 6  # table U removed entirely
+    assert ss.robust.total == ss.non_robust.total == 5  # one per form per group
+    assert [r.as_dict() for r in rows] == [r.as_dict() for r in hypothesis_table(DATA, LONG, sampling)]
+
+
+def test_a_value_in_both_clusters_is_refused():
+    with pytest.raises(ValidationError, match="values in both clusters: short"):
+        Hypothesis(name="x", attribute="a", robust=["short"], non_robust=["short", "long"])

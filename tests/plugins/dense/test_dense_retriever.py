@@ -1,0 +1,123 @@
+"""The dense retriever: exact ranking, HNSW/IVF, bad input, query truncation in the trace, the real model, presets."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pydantic
+import pytest
+from dense_support import TEXTS, HashingEmbedder, context, dense, make_chunks, minilm_folder  # noqa: F401
+
+from ragassay.errors import ComponentNotFoundError, DatasetError
+from ragassay.models import Chunk, Document
+from ragassay.plugin_manager import load_plugins
+from ragassay.plugins.dense import DenseRetriever, InfoChunker, KennewegChunker
+
+
+def test_registered_with_defaults():
+    registry = load_plugins().registry
+    info = registry.get("retriever", "dense")
+    assert info.plugin == "dense" and info.cls is DenseRetriever
+    opts = DenseRetriever.Options()
+    assert (opts.embedder, opts.index, opts.similarity, opts.cache) == ("local", "flat", "cosine", True)
+
+
+def test_flat_ranking_is_exact_cosine(context):
+    retriever = dense(context)
+    retriever.index(make_chunks())
+    embedder = HashingEmbedder()
+    vectors = np.asarray(embedder.embed(list(TEXTS)))
+    query = "bees make honey in the hive"
+    expected = np.argsort(-(vectors @ np.asarray(embedder.embed([query]))[0]), kind="stable")[:4]
+    hits = retriever.retrieve(query, 4)
+    assert [h.chunk.id for h in hits] == [f"d{i}#0" for i in expected]
+    assert [h.rank for h in hits] == [1, 2, 3, 4]
+    assert hits[0].score == pytest.approx(float(vectors[expected[0]] @ np.asarray(embedder.embed([query]))[0]),
+                                          abs=1e-5)
+    assert all(a.score >= b.score for a, b in zip(hits, hits[1:]))
+
+
+@pytest.mark.parametrize("options", [{"index": "hnsw", "hnsw_m": 4, "ef_search": 8},
+                                     {"index": "ivf", "ivf_nlist": 2, "ivf_nprobe": 2}])
+def test_approximate_indexes_find_the_same_neighbours_on_a_small_corpus(context, options):
+    exact = dense(context)
+    exact.index(make_chunks())
+    approximate = dense(context, **options)
+    approximate.index(make_chunks())
+    for query in ("stars and telescopes", "the river flows in Switzerland", "honey bees and flowers"):
+        expected = [(h.chunk.id, round(h.score, 5)) for h in exact.retrieve(query, 6) if h.score > 0]
+        found = [(h.chunk.id, round(h.score, 5)) for h in approximate.retrieve(query, 6) if h.score > 0]
+        assert len(expected) >= 2 and found == expected
+
+
+def test_k_larger_than_the_corpus_and_k_zero(context):
+    retriever = dense(context)
+    retriever.index(make_chunks()[:2])
+    assert len(retriever.retrieve("anything at all", 10)) == 2
+    assert retriever.retrieve("anything", 0) == []
+
+
+def test_empty_corpus_and_empty_chunks(context, caplog):
+    with pytest.raises(DatasetError, match="no chunks to index"):
+        dense(context).index([])
+    with pytest.raises(DatasetError, match="all 2 chunks are empty"):
+        dense(context).index([Chunk(id="a", document_id="a", text=""), Chunk(id="b", document_id="b", text="  \n")])
+    retriever = dense(context)
+    retriever.index([*make_chunks()[:2], Chunk(id="e#0", document_id="e", text=" ")])
+    assert retriever.stats["skipped_empty"] == 1 and HashingEmbedder.calls[-1] == 2
+    assert "e#0" not in {h.chunk.id for h in retriever.retrieve("salmon", 5)}
+    assert "skipped 1 empty chunk" in caplog.text
+
+
+def test_misuse_errors(context):
+    with pytest.raises(RuntimeError, match="before index"):
+        dense(context).retrieve("q", 1)
+    with pytest.raises(ComponentNotFoundError, match="no embedder named 'nope'"):
+        dense(context, embedder="nope").index(make_chunks())
+    with pytest.raises(pydantic.ValidationError, match="needs a 'name'"):
+        DenseRetriever.Options(embedder={"options": {}})
+    with pytest.raises(pydantic.ValidationError):
+        DenseRetriever.Options(index="annoy")
+
+
+@pytest.mark.slow
+def test_real_minilm_ranks_by_meaning_and_records_query_truncation(context):
+    minilm_folder()
+    docs = ["The recipe needs flour, butter, sugar and two eggs for the cake.",
+            "The striker scored twice in the second half of the football match.",
+            "Volcanic eruptions release ash and lava from the earth's mantle."]
+    retriever = dense(context, embedder="local")
+    retriever.index([Chunk(id=f"c{i}", document_id=f"c{i}", text=t) for i, t in enumerate(docs)])
+    assert [h.chunk.id for h in retriever.retrieve("Which ingredients go into baking a dessert?", 3)][0] == "c0"
+    assert retriever.retrieve("Who won the soccer game?", 1)[0].chunk.id == "c1"
+    assert retriever.last_trace["query_truncated"] is False and retriever.last_trace["max_query_tokens"] == 256
+    hits = retriever.retrieve("magma and lava " * 200, 1)
+    assert hits[0].chunk.id == "c2"
+    assert retriever.last_trace["query_truncated"] is True and retriever.last_trace["query_tokens"] > 256
+    seen = {}
+    thread = threading.Thread(target=lambda: seen.update(trace=retriever.last_trace))
+    thread.start()
+    thread.join()
+    assert seen["trace"] == {}  # the trace is per thread: concurrent queries never mix
+
+
+def test_presets_are_registered_with_seed_settings():
+    registry = load_plugins().registry
+    assert registry.get("chunker", "kenneweg").cls is KennewegChunker
+    assert registry.get("chunker", "info").cls is InfoChunker
+    k, i = KennewegChunker.Options(), InfoChunker.Options()
+    assert (k.size, k.overlap, k.unit, k.title_prefix) == (1024, 48, "characters", True)
+    assert (i.size, i.overlap, i.unit, i.title_prefix) == (1024, 205, "tokens", False)
+
+
+def test_presets_chunk_like_the_papers():
+    text = "\n\n".join(f"Paragraph {n}. " + "word " * 60 for n in range(40))  # 40 x 63 approximate tokens
+    document = Document(id="wiki/x", title="X (band)", text=text)
+    chunks = KennewegChunker().chunk(document)
+    assert len(chunks) > 2 and all(c.text.startswith("Title: X (band)\n") for c in chunks)
+    assert all(len(c.text) - len("Title: X (band)\n") <= 1024 for c in chunks)
+    info_chunks = InfoChunker().chunk(document)
+    assert len(info_chunks) == 3 and not info_chunks[0].text.startswith("Title:")
+    assert info_chunks[1].text.split("\n\n")[0] in info_chunks[0].text  # consecutive chunks overlap
+    assert KennewegChunker(KennewegChunker.Options(size=300, overlap=10)).chunk(document)[0].text.count("word") < 60

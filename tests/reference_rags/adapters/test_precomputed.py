@@ -1,0 +1,58 @@
+"""precomputed adapter: outputs from JSONL/CSV joined by question_id; missing and extra ids reported."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from conftest import ragassay_cli, write_project
+
+CONFIG = """
+[dataset]
+options = { path = "qa.jsonl" }
+[systems.offline]
+rag = "precomputed"
+options = { path = "%s" }
+[evaluation]
+metrics = ["exact_match", "context_mrr"]
+"""
+
+
+def test_jsonl_outputs_missing_and_extra_ids(tmp_path):
+    rows = [{"question_id": "q1", "answer": "Ada Lovelace Labs", "contexts": ["..."], "contexts_id": ["corpus/alpha.md"]},
+            {"question_id": "q3", "answer": "radioactive decay"},
+            {"question_id": "zz", "answer": "not in the dataset"}]
+    (tmp_path / "outputs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    path = write_project(tmp_path, CONFIG % "outputs.jsonl", docs={})
+    result = ragassay_cli("run", str(path), "-q")
+    assert result.returncode == 0, result.stderr
+    assert "1 failed" in result.stderr and "no precomputed output for question_id 'q2'" in result.stderr
+    assert "1 row(s) match no sample: zz" in result.stderr
+    con = sqlite3.connect(tmp_path / "ragassay-results.db")
+    em = dict(con.execute("select o.question_id, m.value from outputs o join metric_values m on m.output_id = o.id "
+                          "where m.metric = 'exact_match'"))
+    assert em == {"q1": 1.0, "q3": 1.0}
+
+
+def test_csv_with_json_list_cells(tmp_path):
+    (tmp_path / "outputs.csv").write_text(
+        'question_id,answer,contexts,context_ids\n'
+        'q1,Ada Lovelace Labs,"[""built in 1999""]","[""corpus/alpha.md""]"\n'
+        'q2,O\'Brien,,\n'
+        'q3,decay,,\n', encoding="utf-8")
+    path = write_project(tmp_path, CONFIG % "outputs.csv", docs={})
+    assert ragassay_cli("run", str(path), "-q").returncode == 0
+    con = sqlite3.connect(tmp_path / "ragassay-results.db")
+    assert con.execute("select value from metric_values m join outputs o on o.id = m.output_id "
+                       "where o.question_id = 'q1' and m.metric = 'context_mrr'").fetchone() == (1.0,)
+    assert con.execute("select answer from outputs where question_id = 'q2'").fetchone() == ("O'Brien",)
+
+
+def test_bad_file_errors_name_the_line(tmp_path):
+    (tmp_path / "outputs.jsonl").write_text('{"question_id": "q1", "answer": "x"}\n{broken\n')
+    path = write_project(tmp_path, CONFIG % "outputs.jsonl", docs={})
+    result = ragassay_cli("run", str(path))
+    assert result.returncode == 2 and "outputs.jsonl, line 2: not valid JSON" in result.stderr
+    (tmp_path / "outputs.jsonl").write_text('{"question_id": "q1"}\n{"question_id": "q1"}\n')
+    result = ragassay_cli("run", str(path))
+    assert result.returncode == 2 and "already on line 1" in result.stderr

@@ -1,0 +1,72 @@
+"""python adapter: the user's callable answers, from a module on a configured path."""
+
+from __future__ import annotations
+
+import sqlite3
+import textwrap
+
+from conftest import ragassay_cli, write_project
+
+USER_RAG = '''
+import asyncio
+
+def answer(question):
+    return {"answer": "Ada Lovelace Labs" if "alpha" in question else "unknown",
+            "contexts": ["The alpha reactor was built in 1999 by Ada Lovelace Labs."],
+            "contexts_id": ["corpus/alpha.md"]}
+
+async def answer_async(question, sample):
+    await asyncio.sleep(0)
+    return f"{sample.question_id}: {question}"
+
+def broken(question):
+    return 42
+'''
+
+
+def config(callable_, extra=""):
+    return f"""
+    [dataset]
+    options = {{ path = "qa.jsonl" }}
+    [systems.mine]
+    rag = "python"
+    options = {{ callable = "{callable_}", path = ["src"] {extra} }}
+    [evaluation]
+    metrics = ["exact_match", "context_mrr"]
+    """
+
+
+def test_sync_function_with_unitxt_fields(tmp_path):
+    path = write_project(tmp_path, config("user_rag:answer"), docs={})
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "user_rag.py").write_text(textwrap.dedent(USER_RAG))
+    result = ragassay_cli("run", str(path), "-q")
+    assert result.returncode == 0, result.stderr
+    con = sqlite3.connect(tmp_path / "ragassay-results.db")
+    values = dict(con.execute("select o.question_id || '/' || m.metric, m.value from outputs o "
+                              "join metric_values m on m.output_id = o.id"))
+    assert values["q1/exact_match"] == 1.0 and values["q1/context_mrr"] == 1.0
+    assert values["q2/exact_match"] == 0.0 and values["q2/context_mrr"] == 0.0
+
+
+def test_async_function_with_sample_and_bad_returns(tmp_path):
+    path = write_project(tmp_path, config("user_rag:answer_async", ", pass_sample = true"), docs={})
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "user_rag.py").write_text(textwrap.dedent(USER_RAG))
+    assert ragassay_cli("run", str(path), "-q").returncode == 0
+    con = sqlite3.connect(tmp_path / "ragassay-results.db")
+    assert con.execute("select answer from outputs where question_id = 'q3'").fetchone() == (
+        "q3: Where do gamma rays come from?",)
+    path.write_text(path.read_text().replace("answer_async", "broken").replace(", pass_sample = true", ""))
+    result = ragassay_cli("run", str(path), "-q")
+    assert result.returncode == 0 and "3 failed" in result.stderr
+    assert "user_rag:broken returned int" in result.stderr
+
+
+def test_import_errors_are_config_errors(tmp_path):
+    path = write_project(tmp_path, config("no_such_module:answer"), docs={})
+    result = ragassay_cli("run", str(path))
+    assert result.returncode == 2 and "cannot import 'no_such_module'" in result.stderr
+    path.write_text(path.read_text().replace("no_such_module:answer", "no_colon"))
+    result = ragassay_cli("run", str(path))
+    assert result.returncode == 2 and "must be 'module:function'" in result.stderr
