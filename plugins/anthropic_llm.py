@@ -17,7 +17,8 @@ from ragassay.errors import require
 from ragassay.llm.backend import LLMBackend, PerLoop, shards_for
 from ragassay.llm.generator import LLMGenerator, RemoteOptions
 from ragassay.llm.keys import read_key
-from ragassay.llm.retry import RetryableError, RetryPolicy, status_error
+from ragassay.llm.retry import RetryableError, RetryPolicy
+from ragassay.llm.sdk import sdk_errors
 from ragassay.llm.types import ChatMessage, LLMRequest, LLMResponse, ToolCall
 from ragassay.models import TokenUsage
 from ragassay.plugin_manager import hookimpl
@@ -65,7 +66,7 @@ class AnthropicBackend(LLMBackend):
     async def complete(self, request: LLMRequest) -> LLMResponse:
         anthropic = require("anthropic", "anthropic", "the anthropic generator")
         payload = self.payload(request)
-        try:
+        with sdk_errors(anthropic, self.options.timeout_s):
             client = self._clients.get()
             if self.options.stream:
                 return await self._streamed(anthropic, client, payload, request)
@@ -73,18 +74,6 @@ class AnthropicBackend(LLMBackend):
             # response model, and independent of which request fields its typed signature lists.
             message = await client.post("/v1/messages", body=payload, cast_to=object)
             return self.response(_as_dict(message), request)
-        except anthropic.APIStatusError as exc:
-            raise status_error(exc.status_code, _message(exc), exc.response.headers) from None
-        except anthropic.APITimeoutError:
-            raise RetryableError(f"no response within {self.options.timeout_s:g} s (timeout)") from None
-        except anthropic.APIConnectionError as exc:
-            raise RetryableError(f"connection error: {exc}") from None
-        except (ValueError, anthropic.APIResponseValidationError) as exc:
-            raise RetryableError(f"malformed response: {str(exc)[:200]}") from None
-        except Exception as exc:
-            if type(exc).__module__.startswith("httpx"):
-                raise RetryableError(f"connection error: {type(exc).__name__}: {exc}") from None
-            raise
 
     def payload(self, request: LLMRequest) -> dict[str, Any]:
         """The messages API request body for ``request``."""
@@ -208,13 +197,6 @@ def _name(name: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "_-" else "_" for ch in name)[:64] or "response"
 
 
-def _message(exc: Any) -> str:
-    body = getattr(exc, "body", None)
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict) and inner.get("message"):
-            return str(inner["message"])[:300]
-    return str(getattr(exc, "message", "") or exc)[:300]
 
 
 class AnthropicGenerator(LLMGenerator):

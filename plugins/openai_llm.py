@@ -17,7 +17,8 @@ from ragassay.errors import ProviderError, require
 from ragassay.llm.backend import LLMBackend, PerLoop, shards_for
 from ragassay.llm.generator import LLMGenerator, RemoteOptions
 from ragassay.llm.keys import read_key
-from ragassay.llm.retry import RetryableError, RetryPolicy, status_error
+from ragassay.llm.retry import RetryableError, RetryPolicy
+from ragassay.llm.sdk import sdk_errors
 from ragassay.llm.structured import schema_instructions
 from ragassay.llm.types import ChatMessage, LLMRequest, LLMResponse, ToolCall
 from ragassay.models import TokenUsage
@@ -81,7 +82,7 @@ class OpenAIBackend(LLMBackend):
     async def complete(self, request: LLMRequest) -> LLMResponse:
         openai = require("openai", "openai", "the openai generator")
         payload = self.payload(request)
-        try:
+        with sdk_errors(openai, self.options.timeout_s):
             client = self._clients.get()
             if self.options.stream:
                 return await self._streamed(openai, client, payload, request)
@@ -89,18 +90,6 @@ class OpenAIBackend(LLMBackend):
             # transform and response model (about 2 ms per call) and independent of its typed signature.
             completion = await client.post("/chat/completions", body=payload, cast_to=object)
             return self.response(_as_dict(completion), request)
-        except openai.APIStatusError as exc:
-            raise status_error(exc.status_code, _message(exc), exc.response.headers) from None
-        except openai.APITimeoutError:
-            raise RetryableError(f"no response within {self.options.timeout_s:g} s (timeout)") from None
-        except openai.APIConnectionError as exc:
-            raise RetryableError(f"connection error: {exc}") from None
-        except (ValueError, openai.APIResponseValidationError) as exc:
-            raise RetryableError(f"malformed response: {str(exc)[:200]}") from None
-        except Exception as exc:
-            if type(exc).__module__.startswith("httpx"):  # transport errors inside a stream
-                raise RetryableError(f"connection error: {type(exc).__name__}: {exc}") from None
-            raise
 
     def payload(self, request: LLMRequest) -> dict[str, Any]:
         """The chat.completions request body for ``request``."""
@@ -237,13 +226,6 @@ def _call(call_id: str, name: str, raw: str) -> ToolCall:
                     raw_arguments=raw)
 
 
-def _message(exc: Any) -> str:
-    body = getattr(exc, "body", None)
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict) and inner.get("message"):
-            return str(inner["message"])[:300]
-    return str(getattr(exc, "message", "") or exc)[:300]
 
 
 class OpenAIGenerator(LLMGenerator):
