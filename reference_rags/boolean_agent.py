@@ -71,7 +71,7 @@ class _AgentBase(NaiveRAG):
     async def _call(self, calls: list[dict[str, Any]], step: str, messages: list[dict[str, Any]], **kwargs: Any):
         start = time.perf_counter()
         response = await self.parts["generator"].chat(messages, **kwargs)
-        calls.append({"step": step, "input_tokens": response.usage.input_tokens,
+        calls.append({"step": step, "usage": response.usage, "input_tokens": response.usage.input_tokens,
                       "output_tokens": response.usage.output_tokens, "cached": response.cached,
                       "latency_s": round(time.perf_counter() - start, 6)})
         return response
@@ -95,8 +95,7 @@ class _AgentBase(NaiveRAG):
 
     def _output(self, answer: str, retrieved: bool, how: str, calls: list[dict[str, Any]], chunks=(),
                 hits=()) -> RAGOutput:
-        usage = TokenUsage(input_tokens=sum(c["input_tokens"] for c in calls),
-                           output_tokens=sum(c["output_tokens"] for c in calls), calls=len(calls))
+        usage = sum((c.pop("usage") for c in calls), TokenUsage())  # keeps per-model counts for pricing
         return RAGOutput(
             answer=answer, contexts=[c.text for c in chunks], context_ids=[c.id for c in chunks],
             context_document_ids=[c.document_id for c in chunks], retrieved=retrieved, usage=usage,

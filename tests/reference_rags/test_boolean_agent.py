@@ -68,6 +68,7 @@ def test_simple_retrieves_when_the_tool_is_called_with_true(server, build):
     assert "tools" not in second.json and "Sources:\n[1] Salmon swim upstream" in second.json["messages"][-1]["content"]
     assert output.retrieved is True and output.answer == "In Norway [1]." and output.context_document_ids == ["salmon"]
     assert (output.usage.input_tokens, output.usage.output_tokens, output.usage.calls) == (170, 13, 2)
+    assert sum(u.input_tokens for u in output.usage.by_model.values()) == 170  # priced per model
     assert [c["step"] for c in output.trace["calls"]] == ["decide_or_answer", "answer_with_sources"]
 
 
