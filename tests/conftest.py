@@ -178,7 +178,7 @@ def cli_env(plugin_site: Path | None = None, **extra: str) -> dict[str, str]:
     return env
 
 
-def ragassay_cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None, timeout: float = 120):
+def ragassay_cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None, timeout: float = 240):
     """Run the installed ragassay CLI (python -m ragassay) and return the CompletedProcess."""
     import subprocess
     import sys

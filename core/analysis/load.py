@@ -13,11 +13,9 @@ from collections import Counter
 from typing import Any
 
 from pydantic import ValidationError
-from sqlalchemy import select
 
 from ..errors import ConfigError, StoreError
-from ..models import Sample
-from ..store import schema as t
+from ..models import RAGOutput, Sample
 from ..store.database import ResultsStore
 from .groups import Outcome
 from .settings import AnalysisSection
@@ -59,11 +57,10 @@ def pick_judge(run: dict[str, Any], wanted: str | None) -> str:
     return wanted
 
 
-def _documents(output_json: str | None) -> frozenset[str] | None:
-    if not output_json:
+def _documents(output: RAGOutput | None) -> frozenset[str] | None:
+    if output is None:
         return None
-    data = json.loads(output_json)
-    ids = data.get("context_document_ids") or data.get("context_ids") or []
+    ids = output.context_document_ids or output.context_ids
     return frozenset(ids) if ids else None
 
 
@@ -74,10 +71,9 @@ def load_run(store: ResultsStore, run_id: str, settings: AnalysisSection | None 
     judge = pick_judge(run, settings.judge)
     samples = store.run_samples(run["id"])
     verdicts = {(r["system"], r["question_id"]): r for r in store.judgement_rows(run["id"]) if r["judge"] == judge}
-    query = select(t.outputs.c.system, t.outputs.c.question_id, t.outputs.c.status, t.outputs.c.output_json) \
-        .where(t.outputs.c.run_id == run["id"])
-    with store.engine.connect() as conn:
-        outputs = {(r.system, r.question_id): (r.status, r.output_json) for r in conn.execute(query)}
+    payloads = {(system, qid): output for system, qid, output in store.output_payloads(run["id"])}
+    outputs = {(r["system"], r["question_id"]): (r["status"], payloads.get((r["system"], r["question_id"])))
+               for r in store.output_rows(run["id"])}
     systems = [s["name"] for s in store.run_systems(run["id"])]
     result = RunOutcomes(run, judge, settings, systems, {}, {},
                          ungrouped=sum(1 for s in samples if s.group_id is None))
@@ -93,7 +89,7 @@ def _system_outcomes(system: str, samples: list[Sample], outputs: dict, verdicts
     excluded: Counter[str] = Counter()
     for sample in samples:
         key = (system, sample.question_id)
-        status, output_json = outputs.get(key, (None, None))
+        status, output = outputs.get(key, (None, None))
         verdict = verdicts.get(key)
         if status is None:
             excluded["missing"] += 1
@@ -105,6 +101,6 @@ def _system_outcomes(system: str, samples: list[Sample], outputs: dict, verdicts
             correct = verdict["verdict"] == "correct" or (verdict["score"] is not None
                                                           and verdict["score"] >= threshold)
             outcomes.append(Outcome(sample.question_id, sample.group_id or f"(sample) {sample.question_id}",
-                                    correct, sample.attributes, _documents(output_json),
+                                    correct, sample.attributes, _documents(output),
                                     frozenset(sample.reference_context_ids)))
     return outcomes, {k: excluded.get(k, 0) for k in ("failed", "unscored", "missing")}

@@ -43,7 +43,7 @@ def test_generate_streams_samples_and_documents_to_jsonl(aurp, tmp_path):
 
 
 def test_run_then_report_on_aurp(aurp):
-    run = ragassay_cli("run", str(aurp))
+    run = ragassay_cli("run", str(aurp), timeout=600)
     assert run.returncode == 0, run.stderr
     assert "3328 units done" in run.stderr and "judge:match" in run.stdout
     report = ragassay_cli("report", "--config", str(aurp))
