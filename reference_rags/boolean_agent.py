@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragassay import hookimpl
-from ragassay.components import Corpus, RAGSystem, Role
+from ragassay.components import Corpus
 from ragassay.errors import ConfigError
 from ragassay.models import RAGOutput, Sample, TokenUsage
 

@@ -6,7 +6,7 @@ import dataclasses
 import json
 import time
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 from sqlalchemy import create_engine, delete, event, func, insert, select, update
 from sqlalchemy.engine import Engine

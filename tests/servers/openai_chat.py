@@ -14,7 +14,6 @@ from __future__ import annotations
 import collections
 import dataclasses
 import json
-import socket
 import threading
 from typing import Any, Callable
 
@@ -69,22 +68,6 @@ def _error(body_type: str, kind: str, message: str) -> dict[str, Any]:
     return {"error": {"message": message, "type": kind, "code": None}}
 
 
-def _tune(server: JSONServer) -> None:
-    """Serve many concurrent clients promptly: a deep accept backlog (socketserver's default is 5) and
-    TCP_NODELAY on every connection (headers and body are separate writes; with Nagle's algorithm the body
-    waits for the client's delayed ACK, adding ~40 ms to every reply)."""
-    inner = server._server
-    inner.socket.listen(256)
-    accept = inner.get_request
-
-    def get_request():
-        connection, address = accept()
-        connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        return connection, address
-
-    inner.get_request = get_request
-
-
 class ScriptedServer:
     """A JSONServer whose replies come from a queue, then from ``default``; counts the calls it served."""
 
@@ -96,7 +79,6 @@ class ScriptedServer:
         self.queue: collections.deque = collections.deque()
         self._lock = threading.Lock()
         self.server = JSONServer({("POST", path): self._handle for path in self.routes})
-        _tune(self.server)
 
     def reset(self) -> "ScriptedServer":
         """Forget queued replies, recorded requests and a replaced default (to share one server across tests)."""

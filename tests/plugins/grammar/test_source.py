@@ -7,7 +7,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from grammar_helpers import TEMPLATES, make_db, project, source, write
+from grammar_helpers import TEMPLATES, project, source, write
 from pydantic import ValidationError
 
 from ragassay.errors import DatasetError
