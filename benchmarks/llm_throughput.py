@@ -97,7 +97,7 @@ async def tokens_per_second(generator, prompts: list[str]) -> tuple[float, int, 
 
 
 def local(args: argparse.Namespace) -> None:
-    from ragassay.llm import hf_loader
+    from ragassay.plugins.local_llm import loader as hf_loader
     from ragassay.plugins.local_llm import LocalGenerator
 
     cache_dir = Path(args.model_cache)

@@ -28,7 +28,8 @@ from ragassay.components import ComponentContext
 from ragassay.models import Chunk, Document
 from ragassay.plugin_manager import load_plugins
 from ragassay.plugins.bm25 import BM25Retriever
-from ragassay.plugins.dense import KennewegChunker, LocalEmbedder
+from ragassay.plugins.dense import LocalEmbedder
+from ragassay.plugins.recursive_chunker import KennewegChunker
 from ragassay.plugins.dense import faiss_index as fi
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "rag_dataset_gen"

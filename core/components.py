@@ -47,6 +47,15 @@ class ComponentContext:
     cache_dir: Path = dataclasses.field(default_factory=lambda: Path.cwd() / ".ragassay-cache")
     registry: Any = None
     settings: dict[str, Any] = dataclasses.field(default_factory=dict)
+    warnings: list[str] = dataclasses.field(default_factory=list)
+
+    def warn(self, message: str) -> None:
+        """Report something suspicious that is not an error (a pattern matching no file, ids skipped, ...).
+
+        The run prints it and stores it with the run; the same message is kept once.
+        """
+        if message not in self.warnings:
+            self.warnings.append(message)
 
     def resolve(self, path: str | Path) -> Path:
         """Resolve ``path`` against the project folder (absolute paths are kept)."""

@@ -152,6 +152,7 @@ class Runner:
             on_start(summary)
         start = time.perf_counter()
         built = self._build_systems({system.name for system, _, _ in todo})
+        summary.warnings += self.plan.context.warnings
         for name, rag in built.items():
             if not isinstance(rag, Exception):
                 summary.warnings += [f"{name}: {w}" for w in rag.check_samples(self.plan.samples)]

@@ -1,8 +1,7 @@
-"""``ragassay compare`` and ``ragassay show``: read stored results."""
+"""``ragassay compare``: systems x metrics side by side for stored runs."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
@@ -39,7 +38,7 @@ def print_comparison(out, store, run_ids: list[str]) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    from ..report import summarize_runs
+    from ..analysis.comparison import summarize_runs
 
     comparison = summarize_runs(store, run_ids)
     several = len({row.run_id for row in comparison.rows}) > 1
@@ -66,6 +65,7 @@ def print_comparison(out, store, run_ids: list[str]) -> None:
 
 def _footnotes(rows, several: bool) -> list[str]:
     """Where tokens and cost come from; why a cost is '?'."""
+    from ..analysis.comparison import run_totals
     from ..llm.pricing import PRICES_AS_OF
 
     notes = []
@@ -75,13 +75,10 @@ def _footnotes(rows, several: bool) -> list[str]:
                      f"list prices as of {PRICES_AS_OF} plus [llm.prices]"
                      + (f"; {hits} responses came from the response cache (no call made, cost counted as if "
                         f"made)" if hits else ""))
-        for run_id in dict.fromkeys(row.run_id for row in rows):
-            mine = [row for row in rows if row.run_id == run_id]
-            costs = [row.cost_usd for row in mine]
-            total = "?" if None in costs else f"{sum(costs):.4f}"
-            notes.append(f"run {run_id[:8]}: {sum(r.input_tokens for r in mine)} input and "
-                         f"{sum(r.output_tokens for r in mine)} output tokens, {sum(r.calls for r in mine)} model "
-                         f"calls, {sum(r.cache_hits for r in mine)} cached replies, cost $ {total}")
+        for totals in run_totals(rows):
+            total = "?" if totals.cost_usd is None else f"{totals.cost_usd:.4f}"
+            notes.append(f"run {totals.run_id[:8]}: {totals.input_tokens} input and {totals.output_tokens} output "
+                         f"tokens, {totals.calls} model calls, {totals.cache_hits} cached replies, cost $ {total}")
     for row in rows:
         if row.cost_usd is None:
             label = f"{row.run_id[:8]}/{row.system}" if several else row.system
@@ -101,58 +98,4 @@ def _cell(cell, best: float | None) -> str:
     return f"[bold green]{text}[/]" if best is not None and abs(cell.mean - best) < 1e-12 else text
 
 
-@click.command("show")
-@click.argument("run")
-@click.argument("sample")
-@config_option
-@db_option
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def show_command(run: str, sample: str, config_path: Path, db: str | None, as_json: bool) -> None:
-    """One SAMPLE (question_id) of RUN: question, references, and each system's contexts, answer, scores."""
-    store = open_results(config_path, db)
-    try:
-        run_row = store.get_run(run)
-        detail = store.sample_detail(run_row["id"], sample)
-    finally:
-        store.close()
-    if as_json:
-        click.echo(json.dumps(_jsonable(detail), indent=2, default=str))
-        return
-    _print_detail(console(), detail)
-
-
-def _jsonable(detail: dict) -> dict:
-    return {
-        "sample": detail["sample"].model_dump(mode="json"),
-        "outputs": [{**o["row"], "output": o["output"].model_dump(mode="json") if o["output"] else None,
-                     "output_json": None, "metrics": o["metrics"], "judgements": o["judgements"]}
-                    for o in detail["outputs"]],
-    }
-
-
-def _print_detail(out, detail: dict) -> None:
-    from rich.markup import escape
-
-    sample = detail["sample"]
-    out.print(f"[bold]question[/] ({escape(sample.question_id)}): {escape(sample.question)}")
-    out.print(f"[bold]reference answers[/]: {escape('; '.join(sample.reference_answers) or '-')}")
-    out.print(f"[bold]reference context ids[/]: {escape(', '.join(sample.reference_context_ids) or '-')}")
-    for item in detail["outputs"]:
-        row, output = item["row"], item["output"]
-        out.rule(f"system {escape(row['system'])}: {row['status']}")
-        if row["status"] == "failed":
-            out.print(f"[red]error[/]: {escape(row['error'] or '')}")
-            continue
-        for i, (cid, text) in enumerate(zip(output.context_ids, output.contexts), start=1):
-            snippet = " ".join(text.split())[:160]
-            out.print(f"  [{i}] {escape(cid)}: {escape(snippet)}", highlight=False)
-        out.print(f"[bold]answer[/]: {escape(output.answer)}")
-        for metric in item["metrics"]:
-            value = fmt(metric["value"]) if metric["value"] is not None else f"unscored: {metric['unscored_reason']}"
-            out.print(f"  {escape(metric['metric'])}: {escape(value)}")
-        for judgement in item["judgements"]:
-            out.print(f"  judge {escape(judgement['judge'])}: {judgement['verdict']} "
-                      f"({escape(judgement['explanation'] or '')})")
-
-
-COMMANDS = [compare_command, show_command]
+COMMANDS = [compare_command]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
@@ -27,17 +26,18 @@ def decisions_command(run: str, config_path: Path, db: str | None, agents: tuple
     """Score RUN's retrieve-or-not decisions: precision, recall, accuracy, tokens saved, quality lost."""
     from rich.table import Table
 
+    from ..analysis.decision_load import decision_outcomes, pick_system, system_rags
     from ..analysis.retrieval_decision import score_decisions
 
     store = open_results(config_path, db)
     try:
         run_id = store.get_run(run)["id"]
-        rags = {s["name"]: json.loads(s["spec_json"])["rag"]["name"] for s in store.run_systems(run_id)}
-        outcomes, column = _outcomes(store, run_id, column, threshold)
+        rags = system_rags(store, run_id)
+        outcomes, column = decision_outcomes(store, run_id, column, threshold)
     finally:
         store.close()
-    baseline = baseline or _pick(rags, "no_retrieval", "--baseline")
-    naive = naive or _pick(rags, "naive", "--naive")
+    baseline = baseline or pick_system(rags, "no_retrieval", "--baseline")
+    naive = naive or pick_system(rags, "naive", "--naive")
     agents = agents or tuple(s for s, o in outcomes.items() if s not in (baseline, naive)
                              and any(x.retrieved is False for x in o.values()))
     table = Table(title=f"retrieval decisions, run {run_id[:8]}: needed = {baseline} wrong ({column} < {threshold})")
@@ -52,33 +52,6 @@ def decisions_command(run: str, config_path: Path, db: str | None, agents: tuple
         table.add_row(agent, str(r.samples), str(r.needed), str(r.retrieved), fmt(r.precision), fmt(r.recall),
                       fmt(r.accuracy), f"{r.tokens_saved}{share}", str(r.skipped), fmt(r.quality_lost_when_skipped))
     console().print(table)
-
-
-def _pick(rags: dict[str, str], rag: str, flag: str) -> str:
-    found = [name for name, kind in rags.items() if kind == rag]
-    if len(found) != 1:
-        raise StoreError(f"cannot tell which system is the '{rag}' one ({', '.join(found) or 'none'}); use {flag}")
-    return found[0]
-
-
-def _outcomes(store, run_id: str, column: str | None, threshold: float):
-    """system -> question_id -> DecisionOutcome, and the correctness column used."""
-    from ..analysis.retrieval_decision import DecisionOutcome
-    from ..report import per_sample_values
-
-    values = per_sample_values(store, run_id)
-    if column is None:
-        judges = [c for (_, c) in values if c.startswith("judge:")]
-        if not judges:
-            raise StoreError("the run has no judge; name a metric with --correct (and a --threshold)")
-        column = judges[0]
-    outcomes: dict[str, dict] = {}
-    for system, qid, output in store.output_payloads(run_id):
-        value = values.get((system, column), {}).get(qid)
-        outcomes.setdefault(system, {})[qid] = DecisionOutcome(
-            correct=None if value is None else float(value >= threshold), retrieved=output.retrieved,
-            tokens=output.usage.input_tokens + output.usage.output_tokens)
-    return outcomes, column
 
 
 COMMANDS = [decisions_command]

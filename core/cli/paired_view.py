@@ -11,7 +11,7 @@ def print_paired(out, store, run_id: str, against: str) -> None:
     from rich.table import Table
 
     from ..analysis.paired import paired_difference
-    from ..report import per_sample_values
+    from ..analysis.comparison import per_sample_values
 
     systems = [s["name"] for s in store.run_systems(run_id)]
     if against not in systems:

@@ -11,7 +11,7 @@ from conftest import EchoRAG, write_project
 from ragassay.api import results_store
 from ragassay.config import load_config
 from ragassay.errors import DatasetError
-from ragassay.report import summarize_runs
+from ragassay.analysis.comparison import summarize_runs
 from ragassay.runner import Runner, plan_run
 
 ECHO = """

@@ -18,7 +18,7 @@ from ragassay.llm.types import ChatMessage, LLMRequest, ToolCall, ToolSpec
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from ragassay.plugins.local_llm import LocalGenerator, to_template  # noqa: E402
+from ragassay.plugins.local_llm.generator import LocalGenerator, to_template  # noqa: E402
 
 CHAT_TEMPLATE = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
                  "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
@@ -127,7 +127,7 @@ def test_prompts_carry_tool_and_schema_instructions():
 
 
 def test_local_tool_calls_are_parsed_from_json_replies():
-    from ragassay.plugins.local_llm import _tool_calls
+    from ragassay.plugins.local_llm.generator import _tool_calls
 
     request = LLMRequest(messages=[ChatMessage(role="user", content="q")], tools=[ToolSpec(name="retrieve")])
     calls = _tool_calls(request, 'Sure: {"tool": "retrieve", "arguments": {"query": "x"}}')
@@ -139,7 +139,7 @@ def test_local_tool_calls_are_parsed_from_json_replies():
 def test_real_smollm2_generates_and_caches_dequantised_weights(tmp_path_factory):
     """The shipped GGUF model answers; its dequantised weights land under <cache_dir>/models/<hash>/."""
     pytest.importorskip("gguf")
-    from ragassay.llm.hf_loader import resolve_source
+    from ragassay.plugins.local_llm.loader import resolve_source
 
     source = resolve_source(None)
     # a cache folder that outlives this test session, so later sessions skip the slow GGUF conversion

@@ -7,7 +7,7 @@ import pytest
 
 from ragassay.models import Document
 from ragassay.plugin_manager import load_plugins
-from ragassay.plugins.recursive_chunker import RecursiveChunker, approximate_tokens
+from ragassay.plugins.recursive_chunker import InfoChunker, KennewegChunker, RecursiveChunker, approximate_tokens
 
 WORDS = "aaaa bbbb cccc dddd eeee"
 
@@ -101,3 +101,24 @@ def test_bad_options_are_rejected(bad):
 def test_defaults():
     options = RecursiveChunker.Options()
     assert (options.size, options.overlap, options.unit, options.title_prefix) == (1024, 48, "characters", False)
+
+
+def test_presets_are_registered_with_seed_settings():
+    registry = load_plugins().registry
+    assert registry.get("chunker", "kenneweg").cls is KennewegChunker
+    assert registry.get("chunker", "info").cls is InfoChunker
+    k, i = KennewegChunker.Options(), InfoChunker.Options()
+    assert (k.size, k.overlap, k.unit, k.title_prefix) == (1024, 48, "characters", True)
+    assert (i.size, i.overlap, i.unit, i.title_prefix) == (1024, 205, "tokens", False)
+
+
+def test_presets_chunk_like_the_papers():
+    text = "\n\n".join(f"Paragraph {n}. " + "word " * 60 for n in range(40))  # 40 x 63 approximate tokens
+    document = Document(id="wiki/x", title="X (band)", text=text)
+    chunks = KennewegChunker().chunk(document)
+    assert len(chunks) > 2 and all(c.text.startswith("Title: X (band)\n") for c in chunks)
+    assert all(len(c.text) - len("Title: X (band)\n") <= 1024 for c in chunks)
+    info_chunks = InfoChunker().chunk(document)
+    assert len(info_chunks) == 3 and not info_chunks[0].text.startswith("Title:")
+    assert info_chunks[1].text.split("\n\n")[0] in info_chunks[0].text  # consecutive chunks overlap
+    assert KennewegChunker(KennewegChunker.Options(size=300, overlap=10)).chunk(document)[0].text.count("word") < 60

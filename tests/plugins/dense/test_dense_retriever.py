@@ -1,4 +1,4 @@
-"""The dense retriever: exact ranking, HNSW/IVF, bad input, query truncation in the trace, the real model, presets."""
+"""The dense retriever: exact ranking, HNSW/IVF, bad input, query truncation in the trace, the real model."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from dense_support import TEXTS, HashingEmbedder, context, dense, make_chunks, m
 from ragassay.errors import ComponentNotFoundError, DatasetError
 from ragassay.models import Chunk, Document
 from ragassay.plugin_manager import load_plugins
-from ragassay.plugins.dense import DenseRetriever, InfoChunker, KennewegChunker
+from ragassay.plugins.dense import DenseRetriever
 
 
 def test_registered_with_defaults():
@@ -100,24 +100,3 @@ def test_real_minilm_ranks_by_meaning_and_records_query_truncation(context):
     thread.start()
     thread.join()
     assert seen["trace"] == {}  # the trace is per thread: concurrent queries never mix
-
-
-def test_presets_are_registered_with_seed_settings():
-    registry = load_plugins().registry
-    assert registry.get("chunker", "kenneweg").cls is KennewegChunker
-    assert registry.get("chunker", "info").cls is InfoChunker
-    k, i = KennewegChunker.Options(), InfoChunker.Options()
-    assert (k.size, k.overlap, k.unit, k.title_prefix) == (1024, 48, "characters", True)
-    assert (i.size, i.overlap, i.unit, i.title_prefix) == (1024, 205, "tokens", False)
-
-
-def test_presets_chunk_like_the_papers():
-    text = "\n\n".join(f"Paragraph {n}. " + "word " * 60 for n in range(40))  # 40 x 63 approximate tokens
-    document = Document(id="wiki/x", title="X (band)", text=text)
-    chunks = KennewegChunker().chunk(document)
-    assert len(chunks) > 2 and all(c.text.startswith("Title: X (band)\n") for c in chunks)
-    assert all(len(c.text) - len("Title: X (band)\n") <= 1024 for c in chunks)
-    info_chunks = InfoChunker().chunk(document)
-    assert len(info_chunks) == 3 and not info_chunks[0].text.startswith("Title:")
-    assert info_chunks[1].text.split("\n\n")[0] in info_chunks[0].text  # consecutive chunks overlap
-    assert KennewegChunker(KennewegChunker.Options(size=300, overlap=10)).chunk(document)[0].text.count("word") < 60

