@@ -28,6 +28,7 @@ _EXPORTS = {
     "GenerationRequest": "ragassay.components",
     "Generation": "ragassay.components",
     "Metric": "ragassay.components",
+    "DerivedMetric": "ragassay.components",
     "Judge": "ragassay.components",
     "DatasetSource": "ragassay.components",
     "RAGSystem": "ragassay.components",
@@ -44,8 +45,19 @@ _EXPORTS = {
     "Judgement": "ragassay.models",
     "MetricValue": "ragassay.models",
     "Unscored": "ragassay.models",
+    "MetricResult": "ragassay.models",
     "ComponentSpec": "ragassay.models",
     "SystemSpec": "ragassay.models",
+    # component references
+    "ComponentRef": "ragassay.refs",
+    "ChunkerRef": "ragassay.refs",
+    "EmbedderRef": "ragassay.refs",
+    "RetrieverRef": "ragassay.refs",
+    "RerankerRef": "ragassay.refs",
+    "GeneratorRef": "ragassay.refs",
+    "DatasetSourceRef": "ragassay.refs",
+    "MetricRef": "ragassay.refs",
+    "JudgeRef": "ragassay.refs",
     # errors
     "RagassayError": "ragassay.errors",
     "ConfigError": "ragassay.errors",
@@ -81,3 +93,4 @@ if TYPE_CHECKING:  # pragma: no cover
     from .components import *  # noqa: F401,F403
     from .errors import *  # noqa: F401,F403
     from .models import *  # noqa: F401,F403
+    from .refs import *  # noqa: F401,F403

@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any, ClassVar, Iterable, Sequence
+from typing import Any, ClassVar, Iterable, Literal, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .models import Chunk, Document, Judgement, RAGOutput, Sample, ScoredChunk, TokenUsage, Unscored
+from .models import Chunk, Document, Judgement, MetricResult, RAGOutput, Sample, ScoredChunk, TokenUsage, Unscored
 
 
 class NoOptions(BaseModel):
@@ -62,21 +62,28 @@ class ComponentContext:
         path = Path(path).expanduser()
         return path if path.is_absolute() else self.project_dir / path
 
-    def build(self, kind: str, ref: Any) -> "Component":
-        """Instantiate a nested component from a reference: ``"bm25"`` or ``{"name": ..., "options": {...}}``.
+    def build(self, ref: Any, name_or_ref: Any = None) -> "Component":
+        """Instantiate a nested component from its reference.
 
+        ``build(self.options.embedder)`` takes a kind-specific reference (:class:`ragassay.EmbedderRef`, ...);
+        ``build("embedder", "local")`` or ``build("embedder", {"name": ..., "options": {...}})`` names the kind.
         Raises :class:`ragassay.ComponentNotFoundError` (with close matches) or a pydantic ValidationError
-        for bad options.
+        for bad options (a run resolves references when it is planned, so these surface before any work).
         """
-        if self.registry is None:
+        from .refs import ComponentRef
+
+        kind, ref = (ref.kind, ref) if name_or_ref is None else (ref, name_or_ref)
+        if not isinstance(ref, ComponentRef):
+            ref = ComponentRef.model_validate(ref)
+        if not kind:
+            raise TypeError("build() needs a kind: pass a kind-specific reference (EmbedderRef, ...) or the kind")
+        registry = self.registry
+        if registry is None:
             from .plugin_manager import get_plugin_host
 
             registry = get_plugin_host().registry
-        else:
-            registry = self.registry
-        name, options = (ref, {}) if isinstance(ref, str) else (ref["name"], ref.get("options", {}))
-        info = registry.get(kind, name)
-        return info.cls(info.cls.Options.model_validate(options), context=self)
+        info = registry.get(kind, ref.name)
+        return info.cls(info.cls.Options.model_validate(ref.options), context=self)
 
 
 class Component:
@@ -170,9 +177,15 @@ class Generator(Component):
 
 
 class Metric(Component):
-    """Scores one output of one sample. Return a float, or :class:`Unscored` with the reason.
+    """Scores one output of one sample.
 
-    ``score`` is for cheap synchronous metrics; metrics that call models override ``ascore``.
+    Return a float, a :class:`MetricResult` (the value with details: per-segment verdicts, per-context scores,
+    ...), or :class:`Unscored` with the reason. ``score`` is for cheap synchronous metrics; metrics that call
+    models override ``ascore``. Model calls made through ``ragassay.llm`` while scoring are counted as the
+    evaluation's own cost of the unit.
+
+    Every metric declares its ``direction`` (is a higher value better?) and ``value_range``; tables highlight
+    the best value by direction, and a value outside the range is stored as unscored with an error.
     """
 
     kind = "metric"
@@ -180,12 +193,36 @@ class Metric(Component):
     formula: ClassVar[str] = ""
     #: Where the definition comes from (document and equation).
     source: ClassVar[str] = ""
+    #: "higher" when a higher value is better, "lower" when a lower value is better.
+    direction: ClassVar[Literal["higher", "lower"]] = "higher"
+    #: Inclusive (low, high) bounds of a value; None for an open end.
+    value_range: ClassVar[tuple[float | None, float | None]] = (0.0, 1.0)
 
-    def score(self, sample: Sample, output: RAGOutput) -> float | Unscored:
+    def score(self, sample: Sample, output: RAGOutput) -> float | MetricResult | Unscored:
         raise NotImplementedError
 
-    async def ascore(self, sample: Sample, output: RAGOutput) -> float | Unscored:
+    async def ascore(self, sample: Sample, output: RAGOutput) -> float | MetricResult | Unscored:
         return self.score(sample, output)
+
+
+class DerivedMetric(Metric):
+    """A metric computed from other metrics of the same unit (e.g. the INFO thesis' full score, Eq. 5.1).
+
+    ``inputs()`` names the metric labels it needs (as configured in ``[evaluation] metrics``); the runner
+    computes those first and calls ``derive`` with their values (None where unscored). Configuring a derived
+    metric whose input is not configured is a configuration error.
+    """
+
+    def inputs(self) -> list[str]:
+        """The metric labels this metric is computed from."""
+        raise NotImplementedError
+
+    def derive(self, values: dict[str, float | None]) -> float | MetricResult | Unscored:
+        """The value from the inputs' values (None for an unscored input)."""
+        raise NotImplementedError
+
+    def score(self, sample: Sample, output: RAGOutput) -> float | MetricResult | Unscored:
+        raise TypeError(f"derived metric '{self.name}' is computed from other metrics by the runner")
 
 
 class Judge(Component):

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from .analysis.settings import AnalysisSection
 from .errors import ConfigError
 from .llm.settings import LLMSection
+from .refs import ComponentRef
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -24,28 +25,6 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 CONFIG_NAMES = ("ragassay.toml", "pyproject.toml")
-
-
-class ComponentRef(BaseModel):
-    """A component by name with its options: ``"bm25"`` or ``{ name = "bm25", options = { k1 = 1.2 } }``."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    name: str = Field(description="Registered component name ('plugin/name' for third-party).")
-    options: dict[str, Any] = Field(default_factory=dict, description="Options, validated by the component.")
-    label: str | None = Field(
-        default=None, description="Name results are stored under (metrics, judges); default: the name."
-    )
-
-    @property
-    def key(self) -> str:
-        """The name results are stored under."""
-        return self.label or self.name
-
-    @model_validator(mode="before")
-    @classmethod
-    def _from_string(cls, value: Any) -> Any:
-        return {"name": value} if isinstance(value, str) else value
 
 
 class ProjectSection(BaseModel):

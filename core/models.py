@@ -140,6 +140,22 @@ class Unscored(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     reason: str = Field(description="Why the metric could not be computed for this output.")
+    details: dict[str, Any] = Field(
+        default_factory=dict, description="What was seen on the way (e.g. a judge's raw, unparseable reply)."
+    )
+
+
+class MetricResult(BaseModel):
+    """A metric's value for one output with its breakdown: per-segment verdicts, per-claim verdicts,
+    per-context scores, ... ``details`` must be JSON-serialisable; it is stored and shown by ``ragassay show``.
+
+    A metric may return a plain float when it has no details to give.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    value: float = Field(description="The score (finite, within the metric's declared value_range).")
+    details: dict[str, Any] = Field(default_factory=dict, description="Metric-specific breakdown (JSON).")
 
 
 class MetricValue(BaseModel):
