@@ -10,8 +10,9 @@ import asyncio
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from .config import LoadedConfig, load_config
+from .config import LoadedConfig
 from .plugin_manager import PluginHost, get_plugin_host, load_plugins
+from .project import Project
 from .runner import Runner, RunSummary, plan_run
 from .store import open_store, store_url
 from .store.database import ResultsStore, UnitResult
@@ -28,6 +29,7 @@ def run(
     plugins: Iterable[tuple[str, Any]] = (),
     new: bool = False,
     no_cache: bool = False,
+    description: str = "",
     on_start: Callable[[RunSummary], None] | None = None,
     on_result: Callable[[UnitResult], None] | None = None,
 ) -> RunSummary:
@@ -38,13 +40,13 @@ def run(
         addressed as ``name/component``.
     :param new: start a new run even if one with the same fingerprint exists.
     :param no_cache: neither read nor write the LLM response cache in this run.
+    :param description: free text stored with a new run and shown by ``ragassay runs``.
     """
-    loaded = config if isinstance(config, LoadedConfig) else load_config(config)
-    host = _host(plugins)
-    plan = plan_run(loaded, host.registry, no_cache=no_cache)
-    store = results_store(loaded)
+    project = Project.load(config, _host(plugins).registry, no_cache=no_cache)
+    plan = plan_run(project)
+    store = project.open_store()
     try:
-        runner = Runner(plan, store, on_result=on_result)
+        runner = Runner(plan, store, on_result=on_result, description=description)
         return asyncio.run(runner.run(new=new, on_start=on_start))
     finally:
         store.close()

@@ -195,8 +195,8 @@ class Metric(Component):
     source: ClassVar[str] = ""
     #: "higher" when a higher value is better, "lower" when a lower value is better.
     direction: ClassVar[Literal["higher", "lower"]] = "higher"
-    #: Inclusive (low, high) bounds of a value; None for an open end.
-    value_range: ClassVar[tuple[float | None, float | None]] = (0.0, 1.0)
+    #: Inclusive (low, high) bounds of a value; None for an open end (the default: unbounded).
+    value_range: ClassVar[tuple[float | None, float | None]] = (None, None)
 
     def score(self, sample: Sample, output: RAGOutput) -> float | MetricResult | Unscored:
         raise NotImplementedError

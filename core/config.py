@@ -163,11 +163,6 @@ class Config(BaseModel):
     llm: LLMSection = Field(default_factory=LLMSection)
     analysis: AnalysisSection = Field(default_factory=AnalysisSection)
 
-    @model_validator(mode="after")
-    def _has_systems(self) -> "Config":
-        if not self.systems:
-            raise ValueError("no systems declared: add at least one [systems.NAME] table")
-        return self
 
 
 @dataclasses.dataclass

@@ -5,10 +5,13 @@
 
 from __future__ import annotations
 
+from typing import Iterator
+
 from .components import ComponentContext, Corpus, DatasetSource
-from .config import ComponentRef, LoadedConfig
+from .config import LoadedConfig
 from .errors import DatasetError, RagassayError
 from .models import Document, Sample
+from .refs import ComponentRef
 from .registry import Registry
 from .systems import ResolvedComponent, resolve_component
 
@@ -21,22 +24,21 @@ def resolve_dataset(loaded: LoadedConfig, registry: Registry) -> ResolvedCompone
     return resolve_component(registry, "dataset_source", ref, loaded, "dataset.source")
 
 
-def load_samples(dataset: ResolvedComponent, context: ComponentContext, limit: int | None) -> list[Sample]:
-    """The samples of the dataset source (first ``limit``); question ids must be unique."""
+def stream_samples(dataset: ResolvedComponent, context: ComponentContext, limit: int | None) -> Iterator[Sample]:
+    """The samples of the dataset source, streamed (at most ``limit``, so a large source is never read whole);
+    question ids must be unique, and a source that yields none is an error."""
     source: DatasetSource = dataset.build(context)
-    samples: list[Sample] = []
     seen: set[str] = set()
-    for sample in _guarded(source.samples, dataset):
+    for sample in _guarded_stream(source.samples, dataset):
         if sample.question_id in seen:
             raise DatasetError(f"dataset '{dataset.info.name}': question_id '{sample.question_id}' appears twice. "
                                "Give every sample a unique question_id.")
         seen.add(sample.question_id)
-        samples.append(sample)
-        if limit is not None and len(samples) >= limit:
-            break
-    if not samples:
+        yield sample
+        if limit is not None and len(seen) >= limit:
+            return
+    if not seen:
         raise DatasetError(f"dataset '{dataset.info.name}' yielded no samples. Check [dataset] options.")
-    return samples
 
 
 def load_corpus(loaded: LoadedConfig, registry: Registry, context: ComponentContext,
@@ -59,8 +61,13 @@ def load_corpus(loaded: LoadedConfig, registry: Registry, context: ComponentCont
 
 def _guarded(produce, component: ResolvedComponent) -> list:
     """Materialise a source's output; unexpected exceptions become a DatasetError naming the source."""
+    return list(_guarded_stream(produce, component))
+
+
+def _guarded_stream(produce, component: ResolvedComponent) -> Iterator:
+    """Stream a source's output; unexpected exceptions become a DatasetError naming the source."""
     try:
-        return list(produce())
+        yield from produce()
     except RagassayError:
         raise
     except Exception as exc:  # noqa: BLE001

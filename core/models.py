@@ -167,6 +167,7 @@ class MetricValue(BaseModel):
     value: float | None = Field(description="The score; None exactly when unscored.")
     unscored_reason: str | None = Field(default=None, description="Why there is no value.")
     details: dict[str, Any] = Field(default_factory=dict, description="Metric-specific breakdown.")
+    usage: TokenUsage = Field(default_factory=TokenUsage, description="Model calls the metric made (evaluation cost).")
 
 
 class Judgement(BaseModel):
@@ -179,6 +180,8 @@ class Judgement(BaseModel):
     score: float | None = Field(description="Numeric score in [0, 1]; None when the judge could not decide.")
     explanation: str = Field(default="", description="The judge's reasoning or the reason it could not decide.")
     judge_id: str = Field(default="", description="Identity of the judge configuration (model, prompt version).")
+    details: dict[str, Any] = Field(default_factory=dict, description="Judge-specific breakdown (raw reply, ...).")
+    usage: TokenUsage = Field(default_factory=TokenUsage, description="Model calls the judge made (evaluation cost).")
 
 
 class ComponentSpec(BaseModel):
@@ -192,6 +195,13 @@ class ComponentSpec(BaseModel):
     distribution: str = Field(default="", description="Distribution that ships the plugin.")
     version: str = Field(default="", description="Version of that distribution.")
     options: dict[str, Any] = Field(default_factory=dict, description="Validated options, defaults filled in.")
+    components: dict[str, "ComponentSpec"] = Field(
+        default_factory=dict,
+        description="Nested components named in the options, by option path (e.g. 'retrievers[0]', 'embedder').",
+    )
+    traits: dict[str, Any] = Field(
+        default_factory=dict, description="Declared properties that readers need (a metric's direction and range)."
+    )
 
 
 class SystemSpec(BaseModel):

@@ -1,7 +1,13 @@
 """The runner: every system on every sample, every metric and judge on every output, stored as it goes.
 
-Work is resumable: a run is identified by a fingerprint of the resolved config and data, and a re-run skips
-what is stored. Failed units are retried on a re-run (their rows are replaced, never duplicated).
+Work is resumable and reusable:
+
+- a run is identified by a fingerprint of the resolved components (nested ones included) and the data; a
+  re-run skips what is stored, and retries failed units (their rows are replaced, never duplicated);
+- an output is keyed by its system's resolved spec (without the system's name, with the corpus) and the sample,
+  so a unit whose output an earlier run already produced is copied, not recomputed, and two systems of one
+  run with the same spec (a grid cell equal to another system) are run once; metric values and judgements
+  are keyed by their own spec and copied along with the output when it matches.
 """
 
 from __future__ import annotations
@@ -9,23 +15,28 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import math
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from . import __version__
-from .components import ComponentContext, Corpus, RAGSystem
+from .components import ComponentContext, Corpus, DerivedMetric, RAGSystem
 from .config import LoadedConfig
-from .errors import RagassayError
+from .errors import ConfigError, RagassayError
 from .executor import Executor, LocalExecutor
-from .models import Judgement, MetricValue, Sample, Unscored
+from .models import Judgement, MetricValue, Sample
+from .project import Project
+from .reference_check import reference_warnings
 from .registry import Registry
-from .store.database import ResultsStore, StoredUnit, UnitResult
-from .datasets import load_corpus, load_samples, resolve_dataset
+from .scoring import Scorers, describe
+from .store.database import ResultsStore, StoredUnit, UnitResult, WriteContext
 from .systems import ResolvedComponent, ResolvedSystem, build_system, resolve_component, resolve_systems
 
 FLUSH_EVERY_S = 0.25
 FLUSH_BATCH = 512
+
+
+def digest(value: str) -> str:
+    return hashlib.sha256(value.encode("utf-8")).hexdigest()
 
 
 @dataclasses.dataclass
@@ -39,6 +50,7 @@ class RunPlan:
     samples: list[Sample]
     corpus: Corpus
     context: ComponentContext
+    warnings: list[str] = dataclasses.field(default_factory=list)
 
     def spec(self) -> dict[str, Any]:
         return {
@@ -48,12 +60,38 @@ class RunPlan:
         }
 
     def fingerprint(self) -> str:
-        digest = hashlib.sha256(json.dumps(self.spec(), sort_keys=True).encode())
-        digest.update(self.corpus.content_hash().encode())
+        digest_ = hashlib.sha256(json.dumps(self.spec(), sort_keys=True).encode())
+        digest_.update(self.corpus_hash.encode())
         for sample in self.samples:
-            digest.update(sample.model_dump_json().encode())
-        digest.update(__version__.encode())
-        return digest.hexdigest()
+            digest_.update(sample.model_dump_json().encode())
+        digest_.update(__version__.encode())
+        return digest_.hexdigest()
+
+    @property
+    def corpus_hash(self) -> str:
+        if not hasattr(self, "_corpus_hash"):
+            self._corpus_hash = self.corpus.content_hash()
+        return self._corpus_hash
+
+    def system_key(self, system: ResolvedSystem) -> str:
+        """What decides a system's outputs: its resolved spec without its name, and the corpus."""
+        spec = system.spec().model_dump(mode="json")
+        spec.pop("name")
+        return digest(json.dumps({"system": spec, "corpus": self.corpus_hash}, sort_keys=True))
+
+    def write_context(self) -> WriteContext:
+        """Keys and prices the store needs to write this plan's rows."""
+        from .llm.pricing import PriceTable
+
+        return WriteContext(
+            prices=PriceTable(self.loaded.config.llm.prices),
+            metric_keys={label: _spec_key(m) for label, m in self.metrics},
+            judge_keys={label: _spec_key(j) for label, j in self.judges},
+        )
+
+
+def _spec_key(component: ResolvedComponent) -> str:
+    return digest(component.spec().model_dump_json())
 
 
 @dataclasses.dataclass
@@ -67,47 +105,73 @@ class RunSummary:
     completed: int = 0
     failed: int = 0
     metric_errors: int = 0
+    reused: int = 0
     elapsed_s: float = 0.0
     failures: list[tuple[str, str, str]] = dataclasses.field(default_factory=list)  # (system, qid, reason)
     warnings: list[str] = dataclasses.field(default_factory=list)
+    empty_retrievals: dict[str, int] = dataclasses.field(default_factory=dict)  # system -> outputs without context
 
 
-def plan_run(loaded: LoadedConfig, registry: Registry, *, no_cache: bool = False) -> RunPlan:
-    """Resolve systems, metrics, judges and load the data; raises clear errors for bad input.
+def plan_run(loaded: LoadedConfig | Project, registry: Registry | None = None, *, no_cache: bool = False) -> RunPlan:
+    """Resolve systems (nested components included), metrics, judges and load the data; raises clear errors
+    for bad input before any work starts.
 
     ``no_cache`` turns the LLM response cache off for this run (``ragassay run --no-cache``); components see
     the run's LLM settings in ``context.settings["llm"]``.
     """
-    from .llm.settings import runtime_settings
-
-    config = loaded.config
-    cache_dir = loaded.base_dir / config.project.cache_dir
-    settings = {"llm": runtime_settings(config.llm, cache_dir, no_cache=no_cache)}
-    context = ComponentContext(project_dir=loaded.base_dir, cache_dir=cache_dir, registry=registry,
-                               settings=settings)
-    systems = resolve_systems(loaded, registry)
-
-    metrics = [(ref.key, resolve_component(registry, "metric", ref, loaded, f"evaluation.metrics[{i}]"))
+    project = loaded if isinstance(loaded, Project) else Project.load(loaded, registry, no_cache=no_cache)
+    project.require_systems()
+    config, registry = project.config, project.registry
+    systems = resolve_systems(project.loaded, registry)
+    metrics = [(ref.key, resolve_component(registry, "metric", ref, project.loaded, f"evaluation.metrics[{i}]"))
                for i, ref in enumerate(config.evaluation.metrics)]
-    judges = [(ref.key, resolve_component(registry, "judge", ref, loaded, f"evaluation.judges[{i}]"))
+    _check_derived(metrics, project.loaded)
+    judges = [(ref.key, resolve_component(registry, "judge", ref, project.loaded, f"evaluation.judges[{i}]"))
               for i, ref in enumerate(config.evaluation.judges)]
-    dataset = resolve_dataset(loaded, registry)
-    samples = load_samples(dataset, context, config.dataset.limit)
-    corpus = load_corpus(loaded, registry, context, dataset)
-    return RunPlan(loaded, systems, metrics, judges, samples, corpus, context)
+    samples = list(project.samples())
+    corpus = project.corpus()
+    warnings = reference_warnings(samples, corpus.documents, project.loaded.where("dataset"))
+    return RunPlan(project.loaded, systems, metrics, judges, samples, corpus, project.context, warnings)
+
+
+def _check_derived(metrics: list[tuple[str, ResolvedComponent]], loaded: LoadedConfig) -> None:
+    """A derived metric's inputs must be configured metrics (and not itself)."""
+    labels = [label for label, _ in metrics]
+    for index, (label, metric) in enumerate(metrics):
+        if not issubclass(metric.info.cls, DerivedMetric):
+            continue
+        missing = [name for name in metric.build(ComponentContext()).inputs() if name not in labels or name == label]
+        if missing:
+            raise ConfigError(f"{loaded.where(f'evaluation.metrics[{index}]')}: derived metric '{label}' is computed "
+                              f"from {', '.join(missing)}, which [evaluation] metrics does not list. Add "
+                              f"{'it' if len(missing) == 1 else 'them'}, or change its inputs.")
+
+
+@dataclasses.dataclass
+class WorkItem:
+    """Units (system, sample) that share one output: the same system spec on the same sample."""
+
+    sample: Sample
+    sample_key: str
+    system_key: str
+    units: list[tuple[ResolvedSystem, StoredUnit | None]]
+    reusable: int | None = None  # id of an output of an earlier run with the same keys
 
 
 class Runner:
     """Executes a :class:`RunPlan` against a :class:`ResultsStore`."""
 
     def __init__(self, plan: RunPlan, store: ResultsStore, *, executor: Executor | None = None,
-                 on_result: Callable[[UnitResult], None] | None = None):
+                 on_result: Callable[[UnitResult], None] | None = None, description: str = ""):
         self.plan = plan
         self.store = store
         self.executor = executor or LocalExecutor(plan.loaded.config.project.concurrency)
         self.on_result = on_result or (lambda result: None)
-        self.metrics = [(label, m.build(plan.context)) for label, m in plan.metrics]
-        self.judges = [(label, j.build(plan.context)) for label, j in plan.judges]
+        self.description = description
+        self.scorers = Scorers.ordered([(label, m.build(plan.context)) for label, m in plan.metrics],
+                                       [(label, j.build(plan.context)) for label, j in plan.judges])
+        self.system_keys = {s.name: plan.system_key(s) for s in plan.systems}
+        self.write_context = plan.write_context()
 
     def open_run(self, *, new: bool = False) -> tuple[str, bool]:
         """Find the run with this plan's fingerprint (resume) or create one. Returns (run id, resumed)."""
@@ -122,67 +186,103 @@ class Runner:
                 "id": run_id, "fingerprint": fingerprint, "project": config.project.name,
                 "config_path": str(self.plan.loaded.path), "config_json": config.model_dump_json(),
                 "spec_json": json.dumps(self.plan.spec()), "ragassay_version": __version__,
-                "sample_count": len(self.plan.samples),
+                "sample_count": len(self.plan.samples), "description": self.description or None,
+                "warnings_json": json.dumps(self.plan.warnings),
             },
             [(s.name, s.spec().model_dump_json()) for s in self.plan.systems],
             self.plan.samples,
         )
         return run_id, False
 
-    def pending(self, run_id: str) -> tuple[list[tuple[ResolvedSystem, Sample, StoredUnit | None]], int]:
-        """Units still to do, and how many are already complete."""
+    def pending(self, run_id: str, *, reuse: bool = True) -> tuple[list[WorkItem], int]:
+        """Work still to do, grouped by shared output, and how many units are already complete.
+
+        With ``reuse``, outputs of earlier runs with the same keys are marked for copying.
+        """
         stored = self.store.stored_units(run_id)
-        wanted_metrics = {label for label, _ in self.metrics}
-        wanted_judges = {label for label, _ in self.judges}
-        todo, skipped = [], 0
+        labels, judges = self.scorers.labels, self.scorers.judge_labels
+        groups: dict[tuple[str, str], WorkItem] = {}
+        skipped = 0
         for system in self.plan.systems:
+            system_key = self.system_keys[system.name]
             for sample in self.plan.samples:
                 unit = stored.get((system.name, sample.question_id))
-                if unit and unit.status == "ok" and wanted_metrics <= unit.metrics and wanted_judges <= unit.judges:
+                if unit and unit.status == "ok" and labels <= unit.metrics and judges <= unit.judges:
                     skipped += 1
-                else:
-                    todo.append((system, sample, unit))
+                    continue
+                sample_key = _sample_key(sample)
+                item = groups.setdefault((system_key, sample.question_id),
+                                         WorkItem(sample, sample_key, system_key, []))
+                item.units.append((system, unit))
+        todo = list(groups.values())
+        if reuse:
+            self._find_reusable(run_id, todo)
         return todo, skipped
 
+    def _find_reusable(self, run_id: str, todo: list[WorkItem]) -> None:
+        """Mark items whose output an earlier run produced (same system spec and corpus, same sample)."""
+        fresh = [item for item in todo if not any(unit and unit.status == "ok" for _, unit in item.units)]
+        if not fresh:
+            return
+        found = self.store.reusable_outputs(run_id, sorted({item.system_key for item in fresh}))
+        for item in fresh:
+            item.reusable = found.get((item.system_key, item.sample_key))
+
     async def run(self, *, new: bool = False, on_start: Callable[[RunSummary], None] | None = None) -> RunSummary:
+        """Run (or resume) the plan. ``new``: a fresh run that neither resumes nor reuses earlier outputs."""
         run_id, resumed = self.open_run(new=new)
-        todo, skipped = self.pending(run_id)
-        summary = RunSummary(run_id, resumed, units=len(todo) + skipped, skipped=skipped)
+        todo, skipped = self.pending(run_id, reuse=not new)
+        units = sum(len(item.units) for item in todo)
+        summary = RunSummary(run_id, resumed, units=units + skipped, skipped=skipped,
+                             warnings=list(self.plan.warnings))
         if on_start:
             on_start(summary)
         start = time.perf_counter()
-        built = self._build_systems({system.name for system, _, _ in todo})
-        summary.warnings += self.plan.context.warnings
+        built = self._build_systems({system.name for item in todo for system, _ in item.units
+                                     if item.reusable is None})
+        summary.warnings += [w for w in self.plan.context.warnings if w not in summary.warnings]
         for name, rag in built.items():
             if not isinstance(rag, Exception):
                 summary.warnings += [f"{name}: {w}" for w in rag.check_samples(self.plan.samples)]
-        buffer: list[UnitResult] = []
-        last_flush = time.perf_counter()
         status = "interrupted"
         try:
-            async for result in self.executor.map(lambda unit: self._process(built, unit), todo):
-                buffer.append(result)
-                self._count(summary, result)
-                self.on_result(result)
-                if len(buffer) >= FLUSH_BATCH or time.perf_counter() - last_flush >= FLUSH_EVERY_S:
-                    self.store.write_units(run_id, buffer)
-                    buffer, last_flush = [], time.perf_counter()
+            await self._execute(run_id, built, todo, summary)
             status = "complete"
         finally:
-            if buffer:
-                self.store.write_units(run_id, buffer)
-            self.store.set_run_status(run_id, status)
+            summary.warnings += _empty_retrieval_warnings(summary)
+            self.store.finish_run(run_id, status, summary.warnings)
             summary.elapsed_s = time.perf_counter() - start
             for rag in built.values():
                 if not isinstance(rag, Exception):
                     await rag.aclose()
         return summary
 
+    async def _execute(self, run_id: str, built: dict, todo: list[WorkItem], summary: RunSummary) -> None:
+        buffer: list[UnitResult] = []
+        last_flush = time.perf_counter()
+        try:
+            async for results in self.executor.map(lambda item: self._process(built, item), todo):
+                for result in results:
+                    buffer.append(result)
+                    self._count(summary, result)
+                    self.on_result(result)
+                if len(buffer) >= FLUSH_BATCH or time.perf_counter() - last_flush >= FLUSH_EVERY_S:
+                    self.store.write_units(run_id, buffer, self.write_context)
+                    buffer, last_flush = [], time.perf_counter()
+        finally:
+            if buffer:
+                self.store.write_units(run_id, buffer, self.write_context)
+
     def _build_systems(self, names: set[str]) -> dict[str, RAGSystem | Exception]:
         """Build and prepare each system that has work; a failure fails that system's units, not the run."""
         built: dict[str, RAGSystem | Exception] = {}
+        prepared: dict[str, str] = {}  # system key -> name of the system built for it
         for system in self.plan.systems:
             if system.name not in names:
+                continue
+            key = self.system_keys[system.name]
+            if key in prepared:  # the same spec as a system already built: its work is done once
+                built[system.name] = built[prepared[key]]
                 continue
             try:
                 rag = build_system(system, self.plan.context)
@@ -192,74 +292,89 @@ class Runner:
                 raise
             except Exception as exc:  # noqa: BLE001 - recorded per unit
                 built[system.name] = exc
+            prepared[key] = system.name
         return built
 
-    async def _process(self, built: dict[str, RAGSystem | Exception],
-                       unit: tuple[ResolvedSystem, Sample, StoredUnit | None]) -> UnitResult:
-        system, sample, stored = unit
-        rag = built[system.name]
-        if stored is not None and stored.status == "ok":
-            output = self.store.load_output(stored.output_id)
-            result = UnitResult(system.name, sample.question_id, "ok", output, output_id=stored.output_id)
-            await self._score(result, sample, skip_metrics=stored.metrics, skip_judges=stored.judges)
-            return result
-        replaces = stored.output_id if stored is not None else None
-        if isinstance(rag, Exception):
-            return UnitResult(system.name, sample.question_id, "failed",
-                              error=f"system preparation failed: {_describe(rag)}", replaces=replaces)
-        start = time.perf_counter()
-        try:
-            output = await rag.answer(sample)
-        except Exception as exc:  # noqa: BLE001 - a component error fails this sample only
-            return UnitResult(system.name, sample.question_id, "failed", error=_describe(exc), replaces=replaces)
-        output.latency_s = time.perf_counter() - start
-        result = UnitResult(system.name, sample.question_id, "ok", output, replaces=replaces)
-        await self._score(result, sample)
-        return result
+    async def _process(self, built: dict[str, RAGSystem | Exception], item: WorkItem) -> list[UnitResult]:
+        """One shared output for every unit of ``item``: stored, reused from an earlier run, or answered."""
+        own = next((unit for _, unit in item.units if unit is not None and unit.status == "ok"), None)
+        if own is not None:
+            return await self._score_units(item, self.store.load_output(own.output_id), own.output_id, own)
+        if item.reusable is not None:
+            return await self._score_units(item, self.store.load_output(item.reusable), item.reusable, None)
+        first = item.units[0][0]
+        rag = built.get(first.name)
+        error = None
+        if rag is None or isinstance(rag, Exception):
+            error = f"system preparation failed: {describe(rag)}" if isinstance(rag, Exception) else "not built"
+        else:
+            start = time.perf_counter()
+            try:
+                output = await rag.answer(item.sample)
+            except Exception as exc:  # noqa: BLE001 - a component error fails this sample only
+                error = describe(exc)
+            else:
+                output.latency_s = time.perf_counter() - start
+                return await self._score_units(item, output, None, None)
+        return [UnitResult(system.name, item.sample.question_id, "failed", error=error,
+                           replaces=unit.output_id if unit is not None else None,
+                           system_key=item.system_key, sample_key=item.sample_key) for system, unit in item.units]
 
-    async def _score(self, result: UnitResult, sample: Sample, skip_metrics: set[str] = frozenset(),
-                     skip_judges: set[str] = frozenset()) -> None:
-        for label, metric in self.metrics:
-            if label not in skip_metrics:
-                result.metrics.append(await _metric_value(label, metric, sample, result.output))
-        for label, judge in self.judges:
-            if label not in skip_judges:
-                result.judgements.append(await _judgement(label, judge, sample, result.output))
+    async def _score_units(self, item: WorkItem, output, source_id: int | None,
+                           source: StoredUnit | None) -> list[UnitResult]:
+        """Score the shared output once and give each unit its rows (new, copied or only the missing values)."""
+        reuse = (self.store.reusable_values(source_id, self.write_context)
+                 if source is None and source_id is not None else {})
+        done = source.metrics if source is not None else set()
+        done_judges = source.judges if source is not None else set()
+        known = self.store.metric_values(source_id) if self.scorers.needs_stored_values(done) else {}
+        metrics, judgements = await self.scorers.score(item.sample, output, skip_metrics=done,
+                                                       skip_judges=done_judges, known=known, reuse=reuse.get)
+        results = []
+        for system, unit in item.units:
+            own_ok = unit is not None and unit.status == "ok"
+            result = UnitResult(system.name, item.sample.question_id, "ok", output,
+                                output_id=unit.output_id if own_ok else None,
+                                replaces=unit.output_id if unit is not None and not own_ok else None,
+                                system_key=item.system_key, sample_key=item.sample_key,
+                                reused_from=None if own_ok else source_id)
+            need = self.scorers.labels - (unit.metrics if own_ok else set())
+            need_judges = self.scorers.judge_labels - (unit.judges if own_ok else set())
+            result.metrics = [m for m in metrics if m.metric in need] + _stored_values(
+                self.store, source_id, need & done, "metrics")
+            result.judgements = [j for j in judgements if j.judge in need_judges] + _stored_values(
+                self.store, source_id, need_judges & done_judges, "judges")
+            results.append(result)
+        return results
 
-    @staticmethod
-    def _count(summary: RunSummary, result: UnitResult) -> None:
+    def _count(self, summary: RunSummary, result: UnitResult) -> None:
         summary.completed += 1
+        summary.reused += result.reused_from is not None
         if result.status == "failed":
             summary.failed += 1
             summary.failures.append((result.system, result.question_id, result.error or ""))
+        elif result.output is not None and result.output.retrieved is not False and \
+                not any(c.strip() for c in result.output.contexts):
+            summary.empty_retrievals[result.system] = summary.empty_retrievals.get(result.system, 0) + 1
         summary.metric_errors += sum(1 for m in result.metrics if (m.unscored_reason or "").startswith("error:"))
 
 
-async def _metric_value(label: str, metric: Any, sample: Sample, output: Any) -> MetricValue:
-    try:
-        value = await metric.ascore(sample, output)
-    except Exception as exc:  # noqa: BLE001 - recorded as unscored with the reason
-        return MetricValue(metric=label, value=None, unscored_reason=f"error: {_describe(exc)}")
-    if isinstance(value, Unscored):
-        return MetricValue(metric=label, value=None, unscored_reason=value.reason)
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return MetricValue(metric=label, value=None, unscored_reason=f"error: metric returned {value!r}")
-    if not math.isfinite(number):
-        return MetricValue(metric=label, value=None, unscored_reason=f"error: metric returned {number}")
-    return MetricValue(metric=label, value=number)
+def _stored_values(store: ResultsStore, output_id: int | None, labels: Iterable[str],
+                   kind: str) -> list[MetricValue] | list[Judgement]:
+    """Values stored for ``output_id`` under ``labels`` (copied to a clone of that output)."""
+    labels = set(labels)
+    if output_id is None or not labels:
+        return []
+    if kind == "metrics":
+        return [v for v in store.metric_value_models(output_id) if v.metric in labels]
+    return [j for j in store.judgement_models(output_id) if j.judge in labels]
 
 
-async def _judgement(label: str, judge: Any, sample: Sample, output: Any) -> Judgement:
-    try:
-        verdict = await judge.judge(sample, output)
-    except Exception as exc:  # noqa: BLE001
-        return Judgement(judge=label, verdict="unscored", score=None, explanation=f"error: {_describe(exc)}")
-    return verdict.model_copy(update={"judge": label})
+def _sample_key(sample: Sample) -> str:
+    return digest(sample.model_dump_json())
 
 
-def _describe(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
+def _empty_retrieval_warnings(summary: RunSummary) -> list[str]:
+    """Systems that returned no context for some samples (while deciding to retrieve)."""
+    return [f"{system}: {count} output(s) came back with no retrieved context (check the retriever and the corpus)"
+            for system, count in sorted(summary.empty_retrievals.items())]

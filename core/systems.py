@@ -7,25 +7,30 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from typing import Any
+from typing import Any, Iterator
 
 from pydantic import BaseModel, ValidationError
 
-from .components import ComponentContext, RAGSystem
-from .config import ComponentRef, Config, LoadedConfig, SystemSection, format_validation_error
+from .components import ComponentContext, DerivedMetric, RAGSystem
+from .config import Config, LoadedConfig, SystemSection, format_validation_error
 from .errors import ComponentNotFoundError, ConfigError
 from .models import ComponentSpec, SystemSpec
+from .refs import ComponentRef
 from .registry import ComponentInfo, Registry
 
 DEFAULT_RAG = "naive"
 
 
+MAX_NESTING = 16
+
+
 @dataclasses.dataclass
 class ResolvedComponent:
-    """A registered component with validated options."""
+    """A registered component with validated options, and the components its options name (resolved too)."""
 
     info: ComponentInfo
     options: BaseModel
+    nested: dict[str, "ResolvedComponent"] = dataclasses.field(default_factory=dict)
 
     def spec(self) -> ComponentSpec:
         return ComponentSpec(
@@ -35,10 +40,39 @@ class ResolvedComponent:
             distribution=self.info.distribution,
             version=self.info.version,
             options=self.options.model_dump(mode="json"),
+            components={path: part.spec() for path, part in self.nested.items()},
+            traits=component_traits(self.info),
         )
 
     def build(self, context: ComponentContext, **kwargs: Any):
         return self.info.cls(self.options, context=context, **kwargs)
+
+
+def component_traits(info: ComponentInfo) -> dict[str, Any]:
+    """What readers of stored results need to know of a component: a metric's direction and value range."""
+    if info.kind == "metric":
+        low, high = info.cls.value_range
+        return {"direction": info.cls.direction, "value_range": [low, high],
+                "derived": issubclass(info.cls, DerivedMetric)}
+    if info.kind == "judge":
+        return {"direction": "higher", "value_range": [0.0, 1.0]}
+    return {}
+
+
+def nested_refs(value: Any, path: str = "") -> Iterator[tuple[str, ComponentRef]]:
+    """Every kind-specific component reference inside validated options, with its option path."""
+    if isinstance(value, ComponentRef):
+        if value.kind is not None:
+            yield path, value
+    elif isinstance(value, BaseModel):
+        for name in type(value).model_fields:
+            yield from nested_refs(getattr(value, name), f"{path}.{name}" if path else name)
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            yield from nested_refs(item, f"{path}[{index}]")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from nested_refs(item, f"{path}.{key}" if path else str(key))
 
 
 @dataclasses.dataclass
@@ -57,9 +91,13 @@ class ResolvedSystem:
 
 
 def resolve_component(
-    registry: Registry, kind: str, ref: ComponentRef, loaded: LoadedConfig, key: str
+    registry: Registry, kind: str, ref: ComponentRef, loaded: LoadedConfig, key: str, depth: int = 0
 ) -> ResolvedComponent:
-    """Look up ``ref`` as a ``kind`` and validate its options; errors name the key path."""
+    """Look up ``ref`` as a ``kind``, validate its options and resolve the components they name, recursively.
+
+    Errors name the key path, down to a nested component's option
+    (``systems.h.retriever.options.retrievers[1].options.k1``).
+    """
     try:
         info = registry.get(kind, ref.name)
     except ComponentNotFoundError as exc:
@@ -73,7 +111,12 @@ def resolve_component(
                 model=info.cls.Options,
             )
         ) from None
-    return ResolvedComponent(info, options)
+    if depth >= MAX_NESTING:
+        raise ConfigError(f"{loaded.where(key)}: components nested more than {MAX_NESTING} deep; is a component "
+                          "made of itself?")
+    nested = {path: resolve_component(registry, part.kind, part, loaded, f"{key}.options.{path}", depth + 1)
+              for path, part in nested_refs(options)}
+    return ResolvedComponent(info, options, nested)
 
 
 def expand_systems(config: Config, loaded: LoadedConfig) -> dict[str, SystemSection]:

@@ -12,7 +12,7 @@ from .common import console
 
 @click.command("run")
 @click.argument("config", default=".", type=click.Path(path_type=Path))
-@click.option("--new", is_flag=True, help="Start a new run even if this config already has one (default: resume).")
+@click.option("--new", is_flag=True, help="Start a fresh run: neither resume this config's run nor reuse outputs of earlier runs.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no comparison table.")
 @click.option("--no-cache", "no_cache", is_flag=True,
               help="Call the models even for requests in the LLM response cache (and do not store replies).")

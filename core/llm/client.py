@@ -22,6 +22,7 @@ from .backend import LLMBackend
 from .cache import ResponseCache, cache_key, canonical
 from .keys import scrub
 from .limits import limiter_for
+from .meter import record as record_usage
 from .pricing import PriceTable
 from .retry import call_with_retries
 from .structured import StructuredOutputError, check_tool_calls, feedback, parse_model
@@ -87,6 +88,7 @@ class LLMClient:
             except StructuredOutputError as exc:
                 if attempt == self.structured_retries:
                     self.stats.failures += 1
+                    record_usage(usage)  # the replies were paid for, even though none was usable
                     raise ProviderError(scrub(f"{self.backend.label}: {exc}; gave up after {attempt + 1} "
                                               f"repl{'ies' if attempt else 'y'}")) from None
                 request = feedback(request, response, exc)
@@ -95,10 +97,12 @@ class LLMClient:
         raise AssertionError("unreachable")
 
     def _finish(self, response: LLMResponse, usage: TokenUsage, parsed: Any = None) -> LLMResponse:
-        """``response`` (a private copy) with the usage of every attempt, its cost and the parsed object."""
+        """``response`` (a private copy) with the usage of every attempt, its cost and the parsed object; the
+        usage is recorded in the open evaluation meter (see :mod:`ragassay.llm.meter`)."""
         if usage is not response.usage:
             response.usage, response.cost_usd = usage, self.prices.cost(usage)
         response.parsed = parsed
+        record_usage(response.usage)
         return response
 
     async def complete(self, request: LLMRequest) -> LLMResponse:

@@ -13,9 +13,9 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DatabaseError, OperationalError, SQLAlchemyError
 
 from ..errors import StoreError
-from ..models import Judgement, MetricValue, RAGOutput, Sample
+from ..models import Judgement, MetricValue, RAGOutput, Sample, TokenUsage
 from . import schema as t
-from .migrations import current_version, migrate
+from .migrations import current_version, migrate, output_columns
 
 
 def store_url(results: str, base_dir: Path) -> str:
@@ -41,6 +41,19 @@ class UnitResult:
     judgements: list[Judgement] = dataclasses.field(default_factory=list)
     output_id: int | None = None  # set when only metrics/judgements are added to a stored output
     replaces: int | None = None  # id of a failed output this result replaces
+    system_key: str | None = None  # the resolved system spec (without its name) and the corpus
+    sample_key: str | None = None  # the sample as given
+    reused_from: int | None = None  # id of the output this one is a copy of
+
+
+@dataclasses.dataclass
+class WriteContext:
+    """What the store needs besides the results to write a run's rows: prices (cost columns) and the spec key
+    of every metric and judge label (so later runs can reuse the values)."""
+
+    prices: Any
+    metric_keys: dict[str, str] = dataclasses.field(default_factory=dict)
+    judge_keys: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass
@@ -84,6 +97,12 @@ class ResultsStore:
     def set_run_status(self, run_id: str, status: str) -> None:
         with self._begin() as conn:
             conn.execute(update(t.runs).where(t.runs.c.id == run_id).values(status=status, updated_at=time.time()))
+
+    def finish_run(self, run_id: str, status: str, warnings: Sequence[str]) -> None:
+        """Record the end of a session of a run: its status and every warning it raised."""
+        with self._begin() as conn:
+            conn.execute(update(t.runs).where(t.runs.c.id == run_id).values(
+                status=status, updated_at=time.time(), warnings_json=json.dumps(list(warnings))))
 
     def list_runs(self) -> list[dict[str, Any]]:
         """Runs, newest first, with output and failure counts."""
@@ -147,13 +166,66 @@ class ResultsStore:
                 by_id[row.output_id].judges.add(row.judge)
         return units
 
+    def reusable_outputs(self, run_id: str, system_keys: Sequence[str]) -> dict[tuple[str, str], int]:
+        """(system key, sample key) -> id of the newest ok output of another run with those keys."""
+        if not system_keys:
+            return {}
+        query = (select(t.outputs.c.system_key, t.outputs.c.sample_key, func.max(t.outputs.c.id))
+                 .where(t.outputs.c.system_key.in_(list(system_keys)), t.outputs.c.status == "ok",
+                        t.outputs.c.run_id != run_id)
+                 .group_by(t.outputs.c.system_key, t.outputs.c.sample_key))
+        with self.engine.connect() as conn:
+            return {(key, sample): output_id for key, sample, output_id in conn.execute(query)}
+
+    def reusable_values(self, output_id: int, context: WriteContext) -> dict[str, MetricValue | Judgement]:
+        """Values stored for ``output_id`` by a metric or judge with the same spec as a current label
+        (metric labels as is, judge labels as ``judge:<label>``), relabelled to the current label."""
+        by_metric_key = {key: label for label, key in context.metric_keys.items()}
+        by_judge_key = {key: label for label, key in context.judge_keys.items()}
+        found: dict[str, MetricValue | Judgement] = {}
+        for value, key in self._metric_models(output_id):
+            if key in by_metric_key:
+                found[by_metric_key[key]] = value.model_copy(update={"metric": by_metric_key[key]})
+        for judgement, key in self._judgement_models(output_id):
+            if key in by_judge_key:
+                found[f"judge:{by_judge_key[key]}"] = judgement.model_copy(update={"judge": by_judge_key[key]})
+        return found
+
+    def metric_values(self, output_id: int) -> dict[str, float | None]:
+        """label -> stored value (None when unscored) of one output."""
+        return {value.metric: value.value for value, _ in self._metric_models(output_id)}
+
+    def metric_value_models(self, output_id: int) -> list[MetricValue]:
+        return [value for value, _ in self._metric_models(output_id)]
+
+    def judgement_models(self, output_id: int) -> list[Judgement]:
+        return [judgement for judgement, _ in self._judgement_models(output_id)]
+
+    def _metric_models(self, output_id: int) -> list[tuple[MetricValue, str | None]]:
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(t.metric_values).where(t.metric_values.c.output_id == output_id)).all()
+        return [(MetricValue(metric=r.metric, value=r.value, unscored_reason=r.unscored_reason,
+                             details=json.loads(r.details_json) if r.details_json else {},
+                             usage=_usage(r)), r.metric_key) for r in rows]
+
+    def _judgement_models(self, output_id: int) -> list[tuple[Judgement, str | None]]:
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(t.judgements).where(t.judgements.c.output_id == output_id)).all()
+        return [(Judgement(judge=r.judge, verdict=r.verdict, score=r.score, explanation=r.explanation or "",
+                           judge_id=r.judge_id or "", details=json.loads(r.details_json) if r.details_json else {},
+                           usage=_usage(r)), r.judge_key) for r in rows]
+
     def load_output(self, output_id: int) -> RAGOutput:
         with self.engine.connect() as conn:
             raw = conn.execute(select(t.outputs.c.output_json).where(t.outputs.c.id == output_id)).scalar_one()
         return RAGOutput.model_validate_json(raw)
 
-    def write_units(self, run_id: str, results: Sequence[UnitResult]) -> None:
+    def write_units(self, run_id: str, results: Sequence[UnitResult], context: WriteContext | None = None) -> None:
         """Write a batch of unit results in one transaction (all or nothing)."""
+        if context is None:
+            from ..llm.pricing import PriceTable
+
+            context = WriteContext(PriceTable())
         now = time.time()
         with self._begin() as conn:
             replaced = [r.replaces for r in results if r.replaces is not None]
@@ -165,14 +237,14 @@ class ResultsStore:
             if fresh:
                 ids = conn.execute(
                     insert(t.outputs).returning(t.outputs.c.id, sort_by_parameter_order=True),
-                    [_output_row(run_id, r, now) for r in fresh],
+                    [_output_row(run_id, r, now, context.prices) for r in fresh],
                 ).scalars().all()
                 for result, output_id in zip(fresh, ids):
                     result.output_id = output_id
-            metric_rows = [_metric_row(r.output_id, m) for r in results for m in r.metrics]
+            metric_rows = [_metric_row(r.output_id, m, context) for r in results for m in r.metrics]
             if metric_rows:
                 conn.execute(insert(t.metric_values), metric_rows)
-            judge_rows = [_judgement_row(r.output_id, j) for r in results for j in r.judgements]
+            judge_rows = [_judgement_row(r.output_id, j, context) for r in results for j in r.judgements]
             if judge_rows:
                 conn.execute(insert(t.judgements), judge_rows)
             conn.execute(update(t.runs).where(t.runs.c.id == run_id).values(updated_at=now))
@@ -247,7 +319,7 @@ class ResultsStore:
         self.engine.dispose()
 
 
-def _output_row(run_id: str, r: UnitResult, now: float) -> dict[str, Any]:
+def _output_row(run_id: str, r: UnitResult, now: float, prices: Any) -> dict[str, Any]:
     out = r.output
     return {
         "run_id": run_id, "system": r.system, "question_id": r.question_id, "status": r.status, "error": r.error,
@@ -256,18 +328,38 @@ def _output_row(run_id: str, r: UnitResult, now: float) -> dict[str, Any]:
         "latency_s": out.latency_s if out else None,
         "input_tokens": out.usage.input_tokens if out else 0,
         "output_tokens": out.usage.output_tokens if out else 0,
-        "created_at": now,
+        "created_at": now, "system_key": r.system_key, "sample_key": r.sample_key, "reused_from": r.reused_from,
+        **output_columns(out, prices),
     }
 
 
-def _metric_row(output_id: int | None, m: MetricValue) -> dict[str, Any]:
+def _usage_row(usage: TokenUsage, prices: Any) -> dict[str, Any]:
+    """Evaluation-cost columns of one metric value or judgement."""
+    unpriced = prices.unpriced(usage)
+    if not usage.by_model and (usage.input_tokens or usage.output_tokens):
+        unpriced = ["(tokens reported without a model)"]
+    return {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens, "calls": usage.calls,
+            "cached_tokens": usage.cached_tokens, "cache_hits": usage.cache_hits,
+            "cost_usd": None if unpriced else prices.cost(usage), "unpriced": ", ".join(unpriced) or None}
+
+
+def _usage(row: Any) -> TokenUsage:
+    """The stored usage of a metric value or judgement row (totals only)."""
+    return TokenUsage(input_tokens=row.input_tokens or 0, output_tokens=row.output_tokens or 0,
+                      cached_tokens=row.cached_tokens or 0, calls=row.calls or 0, cache_hits=row.cache_hits or 0)
+
+
+def _metric_row(output_id: int | None, m: MetricValue, context: WriteContext) -> dict[str, Any]:
     return {"output_id": output_id, "metric": m.metric, "value": m.value, "unscored_reason": m.unscored_reason,
-            "details_json": json.dumps(m.details) if m.details else None}
+            "details_json": json.dumps(m.details, sort_keys=True) if m.details else None,
+            "metric_key": context.metric_keys.get(m.metric), **_usage_row(m.usage, context.prices)}
 
 
-def _judgement_row(output_id: int | None, j: Judgement) -> dict[str, Any]:
+def _judgement_row(output_id: int | None, j: Judgement, context: WriteContext) -> dict[str, Any]:
     return {"output_id": output_id, "judge": j.judge, "verdict": j.verdict, "score": j.score,
-            "explanation": j.explanation, "judge_id": j.judge_id}
+            "explanation": j.explanation, "judge_id": j.judge_id,
+            "details_json": json.dumps(j.details, sort_keys=True) if j.details else None,
+            "judge_key": context.judge_keys.get(j.judge), **_usage_row(j.usage, context.prices)}
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:

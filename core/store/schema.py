@@ -1,12 +1,16 @@
-"""Table definitions of the current schema version. Change only together with a new migration."""
+"""Table definitions of the current schema version. Change only together with a new migration.
+
+Version 2 added what readers used to re-parse from ``output_json`` (retrieval decision and count, calls,
+cached tokens, cost), the keys that let a run reuse outputs and scores of earlier runs (``system_key``,
+``sample_key``, ``metric_key``, ``judge_key``), metric and judgement details, the evaluation's own cost per
+metric value and judgement, and a run's description and warnings.
+"""
 
 from __future__ import annotations
 
-from sqlalchemy import (
-    Column, Float, ForeignKey, Index, Integer, MetaData, String, Table, Text, UniqueConstraint,
-)
+from sqlalchemy import Column, Float, ForeignKey, Index, Integer, MetaData, String, Table, Text, UniqueConstraint
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 metadata = MetaData()
 
@@ -28,6 +32,8 @@ runs = Table(
     Column("sample_count", Integer, nullable=False),
     Column("created_at", Float, nullable=False),
     Column("updated_at", Float, nullable=False),
+    Column("description", Text),  # v2: `ragassay run --description`
+    Column("warnings_json", Text),  # v2: warnings found while planning and running (JSON list)
 )
 
 run_systems = Table(
@@ -46,6 +52,18 @@ run_samples = Table(
     Column("sample_json", Text, nullable=False),
 )
 
+
+def _usage_columns() -> list[Column]:
+    """Token, call and cost columns (v2): of a system's answer, or of one metric value's / judgement's model calls."""
+    return [
+        Column("calls", Integer, nullable=False, default=0, server_default="0"),
+        Column("cached_tokens", Integer, nullable=False, default=0, server_default="0"),
+        Column("cache_hits", Integer, nullable=False, default=0, server_default="0"),
+        Column("cost_usd", Float),  # NULL when a model has no price
+        Column("unpriced", Text),  # models without a price, comma-separated
+    ]
+
+
 outputs = Table(
     "outputs", metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
@@ -60,6 +78,12 @@ outputs = Table(
     Column("input_tokens", Integer, nullable=False, default=0),
     Column("output_tokens", Integer, nullable=False, default=0),
     Column("created_at", Float, nullable=False),
+    Column("system_key", String(64)),  # v2: the resolved system (without its name) and the corpus
+    Column("sample_key", String(64)),  # v2: the sample as given
+    Column("retrieved", Integer),  # v2: retrieval decision 1/0, NULL when not applicable
+    Column("retrieved_count", Integer),  # v2: non-empty contexts returned
+    Column("reused_from", Integer),  # v2: id of the output (of an earlier run) this one was copied from
+    *_usage_columns(),
     UniqueConstraint("run_id", "system", "question_id", name="uq_output_unit"),
 )
 
@@ -70,6 +94,10 @@ metric_values = Table(
     Column("value", Float),  # NULL exactly when unscored
     Column("unscored_reason", Text),
     Column("details_json", Text),
+    Column("metric_key", String(64)),  # v2: the metric's resolved spec
+    Column("input_tokens", Integer, nullable=False, default=0, server_default="0"),  # v2: evaluation cost
+    Column("output_tokens", Integer, nullable=False, default=0, server_default="0"),
+    *_usage_columns(),
 )
 
 judgements = Table(
@@ -80,6 +108,12 @@ judgements = Table(
     Column("score", Float),
     Column("explanation", Text),
     Column("judge_id", Text),
+    Column("details_json", Text),  # v2
+    Column("judge_key", String(64)),  # v2: the judge's resolved spec
+    Column("input_tokens", Integer, nullable=False, default=0, server_default="0"),  # v2: evaluation cost
+    Column("output_tokens", Integer, nullable=False, default=0, server_default="0"),
+    *_usage_columns(),
 )
 
 Index("ix_outputs_run_system", outputs.c.run_id, outputs.c.system)
+Index("ix_outputs_reuse", outputs.c.system_key, outputs.c.sample_key)

@@ -50,9 +50,14 @@ def test_bad_value_names_key_path_and_value():
         parse_config({"project": {"concurrency": "many"}, "systems": {"a": {}}}, "ragassay.toml")
 
 
-def test_no_systems_is_an_error():
-    with pytest.raises(ConfigError, match="no systems declared"):
-        parse_config({}, "ragassay.toml")
+def test_no_systems_is_an_error_when_running_but_not_when_generating(tmp_path):
+    from ragassay.plugin_manager import load_plugins
+    from ragassay.project import Project
+
+    parse_config({}, "ragassay.toml")  # a config that only generates samples needs no system
+    project = Project.load(load_config(write(tmp_path, "[dataset]\nsource = 'files'\n")), load_plugins().registry)
+    with pytest.raises(ConfigError, match=r"ragassay.toml: systems: no systems declared"):
+        project.require_systems()
 
 
 def test_invalid_toml_names_the_file(tmp_path):

@@ -1,0 +1,147 @@
+"""Scoring one output: every metric (derived metrics last) and every judge, each call metered for cost.
+
+Rules that make every stored value trustworthy:
+
+- a metric returns a float, a :class:`MetricResult` (value with details) or :class:`Unscored`; anything else,
+  an exception, NaN/infinity or a value outside the metric's declared ``value_range`` is stored as unscored
+  with ``error: ...`` (never guessed, never NaN);
+- a :class:`DerivedMetric` gets the values of its inputs for the same unit (computed now or stored earlier);
+- model calls made while a metric or judge works are recorded as that value's evaluation cost.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any, Awaitable, Callable, Mapping
+
+from .components import DerivedMetric, Judge, Metric
+from .llm.meter import metering
+from .models import Judgement, MetricResult, MetricValue, RAGOutput, Sample, Unscored
+
+TOLERANCE = 1e-9
+
+
+@dataclasses.dataclass
+class Scorers:
+    """The run's metrics (base metrics first, then derived ones) and judges, by label."""
+
+    metrics: list[tuple[str, Metric]]
+    judges: list[tuple[str, Judge]]
+
+    @classmethod
+    def ordered(cls, metrics: list[tuple[str, Metric]], judges: list[tuple[str, Judge]]) -> "Scorers":
+        base = [(label, m) for label, m in metrics if not isinstance(m, DerivedMetric)]
+        derived = [(label, m) for label, m in metrics if isinstance(m, DerivedMetric)]
+        return cls(base + derived, judges)
+
+    @property
+    def labels(self) -> set[str]:
+        return {label for label, _ in self.metrics}
+
+    @property
+    def judge_labels(self) -> set[str]:
+        return {label for label, _ in self.judges}
+
+    def needs_stored_values(self, skip_metrics: set[str]) -> bool:
+        """Whether a derived metric still to compute depends on a value computed in an earlier session."""
+        return any(isinstance(m, DerivedMetric) and label not in skip_metrics and set(m.inputs()) & skip_metrics
+                   for label, m in self.metrics)
+
+    async def score(self, sample: Sample, output: RAGOutput, *, skip_metrics: set[str] = frozenset(),
+                    skip_judges: set[str] = frozenset(), known: Mapping[str, float | None] | None = None,
+                    reuse: Callable[[str], MetricValue | Judgement | None] = lambda label: None,
+                    ) -> tuple[list[MetricValue], list[Judgement]]:
+        """Values of the metrics and judges not in ``skip_*``; ``known`` holds stored values of skipped
+        metrics (inputs of derived metrics); ``reuse(label)`` may return a value stored for the same output
+        and the same metric spec by an earlier run, which is copied instead of recomputed."""
+        values: dict[str, float | None] = dict(known or {})
+        metric_values: list[MetricValue] = []
+        for label, metric in self.metrics:
+            if label in skip_metrics:
+                continue
+            value = reuse(label)
+            if not isinstance(value, MetricValue):
+                value = await metric_value(label, metric, sample, output, values)
+            values[label] = value.value
+            metric_values.append(value)
+        judgements = []
+        for label, judge in self.judges:
+            if label not in skip_judges:
+                reused = reuse(f"judge:{label}")
+                judgements.append(reused if isinstance(reused, Judgement) else await judgement(label, judge, sample,
+                                                                                               output))
+        return metric_values, judgements
+
+
+async def metric_value(label: str, metric: Metric, sample: Sample, output: RAGOutput,
+                       values: Mapping[str, float | None]) -> MetricValue:
+    """One metric's value for one output, validated (see the module docstring)."""
+    if isinstance(metric, DerivedMetric):
+        inputs = {name: values.get(name) for name in metric.inputs()}
+        return _checked(label, metric, await _metered(lambda: _call(metric.derive, inputs)))
+    return _checked(label, metric, await _metered(lambda: metric.ascore(sample, output)))
+
+
+async def _call(function: Callable[..., Any], *args: Any) -> Any:
+    return function(*args)
+
+
+async def _metered(call: Callable[[], Awaitable[Any]]) -> tuple[Any, Any]:
+    with metering() as meter:
+        try:
+            result: Any = await call()
+        except Exception as exc:  # noqa: BLE001 - recorded as unscored with the reason
+            result = exc
+    return result, meter.usage
+
+
+def _checked(label: str, metric: Metric, outcome: tuple[Any, Any]) -> MetricValue:
+    result, usage = outcome
+    base = {"metric": label, "usage": usage}
+    if isinstance(result, Exception):
+        return MetricValue(**base, value=None, unscored_reason=f"error: {describe(result)}")
+    if isinstance(result, Unscored):
+        return MetricValue(**base, value=None, unscored_reason=result.reason, details=result.details)
+    details = result.details if isinstance(result, MetricResult) else {}
+    number = result.value if isinstance(result, MetricResult) else result
+    try:
+        number = float(number)
+    except (TypeError, ValueError):
+        return MetricValue(**base, value=None, unscored_reason=f"error: metric returned {number!r}")
+    problem = _out_of_range(number, metric.value_range)
+    if problem or math.isnan(number):
+        return MetricValue(**base, value=None, unscored_reason=f"error: metric returned {number}{problem}",
+                           details=details)
+    return MetricValue(**base, value=number, details=details)
+
+
+def _out_of_range(number: float, value_range: tuple[float | None, float | None]) -> str:
+    if not math.isfinite(number):
+        return " (not a finite number)" if not math.isnan(number) else ""
+    low, high = value_range
+    if (low is not None and number < low - TOLERANCE) or (high is not None and number > high + TOLERANCE):
+        return f", outside its declared range [{_bound(low)}, {_bound(high)}]"
+    return ""
+
+
+def _bound(value: float | None) -> str:
+    return "-inf" if value is None else f"{value:g}"
+
+
+async def judgement(label: str, judge: Judge, sample: Sample, output: RAGOutput) -> Judgement:
+    """One judge's verdict on one output, with the model calls it made as its usage."""
+    result, usage = await _metered(lambda: judge.judge(sample, output))
+    if isinstance(result, Exception):
+        return Judgement(judge=label, verdict="unscored", score=None, explanation=f"error: {describe(result)}",
+                         usage=usage)
+    if result.score is not None and not (math.isfinite(result.score) and -TOLERANCE <= result.score <= 1 + TOLERANCE):
+        return Judgement(judge=label, verdict="unscored", score=None, usage=usage,
+                         explanation=f"error: judge returned score {result.score}, outside [0, 1]")
+    return result.model_copy(update={"judge": label, "usage": result.usage + usage})
+
+
+def describe(exc: BaseException) -> str:
+    """``Type: first line of the message``."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
