@@ -7,24 +7,25 @@ from pathlib import Path
 
 import click
 
-from .common import console
+from .common import config_option, console, project_path
 
 
 @click.command("run")
-@click.argument("config", default=".", type=click.Path(path_type=Path))
+@click.argument("config", required=False, type=click.Path(path_type=Path))
+@config_option
 @click.option("--new", is_flag=True, help="Start a new run even if this config already has one (default: resume).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no comparison table.")
 @click.option("--no-cache", "no_cache", is_flag=True,
               help="Call the models even for requests in the LLM response cache (and do not store replies).")
-def run_command(config: Path, new: bool, quiet: bool, no_cache: bool) -> None:
-    """Run every system on every sample of CONFIG and score the outputs.
+def run_command(config: Path | None, config_path: Path, new: bool, quiet: bool, no_cache: bool) -> None:
+    """Run every system on every sample of the project (--config, or CONFIG: the same) and score the outputs.
 
     Results are stored as they are produced; re-running the same config resumes, skipping completed work.
     """
     from ..api import run
     from ..config import load_config
 
-    loaded = load_config(config)
+    loaded = load_config(project_path(config, config_path))
     out = console()
     progress = None if quiet or not sys.stderr.isatty() else _progress()
     state: dict = {}
