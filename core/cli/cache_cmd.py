@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from .common import config_option, console
+from .render import esc
 
 
 def _locate(config_path: Path) -> tuple[str, Path]:
@@ -57,17 +58,16 @@ def stats_command(config_path: Path, as_json: bool) -> None:
 
 
 def _print_stats(stats: dict) -> None:
-    from rich.markup import escape
     from rich.table import Table
 
     out = console()
-    out.print(f"response cache: {escape(stats['url'])}: {stats['entries']} entries")
+    out.print(f"response cache: {esc(stats['url'])}: {stats['entries']} entries")
     if stats["by_model"]:
         table = Table(show_lines=False)
         for column in ("backend", "model", "entries", "input tokens", "output tokens"):
             table.add_column(column, justify="left" if column in ("backend", "model") else "right")
         for row in stats["by_model"]:
-            table.add_row(escape(row["backend"]), escape(row["model"]), str(row["entries"]),
+            table.add_row(esc(row["backend"]), esc(row["model"]), str(row["entries"]),
                           str(row["input_tokens"]), str(row["output_tokens"]))
         out.print(table)
     out.print(f"cached local model weights: {stats['model_weights_bytes'] / 1e6:.1f} MB")

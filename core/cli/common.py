@@ -1,4 +1,4 @@
-"""Helpers shared by commands: finding the results database, printing tables."""
+"""Helpers shared by commands: naming the project, finding the results database, run ids, output format."""
 
 from __future__ import annotations
 
@@ -7,32 +7,105 @@ from pathlib import Path
 import click
 
 config_option = click.option(
-    "--config", "config_path", default=".", show_default=True, type=click.Path(path_type=Path),
-    help="Config file (or folder with ragassay.toml) whose results database to read.",
+    "-c", "--config", "config_path", default=".", show_default=True, type=click.Path(path_type=Path),
+    help="The project: a config file, or a folder with ragassay.toml (or pyproject.toml with [tool.ragassay]).",
 )
-db_option = click.option("--db", default=None, help="Results database: SQLite path or SQLAlchemy URL (overrides --config).")
+db_option = click.option("--db", default=None,
+                         help="Results database: SQLite path or SQLAlchemy URL (overrides --config).")
 
 
-def open_results(config_path: Path, db: str | None):
-    """Open the results database named by --db, or the one of the config at --config."""
+def _json_alias(ctx: click.Context, _param, value: bool) -> bool:
+    if value:
+        ctx.meta["ragassay.json_alias"] = True
+    return value
+
+
+def format_option(command):
+    """``--format rich|json|csv|markdown`` (default rich: a table for people) and ``--json`` as its alias."""
+    command = click.option("--json", "as_json", is_flag=True, expose_value=False, callback=_json_alias,
+                           help="Same as --format json.")(command)
+    return click.option("--format", "fmt", type=click.Choice(["rich", "json", "csv", "markdown"]), default=None,
+                        help="Output: a rich table (default), json (a list of objects), csv or markdown.")(command)
+
+
+def output_format(fmt: str | None) -> str:
+    """The format chosen by ``--format`` or ``--json`` (they must agree)."""
+    alias = click.get_current_context().meta.get("ragassay.json_alias", False)
+    if alias and fmt not in (None, "json"):
+        raise click.UsageError(f"--json contradicts --format {fmt}; give one of them.")
+    return "json" if alias else fmt or "rich"
+
+
+def project_path(positional: Path | None, option: Path) -> Path:
+    """The project of commands that take it as a positional PATH too (run, generate): one of the two, not both."""
+    if positional is None:
+        return option
+    if option != Path(".") and option != positional:
+        raise click.UsageError(f"the project is named twice ({positional} and --config {option}); give it once, "
+                               "with --config.")
+    return positional
+
+
+def looks_like_project(value: str) -> bool:
+    """Whether a run-id argument is in fact a project folder or config file."""
+    path = Path(value)
+    return path.is_dir() or (path.suffix == ".toml" and path.is_file())
+
+
+def _project_not_run(value: str):
+    from ..errors import ConfigError
+
+    return ConfigError(f"'{value}' is a project folder, not a run id; name the project with --config {value}"
+                       if Path(value).is_dir() else
+                       f"'{value}' is a config file, not a run id; name the project with --config {value}")
+
+
+def open_results(config_path: Path, db: str | None, run_refs: tuple[str, ...] | list[str] = ()):
+    """Open the results database named by --db, or the one of the project at --config.
+
+    ``run_refs`` are the command's run-id arguments: one that is a project folder or config file (and the
+    database cannot be opened) gets the message 'name the project with --config'.
+    """
     from ..config import load_config
+    from ..errors import RagassayError
     from ..store import open_store, store_url
 
-    if db is not None:
-        return open_store(store_url(db, Path.cwd()), create=False)
-    loaded = load_config(config_path)
-    return open_store(store_url(loaded.config.project.results, loaded.base_dir), create=False)
+    try:
+        if db is not None:
+            return open_store(store_url(db, Path.cwd()), create=False)
+        loaded = load_config(config_path)
+        return open_store(store_url(loaded.config.project.results, loaded.base_dir), create=False)
+    except RagassayError as exc:
+        for ref in run_refs:
+            if looks_like_project(ref):
+                raise _project_not_run(ref) from exc
+        raise
+
+
+def get_run(store, ref: str) -> dict:
+    """The run ``ref`` (id or unique prefix); a project folder or config file given as run id is named as such."""
+    from ..errors import StoreError
+
+    try:
+        return store.get_run(ref)
+    except StoreError as exc:
+        if looks_like_project(ref):
+            raise _project_not_run(ref) from exc
+        raise
 
 
 def console():
-    """A rich console; when output is not a terminal, wide enough that tables are not truncated."""
+    """A rich console as wide as ``COLUMNS`` or the terminal; when output is not a terminal, 240 columns."""
+    import os
     import sys
 
     from rich.console import Console
 
-    width = None if sys.stdout.isatty() else 240
+    columns = os.environ.get("COLUMNS", "")
+    width = int(columns) if columns.isdigit() else None if sys.stdout.isatty() else 240
     return Console(highlight=False, width=width)
 
 
 def fmt(value: float | None, digits: int = 3) -> str:
+    """A number with ``digits`` decimals; None as ``-``."""
     return "-" if value is None else f"{value:.{digits}f}"

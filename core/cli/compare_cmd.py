@@ -1,4 +1,4 @@
-"""``ragassay compare``: systems x metrics side by side for stored runs."""
+"""``ragassay compare``: systems x metrics side by side for stored runs (ragassay.analysis.comparison)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,11 @@ from pathlib import Path
 
 import click
 
-from .common import config_option, console, db_option, fmt, open_results
+from .common import config_option, console, db_option, fmt, format_option, get_run, open_results, output_format
+from .render import Column, Table, emit
+
+LEGEND = ("cells: mean over scored outputs (n scored); +Nu: N outputs unscored; bold green: best in its column; "
+          "failed: failed outputs (+N missing: not run yet); retrieved: outputs that retrieved / outputs")
 
 
 @click.command("compare")
@@ -15,52 +19,90 @@ from .common import config_option, console, db_option, fmt, open_results
 @db_option
 @click.option("--against", "against", default=None, metavar="SYSTEM",
               help="Also show each system's paired difference to SYSTEM (same run) with a 95% bootstrap interval.")
-def compare_command(runs: tuple[str, ...], config_path: Path, db: str | None, against: str | None) -> None:
+@format_option
+def compare_command(runs: tuple[str, ...], config_path: Path, db: str | None, against: str | None,
+                    fmt: str | None) -> None:
     """Systems x metrics side by side for one or more RUNS (ids or unique prefixes).
 
     Each cell: mean over scored outputs and n (scored count); unscored outputs are counted separately.
     """
-    store = open_results(config_path, db)
-    try:
-        out = console()
-        print_comparison(out, store, list(runs))
-        if against is not None:
-            from .paired_view import print_paired
+    from .paired_view import paired_table
 
-            for run in runs:
-                print_paired(out, store, store.get_run(run)["id"], against)
+    fmt = output_format(fmt)
+    store = open_results(config_path, db, runs)
+    try:
+        run_ids = [get_run(store, run)["id"] for run in runs]
+        tables = [comparison_table(store, run_ids)]
+        if against is not None:
+            tables += [paired_table(store, run_id, against) for run_id in run_ids]
     finally:
         store.close()
+    emit(console(), tables, fmt)
 
 
 def print_comparison(out, store, run_ids: list[str]) -> None:
     """Render the comparison table of ``run_ids`` to ``out`` (a rich console)."""
-    from rich.markup import escape
-    from rich.table import Table
+    emit(out, [comparison_table(store, run_ids)], "rich")
 
+
+def comparison_table(store, run_ids: list[str]) -> Table:
+    """The comparison of ``run_ids`` (:func:`ragassay.analysis.comparison.summarize_runs`) as a table."""
     from ..analysis.comparison import summarize_runs
 
     comparison = summarize_runs(store, run_ids)
     several = len({row.run_id for row in comparison.rows}) > 1
-    table = Table(title="comparison: mean (n scored)", show_lines=False)
-    table.add_column("system")
-    for column in comparison.columns:
-        table.add_column(column, justify="right")
-    for column in ("failed", "retrieved", "latency s", "tokens in/out/cached", "cost $"):
-        table.add_column(column, justify="right")
-    best = {c: max((r.cells[c].mean for r in comparison.rows if r.cells[c].mean is not None), default=None)
-            for c in comparison.columns}
-    for row in comparison.rows:
-        label = f"{row.run_id[:8]}/{row.system}" if several else row.system
-        cells = [_cell(row.cells[c], best[c]) for c in comparison.columns]
-        failed = f"{row.failed}" + (f" +{row.missing} missing" if row.missing else "")
-        tokens = f"{fmt(row.mean_input_tokens, 0)}/{fmt(row.mean_output_tokens, 0)}/{fmt(row.mean_cached_tokens, 0)}"
-        cost = "?" if row.cost_usd is None else f"{row.cost_usd:.4f}"
-        retrieved = f"{row.retrievals}/{row.outputs - row.failed}"
-        table.add_row(escape(label), *cells, failed, retrieved, fmt(row.mean_latency_s, 4), tokens, cost)
-    out.print(table)
-    for line in _footnotes(comparison.rows, several):
-        out.print(escape(line), highlight=False)
+    columns = [Column("system", show=lambda r: f"{r['run'][:8]}/{r['system']}" if several else r["system"]),
+               Column("run", in_text=False)]
+    for name in comparison.columns:
+        columns += [Column(name, numeric=True, show=lambda r, name=name: _cell(r, name)),
+                    Column(f"{name} n", numeric=True, in_text=False),
+                    Column(f"{name} unscored", numeric=True, in_text=False)]
+    columns += _usage_columns()
+    rows = [_row(row, comparison.columns) for row in comparison.rows]
+    emphasis = set()
+    for name in comparison.columns:
+        means = [r[name] for r in rows if r[name] is not None]
+        emphasis |= {(i, name) for i, r in enumerate(rows) if means and r[name] is not None
+                     and abs(r[name] - max(means)) < 1e-12}
+    return Table("comparison: mean (n scored)", columns, rows, [LEGEND, *_footnotes(comparison.rows, several)],
+                 emphasis)
+
+
+def _usage_columns() -> list[Column]:
+    def tokens(r: dict) -> str:
+        return "/".join(fmt(r[k], 0) for k in ("input tokens", "output tokens", "cached tokens"))
+
+    return [
+        Column("failed", numeric=True, show=lambda r: f"{r['failed']}" + (f" +{r['missing']} missing"
+                                                                          if r["missing"] else "")),
+        Column("missing", numeric=True, in_text=False),
+        Column("retrieved", numeric=True, show=lambda r: f"{r['retrieved']}/{r['answered']}"),
+        Column("answered", numeric=True, in_text=False),
+        Column("latency s", numeric=True, digits=4),
+        Column("tokens in/out/cached", numeric=True, show=tokens, in_data=False),
+        Column("input tokens", numeric=True, in_text=False), Column("output tokens", numeric=True, in_text=False),
+        Column("cached tokens", numeric=True, in_text=False),
+        Column("cost $", numeric=True, digits=4, show=lambda r: "?" if r["cost $"] is None else f"{r['cost $']:.4f}"),
+    ]
+
+
+def _row(row, columns: list[str]) -> dict:
+    values = {"system": row.system, "run": row.run_id}
+    for name in columns:
+        cell = row.cells[name]
+        values.update({name: cell.mean, f"{name} n": cell.n, f"{name} unscored": cell.unscored})
+    values.update({"failed": row.failed, "missing": row.missing, "retrieved": row.retrievals,
+                   "answered": row.outputs - row.failed, "latency s": row.mean_latency_s,
+                   "input tokens": row.mean_input_tokens, "output tokens": row.mean_output_tokens,
+                   "cached tokens": row.mean_cached_tokens, "cost $": row.cost_usd})
+    return values
+
+
+def _cell(row: dict, name: str) -> str:
+    mean, n, unscored = row[name], row[f"{name} n"], row[f"{name} unscored"]
+    if mean is None:
+        return f"- ({unscored} unscored)" if unscored else "-"
+    return f"{mean:.3f} ({n})" + (f" +{unscored}u" if unscored else "")
 
 
 def _footnotes(rows, several: bool) -> list[str]:
@@ -86,16 +128,6 @@ def _footnotes(rows, several: bool) -> list[str]:
             notes.append(f"? {label}: no price for {', '.join(row.unpriced_models)}; add one to the config, e.g. "
                          f"[llm.prices.\"{example}\"] input_per_million = ..., output_per_million = ... (USD)")
     return notes
-
-
-def _cell(cell, best: float | None) -> str:
-    if cell.mean is None:
-        text = f"- ({cell.unscored} unscored)" if cell.unscored else "-"
-        return text
-    text = f"{cell.mean:.3f} ({cell.n})"
-    if cell.unscored:
-        text += f" +{cell.unscored}u"
-    return f"[bold green]{text}[/]" if best is not None and abs(cell.mean - best) < 1e-12 else text
 
 
 COMMANDS = [compare_command]

@@ -15,24 +15,30 @@ from typing import Any, Iterable
 
 import click
 
-from .common import console
+from .common import config_option, console, project_path
+from .render import esc
 
 
 @click.command("generate")
-@click.argument("config", default=".", type=click.Path(path_type=Path))
+@click.argument("config", required=False, type=click.Path(path_type=Path))
+@config_option
 @click.option("--dry-run", is_flag=True, help="Print what would be generated (counts per template); write nothing.")
 @click.option("--out", type=click.Path(path_type=Path), default=Path("generated.jsonl"), show_default=True,
               help="Samples file (JSONL).")
 @click.option("--documents", "documents_out", type=click.Path(path_type=Path), default=None,
               help="Documents file (JSONL); default: next to --out as <stem>.documents.jsonl, if there are any.")
-def generate_command(config: Path, dry_run: bool, out: Path, documents_out: Path | None) -> None:
-    """Generate the samples of CONFIG's dataset source (e.g. GRAMMAR query-answer pairs) into a JSONL file."""
+def generate_command(config: Path | None, config_path: Path, dry_run: bool, out: Path,
+                     documents_out: Path | None) -> None:
+    """Generate the samples of the project's dataset source (e.g. GRAMMAR query-answer pairs) into a JSONL file.
+
+    Name the project with --config (CONFIG, positional, means the same).
+    """
     from ..components import ComponentContext
     from ..config import load_config
     from ..datasets import resolve_dataset
     from ..plugin_manager import get_plugin_host
 
-    loaded = load_config(config)
+    loaded = load_config(project_path(config, config_path))
     registry = get_plugin_host().registry
     context = ComponentContext(project_dir=loaded.base_dir, registry=registry,
                                cache_dir=loaded.base_dir / loaded.config.project.cache_dir)
@@ -106,16 +112,15 @@ def _write_jsonl(path: Path, items: Iterable[Any], keep_empty: bool = True) -> i
 
 
 def _print_rows(title: str, rows: list[dict[str, Any]]) -> None:
-    from rich.markup import escape
     from rich.table import Table
 
     columns = list(dict.fromkeys(key for row in rows for key in row))
-    table = Table(title=title)
+    table = Table(title=esc(title))
     for column in columns:
         numeric = all(isinstance(row.get(column), (int, float)) for row in rows if column in row)
-        table.add_column(column, justify="right" if numeric else "left")
+        table.add_column(esc(column), justify="right" if numeric else "left")
     for row in rows:
-        table.add_row(*(escape(str(row.get(column, ""))) for column in columns))
+        table.add_row(*(esc(row.get(column, "")) for column in columns))
     console().print(table)
 
 

@@ -9,10 +9,12 @@ import click
 from ..errors import RagassayError
 
 EXIT_USER_ERROR = 2
+EXIT_INTERNAL_ERROR = 1
+EXIT_INTERRUPTED = 130
 
 
 class RagassayGroup(click.Group):
-    """Turns ragassay errors into one line on stderr and exit code 2 (a traceback only with --debug)."""
+    """Ragassay errors: one line on stderr, exit 2; bugs: exit 1; Ctrl-C: 130. ``--debug`` adds the traceback."""
 
     def invoke(self, ctx: click.Context):
         try:
@@ -20,18 +22,23 @@ class RagassayGroup(click.Group):
         except (click.exceptions.Exit, click.ClickException, click.Abort):
             raise
         except RagassayError as exc:
-            if ctx.meta.get("ragassay.debug"):
-                raise
-            _print_error(str(exc))
+            _report(ctx, exc, str(exc))
             ctx.exit(EXIT_USER_ERROR)
         except KeyboardInterrupt:
             _print_error("interrupted. Results stored so far are kept; re-run the same command to resume.")
-            ctx.exit(130)
+            ctx.exit(EXIT_INTERRUPTED)
         except Exception as exc:  # noqa: BLE001 - a bug: say so briefly, traceback with --debug
-            if ctx.meta.get("ragassay.debug"):
-                raise
-            _print_error(f"internal error: {type(exc).__name__}: {exc}. Re-run with --debug for the traceback.")
-            ctx.exit(1)
+            _report(ctx, exc, f"internal error: {type(exc).__name__}: {exc}. Re-run with --debug for the traceback.")
+            ctx.exit(EXIT_INTERNAL_ERROR)
+
+
+def _report(ctx: click.Context, exc: BaseException, message: str) -> None:
+    """One line (more for a multi-line message); with --debug the traceback first. The exit code is the same."""
+    if ctx.meta.get("ragassay.debug"):
+        import traceback
+
+        traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
+    _print_error(message)
 
 
 def _print_error(message: str) -> None:
@@ -42,7 +49,7 @@ def _print_error(message: str) -> None:
 
 
 @click.group(cls=RagassayGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--debug", is_flag=True, help="Show full tracebacks for errors.")
+@click.option("--debug", is_flag=True, help="Show full tracebacks for errors (the exit code stays the same).")
 @click.version_option(package_name="ragassay", prog_name="ragassay")
 @click.pass_context
 def cli(ctx: click.Context, debug: bool) -> None:

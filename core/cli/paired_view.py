@@ -3,34 +3,45 @@
 from __future__ import annotations
 
 from ..errors import StoreError
+from .render import Column, Table
+
+PARTS = ("diff", "ci_low", "ci_high", "significant", "wins", "ties", "losses", "n")
 
 
-def print_paired(out, store, run_id: str, against: str) -> None:
+def paired_table(store, run_id: str, against: str) -> Table:
     """For every other system of the run and every column: mean(B - A) [95% CI], wins/ties/losses, n."""
-    from rich.markup import escape
-    from rich.table import Table
-
-    from ..analysis.paired import paired_difference
     from ..analysis.comparison import per_sample_values
+    from ..analysis.paired import paired_difference
 
     systems = [s["name"] for s in store.run_systems(run_id)]
     if against not in systems:
         raise StoreError(f"run {run_id[:12]} has no system '{against}'. Its systems: {', '.join(systems)}")
     values = per_sample_values(store, run_id)
-    columns = list(dict.fromkeys(column for (_, column) in values))
-    table = Table(title=f"run {run_id[:8]}: paired difference to {against} (mean B - A [95% bootstrap CI]; "
-                        "W/T/L; n). * = interval excludes 0")
-    table.add_column("system")
-    for column in columns:
-        table.add_column(column, justify="right")
+    metrics = list(dict.fromkeys(column for (_, column) in values))
+    columns = [Column("system")]
+    for metric in metrics:
+        columns.append(Column(metric, numeric=True, show=lambda r, m=metric: _cell(r, m), in_data=False))
+        columns += [Column(f"{metric} {part}", numeric=True, in_text=False) for part in PARTS]
+    rows = []
     for system in systems:
         if system == against:
             continue
-        cells = []
-        for column in columns:
-            result = paired_difference(column, values.get((against, column), {}), values.get((system, column), {}))
-            cells.append("-" if result.mean_diff is None else
-                         f"{result.mean_diff:+.3f} [{result.ci_low:+.3f}, {result.ci_high:+.3f}]"
-                         f"{'*' if result.significant else ''} {result.wins}/{result.ties}/{result.losses} n={result.n}")
-        table.add_row(escape(system), *cells)
-    out.print(table)
+        row = {"system": system}
+        for metric in metrics:
+            result = paired_difference(metric, values.get((against, metric), {}), values.get((system, metric), {}))
+            row.update({f"{metric} {part}": value for part, value in zip(PARTS, (
+                result.mean_diff, result.ci_low, result.ci_high, result.significant, result.wins, result.ties,
+                result.losses, result.n))})
+        rows.append(row)
+    legend = (f"cells: mean(system - {against}) [95% bootstrap interval], * = the interval excludes 0; "
+              f"W/T/L = samples where the system scores higher/the same/lower than {against}; n = paired samples")
+    return Table(f"run {run_id[:8]}: paired difference to {against}", columns, rows, [legend])
+
+
+def _cell(row: dict, metric: str) -> str:
+    diff, low, high = (row[f"{metric} {part}"] for part in ("diff", "ci_low", "ci_high"))
+    if diff is None:
+        return "-"
+    wins, ties, losses, n = (row[f"{metric} {part}"] for part in ("wins", "ties", "losses", "n"))
+    star = "*" if row[f"{metric} significant"] else ""
+    return f"{diff:+.3f} [{low:+.3f}, {high:+.3f}]{star} {wins}/{ties}/{losses} n={n}"

@@ -6,20 +6,20 @@ be re-created from the results database alone. See docs/grammar.md for how to re
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
 
-from .common import config_option, console, db_option, fmt, open_results
+from .common import config_option, console, db_option, fmt, format_option, get_run, open_results, output_format
+from .render import Column, Table, emit, esc
 
 
 @click.command("report")
 @click.argument("run", required=False)
 @config_option
 @db_option
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def report_command(run: str | None, config_path: Path, db: str | None, as_json: bool) -> None:
+@format_option
+def report_command(run: str | None, config_path: Path, db: str | None, fmt: str | None) -> None:
     """GRAMMAR report of RUN (id or unique prefix; default: the newest run).
 
     Per system: gap / robust / non-robust groups, knowledge accuracy, Acc and R (Eq. 1-2), which module the
@@ -28,97 +28,107 @@ def report_command(run: str | None, config_path: Path, db: str | None, as_json: 
     from ..analysis.report import grammar_report
     from ..errors import StoreError
 
-    store = open_results(config_path, db)
+    fmt = output_format(fmt)
+    store = open_results(config_path, db, (run,) if run else ())
     try:
         if run is None:
             runs = store.list_runs()
             if not runs:
-                raise StoreError("the results database has no run yet. Run 'ragassay run CONFIG' first.")
+                raise StoreError("the results database has no run yet. Run 'ragassay run --config PROJECT' first.")
             run = runs[0]["id"]
-        report = grammar_report(store, run)
+        report = grammar_report(store, get_run(store, run)["id"])
     finally:
         store.close()
-    if as_json:
-        click.echo(json.dumps(report, indent=2, ensure_ascii=False))
-        return
-    print_report(console(), report)
+    if fmt == "rich":
+        print_report(console(), report)
+    else:
+        emit(console(), report_tables(report), fmt, data=report)
+
+
+def report_tables(report: dict) -> list[Table]:
+    """The report's tables: groups, blame, then each system's hypotheses."""
+    tables = [_groups_table(report), _blame_table(report)]
+    for system in report["systems"]:
+        tables += [_hypothesis_table(system["system"], hypothesis) for hypothesis in system["hypotheses"]]
+    return tables
 
 
 def print_report(out, report: dict) -> None:
     """Render a report (from :func:`ragassay.analysis.report.grammar_report`) to a rich console."""
-    from rich.markup import escape
-
-    out.print(f"[bold]GRAMMAR report[/]: run {report['run']} (project {escape(report['project'])}), "
-              f"correct = judge '{escape(report['judge'])}'")
+    out.print(f"[bold]GRAMMAR report[/]: run {esc(report['run'])} (project {esc(report['project'])}), "
+              f"correct = judge '{esc(report['judge'])}'")
     if report["ungrouped_samples"]:
         out.print(f"{report['ungrouped_samples']} samples have no group_id: each forms a group of its own.")
-    out.print(_groups_table(report))
-    out.print(_blame_table(report))
+    tables = report_tables(report)
+    emit(out, tables[:2], "rich")
     for system in report["systems"]:
         for example in system["gap_examples"][:3]:
-            out.print(f"  gap group of {escape(system['system'])}: {escape(example['sql'] or example['group_id'])}",
+            out.print(f"  gap group of {esc(system['system'])}: {esc(example['sql'] or example['group_id'])}",
                       highlight=False)
-    for system in report["systems"]:
-        for hypothesis in system["hypotheses"]:
-            out.print(_hypothesis_table(system["system"], hypothesis))
+    emit(out, tables[2:], "rich")
     if not report["settings"]["hypotheses"]:
-        out.print("No hypothesis configured: add [[analysis.hypotheses]] to the config (see docs/grammar.md).")
+        out.print(esc("No hypothesis configured: add [[analysis.hypotheses]] to the config (see docs/grammar.md)."))
 
 
-def _groups_table(report: dict):
-    from rich.table import Table
-
-    table = Table(title="semantic groups (section 3.4): Acc = Eq. 2, R = Eq. 1")
-    for column in ("system", "samples", "groups", "gap", "robust", "non-robust", "knowledge acc", "Acc", "R",
-                   "lambda", "excluded"):
-        table.add_column(column, justify="left" if column in ("system", "excluded") else "right")
+def _groups_table(report: dict) -> Table:
+    keys = ("total", "groups", "gap", "robust", "non-robust", "knowledge_accuracy", "Acc", "R", "lambda")
+    columns = [Column("system")] + [Column(k, numeric=True) for k in keys] + [Column("excluded")]
+    columns[1].header, columns[6].header = "samples", "knowledge acc"
+    rows = []
     for system in report["systems"]:
         o = system["overall"]
-        excluded = ", ".join(f"{n} {k}" for k, n in system["excluded"].items() if n) or "-"
-        table.add_row(system["system"], str(o["total"]), str(sum(o["groups"].values())), str(o["groups"]["gap"]),
-                      str(o["groups"]["robust"]), str(o["groups"]["non-robust"]), fmt(o["knowledge_accuracy"]),
-                      fmt(o["Acc"]), fmt(o["R"]), fmt(o["lambda"]), excluded)
-    return table
+        rows.append({"system": system["system"], "total": o["total"], "groups": sum(o["groups"].values()),
+                     "gap": o["groups"]["gap"], "robust": o["groups"]["robust"],
+                     "non-robust": o["groups"]["non-robust"], "knowledge_accuracy": o["knowledge_accuracy"],
+                     "Acc": o["Acc"], "R": o["R"], "lambda": o["lambda"],
+                     "excluded": ", ".join(f"{n} {k}" for k, n in system["excluded"].items() if n) or "-"})
+    return Table("semantic groups (section 3.4): Acc = Eq. 2, R = Eq. 1", columns, rows)
 
 
-def _blame_table(report: dict):
-    from rich.table import Table
-
-    table = Table(title="modular evaluation: wrong answers blamed (context comparison; ground truth)")
-    for column in ("system", "wrong", "in gap groups", "LM", "retrieval", "undetermined", "retrieval Acc",
-                   "retrieval R", "GT: LM", "GT: retrieval", "GT retrieval Acc", "GT retrieval R"):
-        table.add_column(column, justify="left" if column == "system" else "right")
+def _blame_table(report: dict) -> Table:
+    headers = {"wrong": "wrong", "gap": "in gap groups", "lm": "LM", "retrieval": "retrieval",
+               "undetermined": "undetermined", "acc": "retrieval Acc", "r": "retrieval R", "gt_lm": "GT: LM",
+               "gt_retrieval": "GT: retrieval", "gt_acc": "GT retrieval Acc", "gt_r": "GT retrieval R"}
+    columns = [Column("system")] + [Column(k, header=h, numeric=True) for k, h in headers.items()]
+    rows = []
     for system in report["systems"]:
-        o, blame, gt = system["overall"], system["blame"], system["blame_ground_truth"]
-        only, gt_only = system["retrieval_only"], system["retrieval_only_ground_truth"]
-        table.add_row(system["system"], str(o["total"] - o["correct"]), str(o["gap_total"]), str(blame["lm"]),
-                      str(blame["retrieval"]), str(blame["undetermined"]), fmt(only["Acc"]), fmt(only["R"]),
-                      str(gt["lm"]) if gt else "-", str(gt["retrieval"]) if gt else "-",
-                      fmt(gt_only["Acc"]) if gt_only else "-", fmt(gt_only["R"]) if gt_only else "-")
-    return table
+        o, blame, gt = system["overall"], system["blame"], system["blame_ground_truth"] or {}
+        only, gt_only = system["retrieval_only"], system["retrieval_only_ground_truth"] or {}
+        rows.append({"system": system["system"], "wrong": o["total"] - o["correct"], "gap": o["gap_total"],
+                     "lm": blame["lm"], "retrieval": blame["retrieval"], "undetermined": blame["undetermined"],
+                     "acc": only["Acc"], "r": only["R"], "gt_lm": gt.get("lm"), "gt_retrieval": gt.get("retrieval"),
+                     "gt_acc": gt_only.get("Acc"), "gt_r": gt_only.get("R")})
+    return Table("modular evaluation: wrong answers blamed (context comparison; ground truth)", columns, rows,
+                 ["GT: blame by the reference documents (where the samples name them); - where they do not"])
 
 
-def _hypothesis_table(system: str, hypothesis: dict):
-    from rich.markup import escape
-    from rich.table import Table
-
+def _hypothesis_table(system: str, hypothesis: dict) -> Table:
     from ..analysis.hypotheses import MODULAR_LABELS
 
     robust = ", ".join(map(str, hypothesis["robust"]))
     non_robust = ", ".join(map(str, hypothesis["non_robust"]))
-    table = Table(title=f"{escape(system)}: hypothesis '{escape(hypothesis['name'])}' ({escape(hypothesis['attribute'])}: "
-                        f"robust = {escape(robust)}, non-robust = {escape(non_robust)})")
-    for column in ("rows", "n", "Acc robust", "Acc non-robust", "Acc: robust > non-robust?", "R robust",
-                   "R non-robust", "R: robust > non-robust?", "lambda", "LM excluded"):
-        table.add_column(column, justify="left" if column == "rows" else "right")
+    title = (f"{system}: hypothesis '{hypothesis['name']}' ({hypothesis['attribute']}: robust = {robust}, "
+             f"non-robust = {non_robust})")
+    columns = [Column("rows"), Column("n", numeric=True, show=lambda r: f"{r['n robust']}/{r['n non-robust']}",
+                                      in_data=False),
+               Column("n robust", numeric=True, in_text=False), Column("n non-robust", numeric=True, in_text=False),
+               Column("Acc robust", numeric=True), Column("Acc non-robust", numeric=True),
+               Column("Acc: robust > non-robust?"), Column("R robust", numeric=True),
+               Column("R non-robust", numeric=True), Column("R: robust > non-robust?"),
+               Column("lambda", numeric=True, show=lambda r: f"{fmt(r['lambda robust'], 2)}/"
+                                                           f"{fmt(r['lambda non-robust'], 2)}", in_data=False),
+               Column("lambda robust", numeric=True, in_text=False),
+               Column("lambda non-robust", numeric=True, in_text=False), Column("LM excluded", numeric=True)]
+    rows = []
     for row in hypothesis["rows"]:
         r, n = row["robust"], row["non_robust"]
-        label = row["sampling"] if row["modular"] is None else "  " + MODULAR_LABELS[row["modular"]]
-        table.add_row(escape(label), f"{r['total']}/{n['total']}", fmt(r["Acc"]), fmt(n["Acc"]),
-                      _yes(row["acc_separates"]), fmt(r["R"]), fmt(n["R"]), _yes(row["r_separates"]),
-                      f"{fmt(r['lambda'], 2)}/{fmt(n['lambda'], 2)}",
-                      "" if row["modular"] is None else str(row["excluded_lm"]))
-    return table
+        rows.append({"rows": row["sampling"] if row["modular"] is None else "  " + MODULAR_LABELS[row["modular"]],
+                     "n robust": r["total"], "n non-robust": n["total"], "Acc robust": r["Acc"],
+                     "Acc non-robust": n["Acc"], "Acc: robust > non-robust?": _yes(row["acc_separates"]),
+                     "R robust": r["R"], "R non-robust": n["R"], "R: robust > non-robust?": _yes(row["r_separates"]),
+                     "lambda robust": r["lambda"], "lambda non-robust": n["lambda"],
+                     "LM excluded": None if row["modular"] is None else row["excluded_lm"]})
+    return Table(title, columns, rows)
 
 
 def _yes(flag: bool | None) -> str:

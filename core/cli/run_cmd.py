@@ -7,24 +7,28 @@ from pathlib import Path
 
 import click
 
-from .common import console
+from .common import config_option, console, project_path
 
 
 @click.command("run")
-@click.argument("config", default=".", type=click.Path(path_type=Path))
-@click.option("--new", is_flag=True, help="Start a fresh run: neither resume this config's run nor reuse outputs of earlier runs.")
+@click.argument("config", required=False, type=click.Path(path_type=Path))
+@config_option
+@click.option("--new", is_flag=True,
+              help="Start a fresh run: neither resume this config's run nor reuse outputs of earlier runs.")
+@click.option("--description", default="", help="Free text stored with a new run and shown by 'ragassay runs'.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no comparison table.")
 @click.option("--no-cache", "no_cache", is_flag=True,
               help="Call the models even for requests in the LLM response cache (and do not store replies).")
-def run_command(config: Path, new: bool, quiet: bool, no_cache: bool) -> None:
-    """Run every system on every sample of CONFIG and score the outputs.
+def run_command(config: Path | None, config_path: Path, new: bool, description: str, quiet: bool,
+                no_cache: bool) -> None:
+    """Run every system on every sample of the project (--config, or CONFIG: the same) and score the outputs.
 
     Results are stored as they are produced; re-running the same config resumes, skipping completed work.
     """
     from ..api import run
     from ..config import load_config
 
-    loaded = load_config(config)
+    loaded = load_config(project_path(config, config_path))
     out = console()
     progress = None if quiet or not sys.stderr.isatty() else _progress()
     state: dict = {}
@@ -44,12 +48,14 @@ def run_command(config: Path, new: bool, quiet: bool, no_cache: bool) -> None:
             progress.update(state["task"], advance=1, failed=state["failed"])
 
     try:
-        summary = run(loaded, new=new, no_cache=no_cache, on_start=on_start, on_result=on_result)
+        summary = run(loaded, new=new, no_cache=no_cache, description=description, on_start=on_start,
+                      on_result=on_result)
     finally:
         if progress is not None:
             progress.stop()
     click.echo(f"run {summary.run_id}: {summary.completed} units done in {summary.elapsed_s:.1f}s, "
-               f"{summary.skipped} skipped, {summary.failed} failed, {summary.metric_errors} metric errors", err=True)
+               f"{summary.skipped} skipped, {summary.reused} reused from earlier runs, {summary.failed} failed, "
+               f"{summary.metric_errors} metric errors", err=True)
     for warning in summary.warnings:
         click.echo(f"  warning: {warning}", err=True)
     for system, qid, reason in summary.failures[:10]:

@@ -1,4 +1,4 @@
-"""``ragassay runs``: the runs stored in a results database."""
+"""``ragassay runs``: the runs stored in a results database, told apart by systems, samples, config, description."""
 
 from __future__ import annotations
 
@@ -7,35 +7,76 @@ from pathlib import Path
 
 import click
 
-from .common import config_option, console, db_option, open_results
+from .common import config_option, console, db_option, format_option, open_results, output_format
+from .render import Column, Table, emit
+
+SHOWN_SYSTEMS = 2  # more systems than SHOWN_SYSTEMS + 1 print as "a, b, +N"
 
 
 @click.command("runs")
 @config_option
 @db_option
-def runs_command(config_path: Path, db: str | None) -> None:
-    """List stored runs, newest first: id, project, status, systems, outputs and failures."""
-    from rich.table import Table
-
+@format_option
+def runs_command(config_path: Path, db: str | None, fmt: str | None) -> None:
+    """List stored runs, newest first: id, state, systems, samples, outputs, failures, config and description."""
+    fmt = output_format(fmt)
     store = open_results(config_path, db)
     try:
         runs = store.list_runs()
+        systems = {run["id"]: [s["name"] for s in store.run_systems(run["id"])] for run in runs}
     finally:
         store.close()
-    if not runs:
-        click.echo("no runs yet. Start one with: ragassay run CONFIG")
+    if not runs and fmt == "rich":
+        click.echo("no runs yet. Start one with: ragassay run --config PROJECT")
         return
-    table = Table(title="runs")
-    for column in ("run", "created", "project", "status", "systems", "samples", "outputs", "failed"):
-        table.add_column(column)
+    emit(console(), [runs_table(runs, systems)], fmt)
+
+
+def runs_table(runs: list[dict], systems: dict[str, list[str]]) -> Table:
+    """The runs as a table: one row per run (``runs`` as :meth:`ResultsStore.list_runs` gives them)."""
+    rows = []
     for run in runs:
         expected = run["systems"] * run["sample_count"]
-        status = run["status"] if run["outputs"] >= expected else f"{run['status']} (incomplete: run again to resume)"
-        table.add_row(
-            run["id"], dt.datetime.fromtimestamp(run["created_at"]).strftime("%Y-%m-%d %H:%M"), run["project"],
-            status, str(run["systems"]), str(run["sample_count"]), f"{run['outputs']}/{expected}", str(run["failed"]),
-        )
-    console().print(table)
+        rows.append({
+            "run": run["id"], "created": dt.datetime.fromtimestamp(run["created_at"]).strftime("%Y-%m-%d %H:%M"),
+            "project": run["project"], "state": _state(run, expected), "systems": ", ".join(systems[run["id"]]),
+            "samples": run["sample_count"], "outputs": run["outputs"], "expected": expected, "failed": run["failed"],
+            "config": relative_path(run["config_path"]), "description": run.get("description") or "",
+        })
+    columns = [
+        Column("run"), Column("created"), Column("project"), Column("state"),
+        Column("systems", show=lambda row: abbreviate(row["systems"].split(", ") if row["systems"] else [])),
+        Column("samples", numeric=True),
+        Column("outputs", numeric=True, show=lambda r: f"{r['outputs']}/{r['expected']}"),
+        Column("expected", numeric=True, in_text=False), Column("failed", numeric=True),
+        Column("config"), Column("description"),
+    ]
+    return Table("runs", columns, rows)
+
+
+def _state(run: dict, expected: int) -> str:
+    """Helper-b's computed state where the store gives one; else the stored status, marked when incomplete."""
+    if run.get("state"):
+        detail = run.get("state_detail")
+        return f"{run['state']} ({detail})" if detail else run["state"]
+    if run["outputs"] >= expected:
+        return run["status"]
+    return f"{run['status']} (incomplete: run again to resume)"
+
+
+def abbreviate(names: list[str]) -> str:
+    """``a, b, c`` for up to three names; ``a, b, +N`` for more."""
+    if len(names) <= SHOWN_SYSTEMS + 1:
+        return ", ".join(names)
+    return ", ".join(names[:SHOWN_SYSTEMS]) + f", +{len(names) - SHOWN_SYSTEMS}"
+
+
+def relative_path(path: str) -> str:
+    """``path`` relative to the current folder when it lies below it, else as stored."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except (ValueError, OSError):
+        return path
 
 
 COMMANDS = [runs_command]

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
 
-from .common import config_option, console, db_option, fmt, open_results
+from .common import config_option, console, db_option, fmt, format_option, get_run, open_results, output_format
+from .render import Column, Table, emit, esc
 
 
 @click.command("show")
@@ -15,19 +15,23 @@ from .common import config_option, console, db_option, fmt, open_results
 @click.argument("sample")
 @config_option
 @db_option
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def show_command(run: str, sample: str, config_path: Path, db: str | None, as_json: bool) -> None:
-    """One SAMPLE (question_id) of RUN: question, references, and each system's contexts, answer, scores."""
-    store = open_results(config_path, db)
+@format_option
+def show_command(run: str, sample: str, config_path: Path, db: str | None, fmt: str | None) -> None:
+    """One SAMPLE (question_id) of RUN: question, references, and each system's contexts, answer, scores.
+
+    --format json gives everything; csv and markdown give one row per system and metric or judge.
+    """
+    fmt = output_format(fmt)
+    store = open_results(config_path, db, (run,))
     try:
-        run_row = store.get_run(run)
+        run_row = get_run(store, run)
         detail = store.sample_detail(run_row["id"], sample)
     finally:
         store.close()
-    if as_json:
-        click.echo(json.dumps(_jsonable(detail), indent=2, default=str))
-        return
-    _print_detail(console(), detail)
+    if fmt == "rich":
+        _print_detail(console(), detail)
+    else:
+        emit(console(), [scores_table(detail)], fmt, data=_jsonable(detail) if fmt == "json" else None)
 
 
 def _jsonable(detail: dict) -> dict:
@@ -39,29 +43,49 @@ def _jsonable(detail: dict) -> dict:
     }
 
 
-def _print_detail(out, detail: dict) -> None:
-    from rich.markup import escape
-
-    sample = detail["sample"]
-    out.print(f"[bold]question[/] ({escape(sample.question_id)}): {escape(sample.question)}")
-    out.print(f"[bold]reference answers[/]: {escape('; '.join(sample.reference_answers) or '-')}")
-    out.print(f"[bold]reference context ids[/]: {escape(', '.join(sample.reference_context_ids) or '-')}")
+def scores_table(detail: dict) -> Table:
+    """One row per system and metric or judge: value (or why unscored), and each system's answer."""
+    rows = []
     for item in detail["outputs"]:
         row, output = item["row"], item["output"]
-        out.rule(f"system {escape(row['system'])}: {row['status']}")
+        base = {"system": row["system"], "status": row["status"], "answer": output.answer if output else None}
+        for metric in item["metrics"]:
+            rows.append({**base, "score": metric["metric"], "value": metric["value"],
+                         "note": metric["unscored_reason"] or ""})
+        for judgement in item["judgements"]:
+            rows.append({**base, "score": f"judge:{judgement['judge']}", "value": judgement.get("score"),
+                         "note": f"{judgement['verdict']}: {judgement['explanation'] or ''}"})
+        if not item["metrics"] and not item["judgements"]:
+            rows.append({**base, "score": None, "value": None, "note": row["error"] or ""})
+    columns = [Column("system"), Column("status"), Column("score"), Column("value", numeric=True), Column("note"),
+               Column("answer")]
+    return Table(f"sample {detail['sample'].question_id}", columns, rows)
+
+
+def _print_detail(out, detail: dict) -> None:
+    sample = detail["sample"]
+    out.print(f"[bold]question[/] ({esc(sample.question_id)}): {esc(sample.question)}")
+    out.print(f"[bold]reference answers[/]: {esc('; '.join(sample.reference_answers) or '-')}")
+    out.print(f"[bold]reference context ids[/]: {esc(', '.join(sample.reference_context_ids) or '-')}")
+    for item in detail["outputs"]:
+        row, output = item["row"], item["output"]
+        out.rule(f"system {esc(row['system'])}: {esc(row['status'])}")
         if row["status"] == "failed":
-            out.print(f"[red]error[/]: {escape(row['error'] or '')}")
+            out.print(f"[red]error[/]: {esc(row['error'] or '')}")
             continue
         for i, (cid, text) in enumerate(zip(output.context_ids, output.contexts), start=1):
             snippet = " ".join(text.split())[:160]
-            out.print(f"  [{i}] {escape(cid)}: {escape(snippet)}", highlight=False)
-        out.print(f"[bold]answer[/]: {escape(output.answer)}")
+            out.print(esc(f"  [{i}] {cid}: {snippet}"), highlight=False)
+        out.print(f"[bold]answer[/]: {esc(output.answer)}")
         for metric in item["metrics"]:
             value = fmt(metric["value"]) if metric["value"] is not None else f"unscored: {metric['unscored_reason']}"
-            out.print(f"  {escape(metric['metric'])}: {escape(value)}")
+            out.print(f"  {esc(metric['metric'])}: {esc(value)}")
         for judgement in item["judgements"]:
-            out.print(f"  judge {escape(judgement['judge'])}: {judgement['verdict']} "
-                      f"({escape(judgement['explanation'] or '')})")
+            score = "" if judgement.get("score") is None else f" {fmt(judgement['score'])}"
+            out.print(f"  judge {esc(judgement['judge'])}: {esc(judgement['verdict'])}{score} "
+                      f"({esc(judgement['explanation'] or '')})")
+    out.print("(contexts cut to 160 characters; --format json has them whole)", highlight=False)
+
 
 
 COMMANDS = [show_command]

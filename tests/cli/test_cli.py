@@ -73,7 +73,7 @@ def test_bad_inputs_give_one_line_and_exit_2(project, tmp_path):
     assert result.returncode == 2
     assert "systems.bm25.retriever: no retriever named 'bm52'. Did you mean 'bm25'?" in result.stderr
     debug = ragassay_cli("--debug", "run", str(project))
-    assert debug.returncode != 0 and "Traceback" in debug.stderr
+    assert debug.returncode == 2 and "Traceback" in debug.stderr
 
 
 def test_bad_dataset_line_is_reported_and_stored_results_survive(tmp_path):

@@ -1,0 +1,220 @@
+"""How every command prints: one escaping helper and one table abstraction with four output formats.
+
+A :class:`Table` is columns plus rows of plain values (str, int, float, None). It renders as
+
+* ``rich``: a rich table readable at 80 columns: numeric columns never wrap (a number is never cut to ``0.…``),
+  text folds, long headers wrap, and a table wider than the console is split into several narrower tables that
+  repeat the first column (or, when even one column does not fit, into one block per row);
+* ``json``: a list of objects (a :class:`Table` with ``data=...`` prints that structure instead);
+* ``csv``: header and rows, written by the :mod:`csv` module;
+* ``markdown``: a pipe table, ``|`` escaped.
+
+Every string that comes from a user, a config or a model goes through :func:`esc` before rich renders it:
+rich would read ``depth[top_k=1|3|5]`` or ``[n]`` as markup and drop it.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import json
+import textwrap
+from collections.abc import Callable
+from typing import Any
+
+FORMATS = ("rich", "json", "csv", "markdown")
+HEADER_WIDTH = 16  # a numeric column's header wraps at this width when its values are narrower
+TEXT_BUDGET = 20  # width a text column is given when deciding how to split a wide table
+
+
+def esc(value: Any) -> str:
+    """``str(value)`` with rich markup escaped: the one way user, config and model strings reach rich."""
+    from rich.markup import escape
+
+    return escape(str(value))
+
+
+@dataclasses.dataclass
+class Column:
+    """One column: ``key`` in each row; how it is headed and shown in the text views (rich, markdown).
+
+    ``show`` (row -> str) replaces the default text of a cell; columns with ``in_text=False`` only appear in
+    json and csv (e.g. the ``n`` that ``show`` folds into a ``mean (n)`` cell), ``in_data=False`` only in text.
+    """
+
+    key: str
+    header: str | None = None
+    numeric: bool = False
+    digits: int = 3
+    show: Callable[[dict], str] | None = None
+    in_text: bool = True
+    in_data: bool = True
+
+    @property
+    def title(self) -> str:
+        return self.key if self.header is None else self.header
+
+    def text(self, row: dict) -> str:
+        """The cell's text in rich and markdown output."""
+        if self.show is not None:
+            return self.show(row)
+        return number_text(row.get(self.key), self.digits)
+
+
+@dataclasses.dataclass
+class Table:
+    """A titled table of plain values, with notes (a legend, footnotes) printed under it.
+
+    ``emphasis`` holds (row index, column key) pairs shown bold (e.g. the best value of a column);
+    ``data``, when set, is what ``--format json`` prints instead of the rows (a command's documented JSON).
+    """
+
+    title: str
+    columns: list[Column]
+    rows: list[dict]
+    notes: list[str] = dataclasses.field(default_factory=list)
+    emphasis: set[tuple[int, str]] = dataclasses.field(default_factory=set)
+
+    def records(self) -> list[dict]:
+        """The rows as json/csv objects: data columns only, in column order."""
+        keys = [c.key for c in self.columns if c.in_data]
+        return [{key: row.get(key) for key in keys} for row in self.rows]
+
+
+def number_text(value: Any, digits: int = 3) -> str:
+    """A cell value as text: floats with ``digits`` decimals, None as ``-``."""
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def emit(out, tables: list[Table], fmt: str, data: Any = None) -> None:
+    """Print ``tables`` in ``fmt``: rich to the console ``out``, the others as plain text to stdout.
+
+    json prints ``data`` when given (a command's documented structure), else the rows of the one table as a list
+    of objects, or for several tables a list of ``{"title", "rows"}`` objects.
+    """
+    import click
+
+    if fmt == "json":
+        if data is None:
+            data = tables[0].records() if len(tables) == 1 else [
+                {"title": t.title, "rows": t.records()} for t in tables]
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+    elif fmt == "csv":
+        click.echo("\n".join(to_csv(t, titled=len(tables) > 1) for t in tables), nl=False)
+    elif fmt == "markdown":
+        click.echo("\n\n".join(to_markdown(t) for t in tables))
+    else:
+        for table in tables:
+            print_rich(out, table)
+
+
+def to_csv(table: Table, titled: bool = False) -> str:
+    """Header and rows; with ``titled`` (several tables in one output) a ``# title`` line first."""
+    buffer = io.StringIO()
+    if titled:
+        buffer.write(f"# {table.title}\n")
+    writer = csv.writer(buffer, lineterminator="\n")
+    columns = [c for c in table.columns if c.in_data]
+    writer.writerow([c.title for c in columns])
+    for record in table.records():
+        writer.writerow(["" if v is None else v for v in record.values()])
+    return buffer.getvalue()
+
+
+def to_markdown(table: Table) -> str:
+    """A pipe table (``|`` and newlines in cells escaped) with the title in bold above and notes below."""
+    columns = [c for c in table.columns if c.in_text]
+
+    def cell(text: str) -> str:
+        return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", "<br>")
+
+    lines = [f"**{cell(table.title)}**", "", "| " + " | ".join(cell(c.title) for c in columns) + " |",
+             "| " + " | ".join("---:" if c.numeric else "---" for c in columns) + " |"]
+    for i, row in enumerate(table.rows):
+        texts = [cell(c.text(row)) for c in columns]
+        texts = [f"**{t}**" if (i, c.key) in table.emphasis and t else t for t, c in zip(texts, columns)]
+        lines.append("| " + " | ".join(texts) + " |")
+    lines += [""] + table.notes if table.notes else []
+    return "\n".join(lines)
+
+
+def print_rich(out, table: Table) -> None:
+    """Print ``table`` readable at the console's width: split or stacked when too wide, numbers never cut."""
+    columns = [c for c in table.columns if c.in_text]
+    texts = {c.key: [c.text(row) for row in table.rows] for c in columns}
+    widths = {c.key: _width(c, texts[c.key], compact=False) for c in columns}
+    if sum(_outer(w) for w in widths.values()) + 1 > out.width:  # too wide with whole headers: wrap them, split
+        widths = {c.key: _width(c, texts[c.key]) for c in columns}
+    groups = _split(columns[1:], widths, out.width - _outer(widths[columns[0].key]))
+    if groups is None:
+        _print_blocks(out, table, columns, texts)
+    else:
+        for number, group in enumerate(groups):
+            suffix = f" ({number + 1}/{len(groups)})" if len(groups) > 1 else ""
+            out.print(_rich_table(table, [columns[0], *group], texts, widths, suffix))
+    for note in table.notes:
+        out.print(esc(note), highlight=False)
+
+
+def _width(column: Column, texts: list[str], compact: bool = True) -> int:
+    """Width a column needs: numeric ones their widest value (and header: whole, or wrapped when ``compact``),
+    text ones at most TEXT_BUDGET (they fold)."""
+    widest = max((len(line) for text in texts for line in text.splitlines() or [""]), default=0)
+    header = max((len(word) for word in column.title.split()), default=1)
+    if column.numeric:
+        return max(widest, min(header, HEADER_WIDTH) if compact else len(column.title), 1)
+    return max(min(max(widest, header), TEXT_BUDGET), 1)
+
+
+def _outer(width: int) -> int:
+    """A column's width in a boxed rich table: the content, one space each side, one border."""
+    return width + 3
+
+
+def _split(columns: list[Column], widths: dict[str, int], room: int) -> list[list[Column]] | None:
+    """Group ``columns`` so each group fits in ``room`` characters; None when one column alone does not fit."""
+    groups: list[list[Column]] = [[]]
+    used = 1
+    for column in columns:
+        need = _outer(widths[column.key])
+        if need + 1 > room:
+            return None
+        if groups[-1] and used + need > room:
+            groups.append([])
+            used = 1
+        groups[-1].append(column)
+        used += need
+    return groups
+
+
+def _rich_table(table: Table, columns: list[Column], texts: dict, widths: dict, suffix: str):
+    from rich.table import Table as RichTable
+
+    rich = RichTable(title=esc(table.title + suffix), title_justify="left")
+    for column in columns:
+        header = column.title
+        if column.numeric:
+            header = "\n".join(textwrap.wrap(header, widths[column.key], break_long_words=True)) or header
+        rich.add_column(esc(header), justify="right" if column.numeric else "left", no_wrap=column.numeric,
+                        overflow="fold", min_width=widths[column.key] if column.numeric else None)
+    for i in range(len(table.rows)):
+        cells = []
+        for column in columns:
+            text = esc(texts[column.key][i])
+            cells.append(f"[bold green]{text}[/]" if (i, column.key) in table.emphasis and text else text)
+        rich.add_row(*cells)
+    return rich
+
+
+def _print_blocks(out, table: Table, columns: list[Column], texts: dict) -> None:
+    """One block per row ('header: value' lines): for tables whose columns do not fit even one at a time."""
+    out.print(f"[bold]{esc(table.title)}[/]")
+    for i in range(len(table.rows)):
+        out.print(f"[bold]-- {esc(texts[columns[0].key][i])}[/]", highlight=False)
+        for column in columns[1:]:
+            out.print(f"{esc(column.title)}: {esc(texts[column.key][i])}", highlight=False)
