@@ -25,7 +25,7 @@ class Project:
     """A loaded config with its derived paths, settings and data access."""
 
     loaded: LoadedConfig
-    registry: Registry
+    registry: Registry | None = None  # None for commands that build no component (``cache``)
     no_cache: bool = False
 
     @classmethod

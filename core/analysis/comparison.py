@@ -7,7 +7,6 @@ import json
 import statistics
 from collections import defaultdict
 
-from ..models import TokenUsage
 from ..store.database import ResultsStore
 
 
@@ -18,6 +17,18 @@ class Cell:
     mean: float | None
     n: int
     unscored: int
+
+
+@dataclasses.dataclass
+class EvaluationCost:
+    """What scoring one system's outputs cost: the model calls of its metrics and judges (not the system's own)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    calls: int = 0
+    cache_hits: int = 0
+    cost_usd: float | None = 0.0  # None when a model used by a metric or judge has no price
+    unpriced: list[str] = dataclasses.field(default_factory=list)
 
 
 @dataclasses.dataclass
@@ -40,7 +51,8 @@ class SystemRow:
     cache_hits: int = 0  # responses served from the LLM response cache
     input_tokens: int = 0  # totals over ok outputs
     output_tokens: int = 0
-    retrievals: int = 0  # ok outputs for which the system retrieved (the agent's decision, for agents)
+    retrievals: int = 0  # ok outputs that came back with at least one non-empty retrieved context
+    evaluation: "EvaluationCost" = dataclasses.field(default_factory=lambda: EvaluationCost())
 
     @property
     def missing(self) -> int:
@@ -55,6 +67,18 @@ class Comparison:
     rows: list[SystemRow]
     metrics: list[str]
     judges: list[str]
+    directions: dict[str, str] = dataclasses.field(default_factory=dict)  # column -> "higher" | "lower"
+
+    def direction(self, column: str) -> str:
+        """Whether a higher or a lower value of ``column`` is better (judges: higher)."""
+        return self.directions.get(column, "higher")
+
+    def best(self, column: str) -> float | None:
+        """The best mean of ``column`` by its direction, None when no row has one."""
+        means = [row.cells[column].mean for row in self.rows if row.cells[column].mean is not None]
+        if not means:
+            return None
+        return max(means) if self.direction(column) == "higher" else min(means)
 
     @property
     def columns(self) -> list[str]:
@@ -66,10 +90,14 @@ def summarize_runs(store: ResultsStore, run_ids: list[str]) -> Comparison:
     rows: list[SystemRow] = []
     metrics: list[str] = []
     judges: list[str] = []
+    directions: dict[str, str] = {}
     for run_id in run_ids:
         run = store.get_run(run_id)
         rows += _run_rows(store, run, metrics, judges)
-    return Comparison(rows, metrics, judges)
+        spec = json.loads(run["spec_json"])
+        for label, metric in (spec.get("metrics") or {}).items():
+            directions.setdefault(label, (metric.get("traits") or {}).get("direction", "higher"))
+    return Comparison(rows, metrics, judges, directions)
 
 
 def _run_rows(store: ResultsStore, run: dict, metrics: list[str], judges: list[str]) -> list[SystemRow]:
@@ -96,12 +124,7 @@ def _run_rows(store: ResultsStore, run: dict, metrics: list[str], judges: list[s
     outputs: dict[str, list[dict]] = defaultdict(list)
     for row in store.output_rows(run["id"]):
         outputs[row["system"]].append(row)
-    usages: dict[str, list[TokenUsage]] = defaultdict(list)
-    retrievals: dict[str, int] = defaultdict(int)
-    for system_name, _, output in store.output_payloads(run["id"]):
-        usages[system_name].append(output.usage)
-        retrievals[system_name] += output.retrieved is True
-    prices = _price_table(run)
+    evaluation = store.evaluation_usage(run["id"])
     rows = []
     for system in store.run_systems(run["id"]):
         name = system["name"]
@@ -114,29 +137,27 @@ def _run_rows(store: ResultsStore, run: dict, metrics: list[str], judges: list[s
             run["id"], name, run["sample_count"], len(outs), len(outs) - len(ok), cells,
             _mean([o["latency_s"] for o in ok if o["latency_s"] is not None]),
             _mean([o["input_tokens"] for o in ok]), _mean([o["output_tokens"] for o in ok]),
-            retrievals=retrievals.get(name, 0), **_accounting(usages.get(name, []), prices),
+            retrievals=sum(1 for o in ok if (o["retrieved_count"] or 0) > 0), **_accounting(ok),
+            evaluation=_evaluation_cost(evaluation.get(name)),
         ))
     return rows
 
 
-def _price_table(run: dict):
-    """Built-in prices extended by the run's own ``[llm.prices]``."""
-    from ..llm.pricing import PriceTable
-
-    config = json.loads(run.get("config_json") or "{}")
-    return PriceTable((config.get("llm") or {}).get("prices") or {})
-
-
-def _accounting(usages: list[TokenUsage], prices) -> dict:
+def _accounting(ok: list[dict]) -> dict:
     """Mean cached tokens, total cost (None if any model is unpriced), unpriced models, calls, cache hits."""
-    total = sum(usages, TokenUsage())
-    unpriced = prices.unpriced(total)
-    if not total.by_model and (total.input_tokens or total.output_tokens):
-        unpriced = ["(tokens reported without a model)"]
-    return {"mean_cached_tokens": _mean([u.cached_tokens for u in usages]),
-            "cost_usd": None if unpriced else prices.cost(total), "unpriced_models": unpriced,
-            "calls": total.calls, "cache_hits": total.cache_hits, "input_tokens": total.input_tokens,
-            "output_tokens": total.output_tokens}
+    unpriced = sorted({m.strip() for o in ok if o["unpriced"] for m in o["unpriced"].split(",")})
+    return {"mean_cached_tokens": _mean([o["cached_tokens"] for o in ok]),
+            "cost_usd": None if unpriced else sum(o["cost_usd"] or 0.0 for o in ok), "unpriced_models": unpriced,
+            "calls": sum(o["calls"] for o in ok), "cache_hits": sum(o["cache_hits"] for o in ok),
+            "input_tokens": sum(o["input_tokens"] for o in ok), "output_tokens": sum(o["output_tokens"] for o in ok)}
+
+
+def _evaluation_cost(row: dict | None) -> EvaluationCost:
+    if row is None:
+        return EvaluationCost()
+    unpriced = sorted({m.strip() for m in (row["unpriced"] or "").split(",") if m.strip()})
+    return EvaluationCost(row["input_tokens"], row["output_tokens"], row["calls"], row["cache_hits"],
+                          None if unpriced else row["cost_usd"], unpriced)
 
 
 @dataclasses.dataclass
@@ -149,6 +170,7 @@ class RunTotals:
     calls: int
     cache_hits: int
     cost_usd: float | None  # None when any system has an unpriced model
+    evaluation: EvaluationCost = dataclasses.field(default_factory=EvaluationCost)  # of all metrics and judges
 
 
 def run_totals(rows: list[SystemRow]) -> list[RunTotals]:
@@ -157,9 +179,16 @@ def run_totals(rows: list[SystemRow]) -> list[RunTotals]:
     for run_id in dict.fromkeys(row.run_id for row in rows):
         mine = [row for row in rows if row.run_id == run_id]
         costs = [row.cost_usd for row in mine]
+        evaluations = [r.evaluation for r in mine]
+        eval_costs = [e.cost_usd for e in evaluations]
+        evaluation = EvaluationCost(
+            sum(e.input_tokens for e in evaluations), sum(e.output_tokens for e in evaluations),
+            sum(e.calls for e in evaluations), sum(e.cache_hits for e in evaluations),
+            None if None in eval_costs else sum(eval_costs),
+            sorted({m for e in evaluations for m in e.unpriced}))
         totals.append(RunTotals(run_id, sum(r.input_tokens for r in mine), sum(r.output_tokens for r in mine),
                                 sum(r.calls for r in mine), sum(r.cache_hits for r in mine),
-                                None if None in costs else sum(costs)))
+                                None if None in costs else sum(costs), evaluation))
     return totals
 
 

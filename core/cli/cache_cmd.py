@@ -15,11 +15,10 @@ from .render import esc
 def _locate(config_path: Path) -> tuple[str, Path]:
     """(response cache URL, cache folder) of the config at ``config_path``."""
     from ..config import load_config
-    from ..llm.settings import cache_url
+    from ..project import Project
 
-    loaded = load_config(config_path)
-    cache_dir = loaded.base_dir / loaded.config.project.cache_dir
-    return cache_url(loaded.config.llm.cache_path, cache_dir), cache_dir
+    project = Project(load_config(config_path))  # paths only: no plugin is loaded
+    return project.llm_cache_url, project.cache_dir
 
 
 def _exists(url: str) -> bool:

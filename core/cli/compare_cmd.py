@@ -9,8 +9,9 @@ import click
 from .common import config_option, console, db_option, fmt, format_option, get_run, open_results, output_format
 from .render import Column, Table, emit
 
-LEGEND = ("cells: mean over scored outputs (n scored); +Nu: N outputs unscored; bold green: best in its column; "
-          "failed: failed outputs (+N missing: not run yet); retrieved: outputs that retrieved / outputs")
+LEGEND = ("cells: mean over scored outputs (n scored); +Nu: N outputs unscored; bold green: best in its column "
+          "(by the metric's direction); failed: failed outputs (+N missing: not run yet); retrieved: outputs with a "
+          "non-empty retrieved context / outputs; eval: model calls and cost of the metrics and judges")
 
 
 @click.command("compare")
@@ -61,9 +62,9 @@ def comparison_table(store, run_ids: list[str]) -> Table:
     rows = [_row(row, comparison.columns) for row in comparison.rows]
     emphasis = set()
     for name in comparison.columns:
-        means = [r[name] for r in rows if r[name] is not None]
-        emphasis |= {(i, name) for i, r in enumerate(rows) if means and r[name] is not None
-                     and abs(r[name] - max(means)) < 1e-12}
+        best = comparison.best(name)
+        emphasis |= {(i, name) for i, r in enumerate(rows) if best is not None and r[name] is not None
+                     and abs(r[name] - best) < 1e-12}
     return Table("comparison: mean (n scored)", columns, rows, [LEGEND, *_footnotes(comparison.rows, several)],
                  emphasis)
 
@@ -83,6 +84,10 @@ def _usage_columns() -> list[Column]:
         Column("input tokens", numeric=True, in_text=False), Column("output tokens", numeric=True, in_text=False),
         Column("cached tokens", numeric=True, in_text=False),
         Column("cost $", numeric=True, digits=4, show=lambda r: "?" if r["cost $"] is None else f"{r['cost $']:.4f}"),
+        Column("eval calls", numeric=True),
+        Column("eval tokens in", numeric=True, in_text=False), Column("eval tokens out", numeric=True, in_text=False),
+        Column("eval cost $", numeric=True, digits=4,
+               show=lambda r: "?" if r["eval cost $"] is None else f"{r['eval cost $']:.4f}"),
     ]
 
 
@@ -94,7 +99,9 @@ def _row(row, columns: list[str]) -> dict:
     values.update({"failed": row.failed, "missing": row.missing, "retrieved": row.retrievals,
                    "answered": row.outputs - row.failed, "latency s": row.mean_latency_s,
                    "input tokens": row.mean_input_tokens, "output tokens": row.mean_output_tokens,
-                   "cached tokens": row.mean_cached_tokens, "cost $": row.cost_usd})
+                   "cached tokens": row.mean_cached_tokens, "cost $": row.cost_usd,
+                   "eval calls": row.evaluation.calls, "eval tokens in": row.evaluation.input_tokens,
+                   "eval tokens out": row.evaluation.output_tokens, "eval cost $": row.evaluation.cost_usd})
     return values
 
 
@@ -111,6 +118,14 @@ def _footnotes(rows, several: bool) -> list[str]:
     from ..llm.pricing import PRICES_AS_OF
 
     notes = []
+    if any(row.evaluation.calls or row.evaluation.cache_hits for row in rows):
+        for totals in run_totals(rows):
+            e = totals.evaluation
+            cost = "?" if e.cost_usd is None else f"{e.cost_usd:.4f}"
+            notes.append(f"evaluation cost, run {totals.run_id[:8]} (metrics and judges, not the systems): "
+                         f"{e.input_tokens} input and {e.output_tokens} output tokens, {e.calls} model calls, "
+                         f"{e.cache_hits} cached replies, cost $ {cost}"
+                         + (f" (no price for {', '.join(e.unpriced)})" if e.unpriced else ""))
     if any(row.mean_input_tokens or row.mean_output_tokens for row in rows):
         hits = sum(row.cache_hits for row in rows)
         notes.append(f"tokens: mean per sample (input/output/provider-cached input); cost $: total per system at "

@@ -33,18 +33,12 @@ def generate_command(config: Path | None, config_path: Path, dry_run: bool, out:
 
     Name the project with --config (CONFIG, positional, means the same).
     """
-    from ..components import ComponentContext
-    from ..config import load_config
-    from ..datasets import resolve_dataset
-    from ..plugin_manager import get_plugin_host
+    from ..project import Project
 
-    loaded = load_config(project_path(config, config_path))
-    registry = get_plugin_host().registry
-    context = ComponentContext(project_dir=loaded.base_dir, registry=registry,
-                               cache_dir=loaded.base_dir / loaded.config.project.cache_dir)
-    dataset = resolve_dataset(loaded, registry)
-    source = dataset.build(context)
-    name = dataset.info.name
+    project = Project.load(project_path(config, config_path))  # [llm] cache and prices apply here too
+    loaded = project.loaded
+    source = project.dataset.build(project.context)
+    name = project.dataset.info.name
     if dry_run:
         plan = _guarded(name, source.plan)
         if plan is None:
@@ -56,6 +50,8 @@ def generate_command(config: Path | None, config_path: Path, dry_run: bool, out:
     count = _write_jsonl(out, _guarded_iter(name, source.samples, loaded.config.dataset.limit))
     elapsed = time.perf_counter() - start
     click.echo(f"wrote {count} samples to {out} in {elapsed:.2f}s ({count / max(elapsed, 1e-9):,.0f}/s)", err=True)
+    for warning in project.context.warnings:
+        click.echo(f"  warning: {warning}", err=True)
     summary = getattr(source, "summary", None)
     if callable(summary) and summary():
         _print_rows(f"{name}: per template", summary())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import click
@@ -79,13 +80,43 @@ def _print_detail(out, detail: dict) -> None:
         out.print(f"[bold]answer[/]: {esc(output.answer)}")
         for metric in item["metrics"]:
             value = fmt(metric["value"]) if metric["value"] is not None else f"unscored: {metric['unscored_reason']}"
-            out.print(f"  {esc(metric['metric'])}: {esc(value)}")
+            out.print(f"  {esc(metric['metric'])}: {esc(value)}{_cost(metric)}")
+            _print_details(out, metric.get("details"))
         for judgement in item["judgements"]:
             score = "" if judgement.get("score") is None else f" {fmt(judgement['score'])}"
             out.print(f"  judge {esc(judgement['judge'])}: {esc(judgement['verdict'])}{score} "
-                      f"({esc(judgement['explanation'] or '')})")
+                      f"({esc(judgement['explanation'] or '')}){_cost(judgement)}")
+            _print_details(out, judgement.get("details"))
     out.print("(contexts cut to 160 characters; --format json has them whole)", highlight=False)
 
+
+
+def _cost(row: dict) -> str:
+    """' [2 calls, 812 tokens, $0.0004]' for a metric value or judgement that called models."""
+    if not row.get("calls") and not row.get("cache_hits"):
+        return ""
+    cost = "?" if row.get("cost_usd") is None else f"${row['cost_usd']:.4f}"
+    return esc(f" [{row['calls']} calls, {row['cache_hits']} cached, "
+               f"{row['input_tokens'] + row['output_tokens']} tokens, {cost}]")
+
+
+def _print_details(out, details: dict | None, limit: int = 20) -> None:
+    """A metric's or judge's details, one line per entry; list entries (segments, claims) one per line."""
+    for key, value in (details or {}).items():
+        if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+            out.print(f"    {esc(key)}:", highlight=False)
+            for entry in value[:limit]:
+                out.print("      - " + esc("; ".join(f"{k}: {_short(v)}" for k, v in entry.items())), highlight=False)
+            if len(value) > limit:
+                out.print(f"      ... {len(value) - limit} more (--format json has them all)", highlight=False)
+        else:
+            out.print(f"    {esc(key)}: {esc(_short(value))}", highlight=False)
+
+
+def _short(value, width: int = 200) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 COMMANDS = [show_command]

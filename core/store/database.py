@@ -273,11 +273,37 @@ class ResultsStore:
             return [dict(r._mapping) for r in conn.execute(query)]
 
     def output_rows(self, run_id: str) -> list[dict[str, Any]]:
-        query = select(t.outputs.c.id, t.outputs.c.system, t.outputs.c.question_id, t.outputs.c.status,
-                       t.outputs.c.error, t.outputs.c.latency_s, t.outputs.c.input_tokens,
-                       t.outputs.c.output_tokens).where(t.outputs.c.run_id == run_id)
+        """One row per stored output: status, error, latency, tokens, calls, cost, retrieval decision and count."""
+        o = t.outputs.c
+        query = select(o.id, o.system, o.question_id, o.status, o.error, o.latency_s, o.input_tokens,
+                       o.output_tokens, o.cached_tokens, o.calls, o.cache_hits, o.cost_usd, o.unpriced, o.retrieved,
+                       o.retrieved_count, o.reused_from).where(o.run_id == run_id)
         with self.engine.connect() as conn:
             return [dict(r._mapping) for r in conn.execute(query)]
+
+    def evaluation_usage(self, run_id: str) -> dict[str, dict[str, Any]]:
+        """system -> the evaluation's own usage (metric values and judgements together): tokens, calls, cache
+        hits, cost and the models without a price."""
+        totals: dict[str, dict[str, Any]] = {}
+        with self.engine.connect() as conn:
+            for table in (t.metric_values, t.judgements):
+                c = table.c
+                query = (select(t.outputs.c.system, func.sum(c.input_tokens), func.sum(c.output_tokens),
+                                func.sum(c.calls), func.sum(c.cache_hits), func.sum(c.cost_usd),
+                                func.group_concat(c.unpriced) if self.engine.dialect.name == "sqlite"
+                                else func.string_agg(c.unpriced, ","))
+                         .join(t.outputs, t.outputs.c.id == c.output_id)
+                         .where(t.outputs.c.run_id == run_id).group_by(t.outputs.c.system))
+                for system, tin, tout, calls, hits, cost, unpriced in conn.execute(query):
+                    row = totals.setdefault(system, {"input_tokens": 0, "output_tokens": 0, "calls": 0,
+                                                     "cache_hits": 0, "cost_usd": 0.0, "unpriced": ""})
+                    row["input_tokens"] += tin or 0
+                    row["output_tokens"] += tout or 0
+                    row["calls"] += calls or 0
+                    row["cache_hits"] += hits or 0
+                    row["cost_usd"] += cost or 0.0
+                    row["unpriced"] = ",".join(filter(None, [row["unpriced"], unpriced]))
+        return totals
 
     def output_payloads(self, run_id: str, *, ok_only: bool = True) -> list[tuple[str, str, RAGOutput]]:
         """(system, question_id, output) for the stored outputs of a run (ok ones only, by default)."""
@@ -305,8 +331,8 @@ class ResultsStore:
                 detail["outputs"].append({
                     "row": dict(out._mapping),
                     "output": RAGOutput.model_validate_json(out.output_json) if out.output_json else None,
-                    "metrics": [dict(m._mapping) for m in metrics],
-                    "judgements": [dict(j._mapping) for j in judges],
+                    "metrics": [_with_details(m) for m in metrics],
+                    "judgements": [_with_details(j) for j in judges],
                 })
         return detail
 
@@ -341,6 +367,14 @@ def _usage_row(usage: TokenUsage, prices: Any) -> dict[str, Any]:
     return {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens, "calls": usage.calls,
             "cached_tokens": usage.cached_tokens, "cache_hits": usage.cache_hits,
             "cost_usd": None if unpriced else prices.cost(usage), "unpriced": ", ".join(unpriced) or None}
+
+
+def _with_details(row: Any) -> dict[str, Any]:
+    """A metric value or judgement row as a dict, with ``details`` parsed from ``details_json``."""
+    values = dict(row._mapping)
+    raw = values.pop("details_json", None)
+    values["details"] = json.loads(raw) if raw else {}
+    return values
 
 
 def _usage(row: Any) -> TokenUsage:
