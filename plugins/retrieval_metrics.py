@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ragassay import hookimpl
 from ragassay.components import Metric
 from ragassay.models import RAGOutput, Sample, Unscored
+from ragassay.plugins.ir_metrics import CutOff
 
 
 class MRROptions(BaseModel):
@@ -28,7 +29,7 @@ class MRROptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    k: int | None = Field(None, ge=1, description="Consider only the first k retrieved contexts (None: all).")
+    k: CutOff = Field(None, description="Consider only the first k retrieved contexts ('all' or None: all).")
 
 
 class AtKOptions(BaseModel):
@@ -36,7 +37,7 @@ class AtKOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    k: int | None = Field(5, ge=1, description="Rank cut-off: the first k retrieved contexts (None: all).")
+    k: CutOff = Field(5, description="Rank cut-off: the first k retrieved contexts ('all' or None: all).")
 
 
 def _references(sample: Sample, output: RAGOutput) -> list[str] | Unscored:
