@@ -154,7 +154,6 @@ def test_aurp_example_has_table5_scale_and_hundreds_of_grounded_pairs(tmp_path):
 
 
 def test_the_summary_counts_combinations_skipped_for_an_empty_value(tmp_path):
-
     con = sqlite3.connect(tmp_path / "papers.db")
     con.executescript("CREATE TABLE Paper (PaperID INTEGER PRIMARY KEY, Name TEXT, City TEXT);"
                       "INSERT INTO Paper VALUES (1, 'New  York  Times', 'New York'), (2, '', 'Nowhere');")
