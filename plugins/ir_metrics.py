@@ -341,6 +341,8 @@ class IRMRR(IRMetric):
     """Reciprocal rank of the first relevant id (trec_eval recip_rank); the run mean is MRR."""
 
     name = "ir_mrr"
+    direction = "higher"
+    value_range = (0.0, 1.0)
     Options = MRROptions
     formula = "1 / min{ i ≤ k : grade(id_i) ≥ level }  (0 if none)"
     source = "trec_eval m_recip_rank.c; Voorhees 1999, TREC-8 QA track report"
@@ -353,6 +355,8 @@ class IRMAP(IRMetric):
     """Average precision (trec_eval map): precision at each relevant rank, over all relevant ids."""
 
     name = "ir_map"
+    direction = "higher"
+    value_range = (0.0, 1.0)
     Options = MAPOptions
     formula = "Σ_{i ≤ k, rel_i} P@i / |relevant|   (unitxt: / |relevant retrieved|)"
     source = "trec_eval m_map.c, m_map_cut.c; Manning et al. 2008, Introduction to IR, Sec. 8.4"
@@ -365,6 +369,8 @@ class NDCGAtK(IRMetric):
     """Normalised discounted cumulative gain at k with graded gains (trec_eval ndcg_cut)."""
 
     name = "ndcg_at_k"
+    direction = "higher"
+    value_range = (0.0, 1.0)
     Options = NDCGOptions
     formula = "Σ_{i ≤ k} g_i / log2(i + 1)  /  same sum over the ideal order of all judged ids"
     source = "Järvelin & Kekäläinen 2002, ACM TOIS 20(4); trec_eval m_ndcg.c, m_ndcg_cut.c"
@@ -377,6 +383,8 @@ class IRPrecisionAtK(IRMetric):
     """Precision at k: relevant ids among the first k, divided by k (trec_eval P_k)."""
 
     name = "ir_precision_at_k"
+    direction = "higher"
+    value_range = (0.0, 1.0)
     Options = PrecisionOptions
     formula = "|{ i ≤ k : rel_i }| / k   (unitxt: / min(k, retrieved))"
     source = "trec_eval m_P.c; Manning et al. 2008, Introduction to IR, Sec. 8.4"
@@ -389,6 +397,8 @@ class IRRecallAtK(IRMetric):
     """Recall at k: relevant ids among the first k, divided by all relevant ids (trec_eval recall_k)."""
 
     name = "ir_recall_at_k"
+    direction = "higher"
+    value_range = (0.0, 1.0)
     Options = CutOptions
     formula = "|{ i ≤ k : rel_i }| / |relevant|"
     source = "trec_eval m_recall.c; Manning et al. 2008, Introduction to IR, Sec. 8.4"
@@ -401,6 +411,8 @@ class HitAtK(IRMetric):
     """Hit at k: 1 when a relevant id is among the first k (trec_eval success_k)."""
 
     name = "hit_at_k"
+    direction = "higher"
+    value_range = (0.0, 1.0)
     Options = CutOptions
     formula = "1[ ∃ i ≤ k : rel_i ]"
     source = "trec_eval m_success.c; Unitxt RetrievalAtK match_at_k"
@@ -413,6 +425,8 @@ class RPrecision(IRMetric):
     """R-precision: precision at rank R, R the number of relevant ids (trec_eval Rprec)."""
 
     name = "r_precision"
+    direction = "higher"
+    value_range = (0.0, 1.0)
     Options = IROptions
     formula = "|{ i ≤ R : rel_i }| / R,  R = |relevant|"
     source = "trec_eval m_Rprec.c; Manning et al. 2008, Introduction to IR, Sec. 8.4"

@@ -70,6 +70,8 @@ class ContextMRR(Metric):
     """
 
     name = "context_mrr"
+    direction = "higher"
+    value_range = (0.0, 1.0)
     Options = MRROptions
     formula = "1 / min{ i ≤ k : id_i ∈ refs or doc_id_i ∈ refs }  (0 if none)"
     source = "Unitxt RAG support, 'Context Correctness' (seeds/004); Voorhees 1999, TREC-8 QA track (MRR)"
@@ -94,6 +96,8 @@ class RecallAtK(Metric):
     """
 
     name = "recall_at_k"
+    direction = "higher"
+    value_range = (0.0, 1.0)
     Options = AtKOptions
     formula = "|refs ∩ ids(first k retrieved)| / |refs|  (refs distinct; chunk or document ids)"
     source = "Manning et al. 2008, Introduction to IR, Sec. 8.4; Unitxt RetrievalAtK recall"
@@ -116,6 +120,8 @@ class PrecisionAtK(Metric):
     """
 
     name = "precision_at_k"
+    direction = "higher"
+    value_range = (0.0, 1.0)
     Options = AtKOptions
     formula = "|{ i ≤ k : id_i ∈ refs or doc_id_i ∈ refs }| / k  (k=None: / number retrieved)"
     source = "Manning et al. 2008, Introduction to IR, Sec. 8.4 (precision at k)"
