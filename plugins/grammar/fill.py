@@ -3,7 +3,8 @@
 For each SQL template: the distinct values of each placeholder's column (``SELECT DISTINCT column FROM
 table``), their Cartesian product, each combination bound as parameters and executed for the answer. Only
 queries with exactly one answer row are kept (Appendix J: a single ground truth); empty results and NULL
-answers are dropped, and so are combinations with an empty placeholder value (no question to ask). The source rows of a kept answer are found by running the template's FROM and WHERE
+answers are dropped, and so are combinations with an empty placeholder value (no question to ask). The
+source rows of a kept answer are found by running the template's FROM and WHERE
 clauses for the primary keys of every table it names (the rows that matched, before any aggregation).
 
 Everything is lazy: combinations are produced one at a time, so memory does not grow with the pairs.

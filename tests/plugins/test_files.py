@@ -255,9 +255,9 @@ def test_unsupported_files_matched_by_a_wildcard_are_skipped_with_one_counted_wa
     write(tmp_path, "corpus/sub/logo.png", "PNG")
     context = ComponentContext(project_dir=tmp_path)
     assert [d.id for d in read_documents(["corpus/**/*"], context)] == ["corpus/a.md"]
-    assert context.warnings == ["2 file(s) matched by the document patterns were skipped: unsupported type "
-                                "(.pdf, .png); documents are read from .txt, .text, .md, .markdown, .rst, .json "
-                                "or .jsonl"]
+    assert context.warnings == [("2 file(s) matched by the document patterns were skipped: unsupported type "
+                                 "(.pdf, .png); documents are read from .txt, .text, .md, .markdown, .rst, .json "
+                                 "or .jsonl")]
 
 
 def test_only_unsupported_files_matched_is_an_error(tmp_path):
@@ -280,7 +280,8 @@ def test_no_patterns_no_documents(tmp_path):
     ],
 )
 def test_csv_list_fields_accept_semicolons_and_json_arrays(tmp_path, cell, expected):
-    write(tmp_path, "qa.csv", f"question,reference_context_ids,reference_answers,reference_contexts\nQ?,{cell},{cell},{cell}\n")
+    header = "question,reference_context_ids,reference_answers,reference_contexts"
+    write(tmp_path, "qa.csv", f"{header}\nQ?,{cell},{cell},{cell}\n")
     sample = next(source(tmp_path, "qa.csv").samples())
     assert sample.reference_context_ids == expected
     assert sample.reference_answers == expected and sample.reference_contexts == expected

@@ -85,7 +85,8 @@ def _papers_db(path):
     con = sqlite3.connect(path)
     con.executescript("CREATE TABLE Paper (PaperID INTEGER PRIMARY KEY, Name TEXT, City TEXT);")
     con.executemany("INSERT INTO Paper VALUES (?, ?, ?)",
-                    [(1, "New  York  Times", "New York"), (2, "", "Nowhere"), (3, "  ", "Blank"), (4, "Le Monde", "Paris")])
+                    [(1, "New  York  Times", "New York"), (2, "", "Nowhere"), (3, "  ", "Blank"),
+                     (4, "Le Monde", "Paris")])
     con.commit()
     con.close()
     return path
