@@ -91,7 +91,8 @@ def _score(candidates: list[_Candidate], query: set[str]) -> list[tuple[float, _
     df = Counter(word for cand in candidates for word in cand.words & query)
     total = len(candidates)
     idf = {word: math.log((1 + total) / (1 + count)) + 1 for word, count in df.items()}
-    scored = [(sum(idf[word] for word in cand.words & query), cand) for cand in candidates]
+    # fsum over the words in sorted order: the same score whatever the set iteration order (hash seed)
+    scored = [(math.fsum(idf[word] for word in sorted(cand.words & query)), cand) for cand in candidates]
     return sorted(scored, key=lambda item: (-item[0], item[1].context_rank, item[1].position))
 
 

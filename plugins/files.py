@@ -3,7 +3,10 @@
 Samples file (``path``): one record per JSONL line or CSV row, with the :class:`ragassay.Sample` fields
 (``question`` and optionally ``question_id``, ``reference_answers``, ``reference_contexts``,
 ``reference_context_ids``, ``is_answerable``, ``group_id``, ``metadata``); other keys are kept as free
-attributes. In CSV, list cells hold a JSON array or one plain string, and ``is_answerable`` is true/false.
+attributes. In CSV, ``is_answerable`` is true/false and a list field (``reference_answers``,
+``reference_contexts``, ``reference_context_ids``) holds either a JSON array (``["a.md", "b.md"]``) or
+values separated by semicolons (``a.md;b.md``; spaces around each value are dropped, empty values skipped);
+write a value that contains a semicolon inside a JSON array.
 
 Documents (``documents``, glob patterns): see :func:`read_documents`, which the ``[corpus] paths`` of a
 config use as well.
@@ -29,11 +32,13 @@ from ragassay.plugin_manager import hookimpl
 _LIST_FIELDS = ("reference_answers", "reference_contexts", "reference_context_ids")
 _BOOLEANS = {"true": True, "false": False, "1": True, "0": False, "yes": True, "no": False}
 _HEADING = re.compile(r"^#[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
-_TEXT_SUFFIXES = (".txt", ".md", ".markdown")
+_TEXT_SUFFIXES = (".txt", ".text", ".md", ".markdown", ".rst")
+_RECORD_SUFFIXES = (".json", ".jsonl")
+_SUPPORTED_NAMES = ".txt, .text, .md, .markdown, .rst, .json or .jsonl"
 
 
 class FilesSource(DatasetSource):
-    """Reads samples from a JSONL or CSV file and corpus documents from .txt/.md/.json/.jsonl files."""
+    """Reads samples from a JSONL or CSV file and corpus documents from text (.txt/.md/.rst...) and JSON files."""
 
     name = "files"
 
@@ -46,7 +51,8 @@ class FilesSource(DatasetSource):
             None, description="Samples file (.jsonl or .csv), relative to the project folder; unset for documents only."
         )
         documents: list[str] = Field(
-            default_factory=list, description="Glob patterns of corpus documents (.txt, .md, .json, .jsonl)."
+            default_factory=list,
+            description="Glob patterns of corpus documents (.txt, .text, .md, .markdown, .rst, .json, .jsonl).",
         )
         question_field: str = Field("question", description="Record key holding the question.")
         id_field: str = Field("question_id", description="Record key holding the question id (default q<line>).")
@@ -127,13 +133,15 @@ def _article_sample(record: dict[str, Any], file: Path, line: int, question_fiel
 
 
 def _as_list(value: Any, key: str, file: Path, line: int, *, csv_cell: bool) -> list[str]:
-    """A list of strings from a list, one string, or a CSV cell holding a JSON array or one string."""
+    """A list of strings from a list, one string, or a CSV cell holding a JSON array or ``;``-separated values."""
     if isinstance(value, str):
         if not value.strip():
             return []
         text = value.strip()
-        if not (csv_cell and text.startswith("[")):
+        if not csv_cell:
             return [value]
+        if not text.startswith("["):
+            return [item.strip() for item in text.split(";") if item.strip()]
         try:
             value = json.loads(text)
         except json.JSONDecodeError as exc:
@@ -253,15 +261,18 @@ def _csv_record(header: list[str], row: list[str], file: Path, line: int) -> dic
 def read_documents(patterns: Iterable[str], context: ComponentContext) -> Iterator[Document]:
     """Yield the documents of the files matched by glob ``patterns`` (relative to the project folder).
 
-    - ``.txt`` / ``.md``: one document; id = path relative to the project folder (posix), title = the first
-      ``# heading`` or else the file stem, text = the whole file.
+    - text files (``.txt``, ``.text``, ``.md``, ``.markdown``, ``.rst``): one document; id = path relative to
+      the project folder (posix, e.g. ``corpus/library-cards.md``), title = the first ``# heading`` or else
+      the file stem, text = the whole file.
     - ``.jsonl`` (one object per line) / ``.json`` (an object or a list of objects): one document per
       record; id = ``id``, else ``url``, else ``title``; text = ``text``, else ``content``; other keys
       become metadata (the boolean-agent paper layout ``title``/``content``/``url``/``date`` works as is).
 
     Files are read in sorted order, each once. A document repeating an earlier id with the same title and
-    text is skipped. A pattern matching no file, an unsupported extension, a record without text and an
-    id reused for a different text raise :class:`DatasetError`.
+    text is skipped. A pattern matching no file is a warning when other patterns matched files, and a
+    :class:`DatasetError` when no pattern matched any file. Files of other types matched by a wildcard are
+    skipped with one warning that counts them; a file named without a wildcard must have a supported type.
+    A record without text and an id reused for a different text raise :class:`DatasetError`.
     """
     seen: dict[str, tuple[str, Document]] = {}
     for file in _matched_files(patterns, context):
@@ -279,17 +290,48 @@ def read_documents(patterns: Iterable[str], context: ComponentContext) -> Iterat
 
 
 def _matched_files(patterns: Iterable[str], context: ComponentContext) -> list[Path]:
-    """Files matched by the patterns (``**`` recursive), sorted per pattern, each once."""
+    """Supported files matched by the patterns (``**`` recursive), sorted per pattern, each once."""
+    patterns = list(patterns)
+    if not patterns:
+        return []
     files: dict[Path, None] = {}
+    empty: list[str] = []
+    skipped: dict[Path, None] = {}
     for pattern in patterns:
         matches = sorted(Path(p) for p in glob.glob(str(context.resolve(pattern)), recursive=True))
         matches = [path for path in matches if path.is_file()]
         if not matches:
-            raise DatasetError(
-                f"document pattern '{pattern}' matches no file (relative to {context.project_dir}); fix the pattern"
-            )
-        files.update(dict.fromkeys(matches))
+            empty.append(pattern)
+        elif not glob.has_magic(pattern) and not _supported(matches[0]):
+            raise DatasetError(f"{matches[0]}: unsupported document file type '{matches[0].suffix}'; use "
+                               f"{_SUPPORTED_NAMES}")
+        skipped.update(dict.fromkeys(path for path in matches if not _supported(path)))
+        files.update(dict.fromkeys(path for path in matches if _supported(path)))
+    if not files:
+        raise DatasetError(_nothing_matched(patterns, empty, list(skipped), context))
+    for pattern in empty:
+        context.warn(f"document pattern '{pattern}' matches no file (relative to {context.project_dir}); "
+                     "other patterns matched, so it is ignored")
+    if skipped:
+        kinds = ", ".join(sorted({path.suffix or "(no extension)" for path in skipped}))
+        context.warn(f"{len(skipped)} file(s) matched by the document patterns were skipped: unsupported type "
+                     f"({kinds}); documents are read from {_SUPPORTED_NAMES}")
     return list(files)
+
+
+def _supported(file: Path) -> bool:
+    return file.suffix.lower() in _TEXT_SUFFIXES + _RECORD_SUFFIXES
+
+
+def _nothing_matched(patterns: list[str], empty: list[str], skipped: list[Path], context: ComponentContext) -> str:
+    """The error when no pattern matched a document file."""
+    if skipped:
+        return (f"document patterns {', '.join(map(repr, patterns))} match only files of unsupported types "
+                f"({len(skipped)} file(s), e.g. {skipped[0].name}) in {context.project_dir}; documents are read "
+                f"from {_SUPPORTED_NAMES}")
+    names = ", ".join(repr(p) for p in empty)
+    return (f"document pattern{'s' if len(empty) > 1 else ''} {names} match{'' if len(empty) > 1 else 'es'} no "
+            f"file (relative to {context.project_dir}); fix the pattern or the folder")
 
 
 def _relative(file: Path, context: ComponentContext) -> str:
@@ -315,7 +357,7 @@ def _file_documents(file: Path, rel: str) -> Iterator[tuple[str, Document]]:
         for item, record in enumerate(_json_list(file), start=1):
             yield f"{file}, item {item}", _record_document(record, rel, f"{file}, item {item}")
     else:
-        raise DatasetError(f"{file}: unsupported document file type '{file.suffix}'; use .txt, .md, .json or .jsonl")
+        raise DatasetError(f"{file}: unsupported document file type '{file.suffix}'; use {_SUPPORTED_NAMES}")
 
 
 def _json_list(file: Path) -> list[dict[str, Any]]:

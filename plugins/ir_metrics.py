@@ -22,9 +22,9 @@ from __future__ import annotations
 import dataclasses
 import math
 from pathlib import Path
-from typing import Iterable, Literal, Mapping, Sequence
+from typing import Annotated, Any, Iterable, Literal, Mapping, Sequence
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from ragassay import hookimpl
 from ragassay.components import Metric
@@ -139,9 +139,10 @@ def reciprocal_rank(q: Judged, k: int | None = None) -> float:
     return next((1.0 / rank for rank, rel in enumerate(q.relevant(k), start=1) if rel), 0.0)
 
 
-def precision(q: Judged, k: int, *, capped: bool = False) -> float:
-    """Relevant among the first k / k (trec_eval ``P_k``); ``capped`` divides by min(k, retrieved) (Unitxt)."""
-    divisor = min(k, len(q.grades)) if capped else k
+def precision(q: Judged, k: int | None, *, capped: bool = False) -> float:
+    """Relevant among the first k / k (trec_eval ``P_k``); ``capped`` divides by min(k, retrieved) (Unitxt);
+    k None divides by the number retrieved."""
+    divisor = len(q.grades) if k is None else min(k, len(q.grades)) if capped else k
     return sum(q.relevant(k)) / divisor if divisor else 0.0
 
 
@@ -150,7 +151,7 @@ def recall(q: Judged, k: int | None = None) -> float:
     return sum(q.relevant(k)) / q.num_rel if q.num_rel else 0.0
 
 
-def success(q: Judged, k: int) -> float:
+def success(q: Judged, k: int | None) -> float:
     """1 if a relevant document is among the first k (trec_eval ``success_k``), else 0."""
     return 1.0 if any(q.relevant(k)) else 0.0
 
@@ -226,6 +227,15 @@ def summarize(queries: Sequence[Mapping[str, float]]) -> dict[str, float]:
 # ----------------------------------------------------------------------------------------------
 
 
+def _all_is_none(value: Any) -> Any:
+    """``"all"`` (TOML has no null) means no cut-off."""
+    return None if isinstance(value, str) and value.strip().lower() == "all" else value
+
+
+#: A rank cut-off option: a positive integer, or ``"all"`` / None for the whole ranking.
+CutOff = Annotated[Annotated[int, Field(ge=1)] | None, BeforeValidator(_all_is_none)]
+
+
 class IROptions(BaseModel):
     """Options shared by the IR metrics."""
 
@@ -243,13 +253,13 @@ class IROptions(BaseModel):
 class MRROptions(IROptions):
     """Options of ``ir_mrr``."""
 
-    k: int | None = Field(None, ge=1, description="Consider the first k ids only (None: all, as trec_eval).")
+    k: CutOff = Field(None, description="Consider the first k ids only ('all' or None: all, as trec_eval).")
 
 
 class MAPOptions(IROptions):
     """Options of ``ir_map``."""
 
-    k: int | None = Field(None, ge=1, description="Cut-off (trec_eval map_cut_k); None: whole ranking.")
+    k: CutOff = Field(None, description="Cut-off (trec_eval map_cut_k); 'all' or None: whole ranking.")
     variant: Literal["trec_eval", "unitxt"] = Field(
         "trec_eval", description="'trec_eval': divide by all relevant ids; 'unitxt': by relevant retrieved.")
 
@@ -257,20 +267,21 @@ class MAPOptions(IROptions):
 class CutOptions(IROptions):
     """Options of ``ir_recall_at_k`` and ``hit_at_k``."""
 
-    k: int = Field(5, ge=1, description="Rank cut-off.")
+    k: CutOff = Field(5, description="Rank cut-off; 'all' or None: the whole ranking.")
 
 
 class PrecisionOptions(CutOptions):
     """Options of ``ir_precision_at_k``."""
 
     variant: Literal["trec_eval", "unitxt"] = Field(
-        "trec_eval", description="'trec_eval': divide by k; 'unitxt': by min(k, number retrieved).")
+        "trec_eval", description="'trec_eval': divide by k; 'unitxt': by min(k, number retrieved). With k = "
+        "'all' both divide by the number retrieved.")
 
 
 class NDCGOptions(IROptions):
     """Options of ``ndcg_at_k``."""
 
-    k: int | None = Field(10, ge=1, description="Rank cut-off (trec_eval ndcg_cut_k); None: full ndcg.")
+    k: CutOff = Field(10, description="Rank cut-off (trec_eval ndcg_cut_k); 'all' or None: full ndcg.")
 
 
 def sample_qrels(sample: Sample) -> dict[str, float] | Unscored:
@@ -330,6 +341,8 @@ class IRMRR(IRMetric):
     """Reciprocal rank of the first relevant id (trec_eval recip_rank); the run mean is MRR."""
 
     name = "ir_mrr"
+    direction = "higher"
+    value_range = (0.0, 1.0)
     Options = MRROptions
     formula = "1 / min{ i ≤ k : grade(id_i) ≥ level }  (0 if none)"
     source = "trec_eval m_recip_rank.c; Voorhees 1999, TREC-8 QA track report"
@@ -342,6 +355,8 @@ class IRMAP(IRMetric):
     """Average precision (trec_eval map): precision at each relevant rank, over all relevant ids."""
 
     name = "ir_map"
+    direction = "higher"
+    value_range = (0.0, 1.0)
     Options = MAPOptions
     formula = "Σ_{i ≤ k, rel_i} P@i / |relevant|   (unitxt: / |relevant retrieved|)"
     source = "trec_eval m_map.c, m_map_cut.c; Manning et al. 2008, Introduction to IR, Sec. 8.4"
@@ -354,6 +369,8 @@ class NDCGAtK(IRMetric):
     """Normalised discounted cumulative gain at k with graded gains (trec_eval ndcg_cut)."""
 
     name = "ndcg_at_k"
+    direction = "higher"
+    value_range = (0.0, 1.0)
     Options = NDCGOptions
     formula = "Σ_{i ≤ k} g_i / log2(i + 1)  /  same sum over the ideal order of all judged ids"
     source = "Järvelin & Kekäläinen 2002, ACM TOIS 20(4); trec_eval m_ndcg.c, m_ndcg_cut.c"
@@ -366,6 +383,8 @@ class IRPrecisionAtK(IRMetric):
     """Precision at k: relevant ids among the first k, divided by k (trec_eval P_k)."""
 
     name = "ir_precision_at_k"
+    direction = "higher"
+    value_range = (0.0, 1.0)
     Options = PrecisionOptions
     formula = "|{ i ≤ k : rel_i }| / k   (unitxt: / min(k, retrieved))"
     source = "trec_eval m_P.c; Manning et al. 2008, Introduction to IR, Sec. 8.4"
@@ -378,6 +397,8 @@ class IRRecallAtK(IRMetric):
     """Recall at k: relevant ids among the first k, divided by all relevant ids (trec_eval recall_k)."""
 
     name = "ir_recall_at_k"
+    direction = "higher"
+    value_range = (0.0, 1.0)
     Options = CutOptions
     formula = "|{ i ≤ k : rel_i }| / |relevant|"
     source = "trec_eval m_recall.c; Manning et al. 2008, Introduction to IR, Sec. 8.4"
@@ -390,6 +411,8 @@ class HitAtK(IRMetric):
     """Hit at k: 1 when a relevant id is among the first k (trec_eval success_k)."""
 
     name = "hit_at_k"
+    direction = "higher"
+    value_range = (0.0, 1.0)
     Options = CutOptions
     formula = "1[ ∃ i ≤ k : rel_i ]"
     source = "trec_eval m_success.c; Unitxt RetrievalAtK match_at_k"
@@ -402,6 +425,8 @@ class RPrecision(IRMetric):
     """R-precision: precision at rank R, R the number of relevant ids (trec_eval Rprec)."""
 
     name = "r_precision"
+    direction = "higher"
+    value_range = (0.0, 1.0)
     Options = IROptions
     formula = "|{ i ≤ R : rel_i }| / R,  R = |relevant|"
     source = "trec_eval m_Rprec.c; Manning et al. 2008, Introduction to IR, Sec. 8.4"

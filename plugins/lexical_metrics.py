@@ -82,6 +82,8 @@ class TokenRecall(Metric):
     """
 
     name = "token_recall"
+    direction = "higher"
+    value_range = (0.0, 1.0)
     formula = "max_r |tokens(answer) ∩ tokens(r)| / |tokens(r)|  (multiset intersection)"
     source = "Unitxt RAG support, 'Answer Correctness' (seeds/004); Adlakha et al. 2023, token-level Recall"
 
@@ -102,6 +104,8 @@ class TokenF1(Metric):
     """
 
     name = "token_f1"
+    direction = "higher"
+    value_range = (0.0, 1.0)
     formula = "max_r 2·P·R/(P+R),  P = |a ∩ r|/|a|,  R = |a ∩ r|/|r|  (multiset tokens; 0 if no overlap)"
     source = "SQuAD v1.1 evaluation script, f1_score (Rajpurkar et al. 2016); Unitxt TokenOverlap f1"
 
@@ -136,6 +140,8 @@ class KPrecision(Metric):
     """
 
     name = "k_precision"
+    direction = "higher"
+    value_range = (0.0, 1.0)
     Options = KPrecisionOptions
     formula = "|tokens(answer) ∩ tokens(contexts joined)| / |tokens(answer)|  (multiset intersection)"
     source = "Unitxt RAG support, 'Faithfulness' (seeds/004); Adlakha et al. 2023, K-Precision"
@@ -160,6 +166,8 @@ class ExactMatch(Metric):
     """
 
     name = "exact_match"
+    direction = "higher"
+    value_range = (0.0, 1.0)
     formula = "max_r 1[normalize(answer) == normalize(r)]"
     source = "SQuAD v1.1 evaluation script, exact_match_score (Rajpurkar et al. 2016)"
 
@@ -180,6 +188,8 @@ class ContainsAnswer(Metric):
     """
 
     name = "contains_answer"
+    direction = "higher"
+    value_range = (0.0, 1.0)
     formula = "max_r 1[tokens(r) is a contiguous sub-sequence of tokens(answer)]"
     source = "DPR has_answer token-sequence match (Karpukhin et al. 2020), on SQuAD-normalised tokens"
 

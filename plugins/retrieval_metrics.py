@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ragassay import hookimpl
 from ragassay.components import Metric
 from ragassay.models import RAGOutput, Sample, Unscored
+from ragassay.plugins.ir_metrics import CutOff
 
 
 class MRROptions(BaseModel):
@@ -28,7 +29,7 @@ class MRROptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    k: int | None = Field(None, ge=1, description="Consider only the first k retrieved contexts (None: all).")
+    k: CutOff = Field(None, description="Consider only the first k retrieved contexts ('all' or None: all).")
 
 
 class AtKOptions(BaseModel):
@@ -36,7 +37,7 @@ class AtKOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    k: int | None = Field(5, ge=1, description="Rank cut-off: the first k retrieved contexts (None: all).")
+    k: CutOff = Field(5, description="Rank cut-off: the first k retrieved contexts ('all' or None: all).")
 
 
 def _references(sample: Sample, output: RAGOutput) -> list[str] | Unscored:
@@ -69,6 +70,8 @@ class ContextMRR(Metric):
     """
 
     name = "context_mrr"
+    direction = "higher"
+    value_range = (0.0, 1.0)
     Options = MRROptions
     formula = "1 / min{ i ≤ k : id_i ∈ refs or doc_id_i ∈ refs }  (0 if none)"
     source = "Unitxt RAG support, 'Context Correctness' (seeds/004); Voorhees 1999, TREC-8 QA track (MRR)"
@@ -93,6 +96,8 @@ class RecallAtK(Metric):
     """
 
     name = "recall_at_k"
+    direction = "higher"
+    value_range = (0.0, 1.0)
     Options = AtKOptions
     formula = "|refs ∩ ids(first k retrieved)| / |refs|  (refs distinct; chunk or document ids)"
     source = "Manning et al. 2008, Introduction to IR, Sec. 8.4; Unitxt RetrievalAtK recall"
@@ -115,6 +120,8 @@ class PrecisionAtK(Metric):
     """
 
     name = "precision_at_k"
+    direction = "higher"
+    value_range = (0.0, 1.0)
     Options = AtKOptions
     formula = "|{ i ≤ k : id_i ∈ refs or doc_id_i ∈ refs }| / k  (k=None: / number retrieved)"
     source = "Manning et al. 2008, Introduction to IR, Sec. 8.4 (precision at k)"

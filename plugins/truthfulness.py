@@ -80,6 +80,8 @@ class Truthfulness(_LLMScore):
     """Truthfulness of the answer against the reference article, 1-5, by an LLM evaluator (seeds/003)."""
 
     name = "truthfulness"
+    direction = "higher"
+    value_range = (1.0, 5.0)
     aspect = "truthfulness"
 
 
@@ -87,6 +89,8 @@ class Relevance(_LLMScore):
     """Relevance of the answer to the question, 1-5 (1 for "I don't know"), by an LLM evaluator (seeds/003)."""
 
     name = "relevance"
+    direction = "higher"
+    value_range = (1.0, 5.0)
     aspect = "relevance"
 
 

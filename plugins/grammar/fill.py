@@ -3,7 +3,8 @@
 For each SQL template: the distinct values of each placeholder's column (``SELECT DISTINCT column FROM
 table``), their Cartesian product, each combination bound as parameters and executed for the answer. Only
 queries with exactly one answer row are kept (Appendix J: a single ground truth); empty results and NULL
-answers are dropped. The source rows of a kept answer are found by running the template's FROM and WHERE
+answers are dropped, and so are combinations with an empty placeholder value (no question to ask). The
+source rows of a kept answer are found by running the template's FROM and WHERE
 clauses for the primary keys of every table it names (the rows that matched, before any aggregation).
 
 Everything is lazy: combinations are produced one at a time, so memory does not grow with the pairs.
@@ -131,9 +132,12 @@ def fill(conn: Connection, compiled: CompiledTemplate, value_lists: list[list], 
     statement = text(compiled.sql)
     provenance = text(compiled.provenance_sql) if compiled.provenance_sql else None
     for combo in itertools.product(*value_lists):
+        stats["combinations"] = stats.get("combinations", 0) + 1
+        if any(not value_text(value).strip() for value in combo):  # "Where is ?" has no question to ask
+            stats["empty value"] = stats.get("empty value", 0) + 1
+            continue
         params = {f"p{i}": value for i, value in enumerate(combo)}
         rows = conn.execute(statement, params).fetchmany(2)
-        stats["combinations"] = stats.get("combinations", 0) + 1
         reason = "empty" if not rows else "multiple answers" if len(rows) > 1 else \
             "null answer" if any(v is None for v in rows[0]) else None
         if reason is not None:
@@ -160,8 +164,17 @@ def _split_keys(row: tuple, tables: list[tuple[str, int]]) -> list[tuple[str, tu
 
 
 def render_text(parts: list[str | int], values: tuple) -> str:
-    """A text query: the text template with each placeholder replaced by its value (Algorithm 1 line 16)."""
-    return re.sub(r"\s+", " ", "".join(p if isinstance(p, str) else value_text(values[p]) for p in parts)).strip()
+    """A text query: the text template with each placeholder replaced by its value (Algorithm 1 line 16).
+
+    Whitespace of the template's own text is collapsed (and trimmed at the ends); values are kept exactly
+    as stored ("New  York  Times" keeps its double spaces).
+    """
+    pieces = [re.sub(r"\s+", " ", p) if isinstance(p, str) else value_text(values[p]) for p in parts]
+    if parts and isinstance(parts[0], str):
+        pieces[0] = pieces[0].lstrip()
+    if parts and isinstance(parts[-1], str):
+        pieces[-1] = pieces[-1].rstrip()
+    return "".join(pieces)
 
 
 def answer_text(answer: tuple) -> str:

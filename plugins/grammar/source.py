@@ -133,8 +133,8 @@ class GrammarSource(DatasetSource):
 
     def summary(self) -> list[dict[str, Any]]:
         """Per template, after :meth:`samples` ran: combinations, kept groups, and why the others were dropped."""
-        return [{"template": tid, **{k: stats.get(k, 0) for k in
-                                     ("combinations", "kept", "empty", "multiple answers", "null answer")}}
+        reasons = ("combinations", "kept", "empty", "multiple answers", "null answer", "empty value")
+        return [{"template": tid, **{k: stats.get(k, 0) for k in reasons}}
                 for tid, stats in getattr(self, "stats", {}).items()]
 
     # -- preparation -------------------------------------------------------------------------------

@@ -4,8 +4,10 @@ Templates use the paper's placeholder format ``[Table.Column]`` (section 3.1, Ta
 (``WHERE Name = '[Company.Name]'``). A template is turned into SQL with named bind parameters (``:p0``,
 ``:p1``, one per distinct placeholder) so values are always bound, never formatted into SQL.
 
-Without a SQL parser dependency, the check is conservative: one statement, starting with SELECT or WITH, no
-comments, and none of the keywords that write or change anything; the database is opened read-only as well.
+The SELECT-only check and the table and column extraction parse the SQL with sqlglot (SQLite dialect): one
+statement, a query (SELECT, WITH ... SELECT, UNION, ...), no comment, and no node that writes or changes
+anything anywhere in the tree; the database is opened read-only as well. A small scanner splits the text into
+literals and code for binding placeholders and finding the top-level clauses.
 """
 
 from __future__ import annotations
@@ -13,11 +15,9 @@ from __future__ import annotations
 import dataclasses
 import re
 
+from ragassay.errors import MissingDependencyError
+
 PLACEHOLDER = re.compile(r"\[([^\[\].'\"]+)\.([^\[\].'\"]+)\]")
-_FORBIDDEN = ("INSERT", "UPDATE", "DELETE", "DROP", "ALTER", "CREATE", "ATTACH", "DETACH", "PRAGMA", "VACUUM",
-              "GRANT", "REVOKE", "TRUNCATE", "MERGE", "INTO", "COPY", "CALL", "EXEC", "EXECUTE", "REINDEX", "LOCK",
-              "UPSERT")
-_FORBIDDEN_RE = re.compile(r"\b(" + "|".join(_FORBIDDEN) + r")\b", re.IGNORECASE)
 _CLAUSE = re.compile(r"\b(SELECT|FROM|WHERE|GROUP\s+BY|HAVING|ORDER\s+BY|LIMIT|OFFSET|UNION|INTERSECT|EXCEPT|WINDOW)\b",
                      re.IGNORECASE)
 _TYPOGRAPHIC = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
@@ -78,30 +78,76 @@ def _literal_end(sql: str, start: int) -> int:
     raise ValueError(f"unterminated {'string literal' if quote == chr(39) else 'quoted identifier'}")
 
 
+#: Statements and clauses that write or change something: never allowed in a template.
+_WRITES = ("Insert", "Update", "Delete", "Drop", "Create", "Alter", "AlterTable", "Merge", "Into", "Command",
+           "Pragma", "Attach", "Detach", "Grant", "Revoke", "TruncateTable", "Copy", "Use", "Set", "Transaction")
+
+
+def _sqlglot():
+    try:
+        import sqlglot
+    except ImportError as exc:  # pragma: no cover - it is a dependency of ragassay
+        raise MissingDependencyError(f"the grammar source needs sqlglot ({exc}). Install it with: "
+                                     "pip install 'sqlglot>=25'") from exc
+    return sqlglot
+
+
+def _parse(sql: str) -> list:
+    """The statements of ``sql`` parsed by sqlglot (placeholders made literals); raises ValueError."""
+    sqlglot = _sqlglot()
+    from sqlglot.errors import ParseError, TokenError
+
+    try:
+        return [statement for statement in sqlglot.parse(PLACEHOLDER.sub("NULL", sql), read="sqlite") if statement]
+    except (ParseError, TokenError) as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ValueError(_readable(reason)) from None
+
+
+def _readable(reason: str) -> str:
+    if reason.startswith("Error tokenizing"):
+        return "unterminated string literal or quoted identifier"
+    if reason.startswith("Expecting )") or "Expecting )" in reason:
+        return f"unbalanced parentheses ({reason})"
+    return reason
+
+
 def select_only_problems(sql: str) -> list[str]:
-    """Why ``sql`` is not a single read-only SELECT (empty list: it is)."""
+    """Why ``sql`` is not a single read-only SELECT (empty list: it is); parsed with sqlglot."""
     sql = clean_sql(sql)
     if not sql:
         return ["the SQL is empty"]
     try:
         segments = scan(sql)
+        statements = _parse(sql)
     except ValueError as exc:
         return [f"does not parse: {exc}"]
-    code = PLACEHOLDER.sub(" ", " ".join(s.text for s in segments if s.kind == "code"))
     problems = []
     if any(s.kind == "comment" for s in segments):
         problems.append("contains a comment; remove it")
-    if ";" in code:
-        problems.append("contains more than one statement (';')")
-    first = re.match(r"[\s(]*(\w*)", code).group(1).upper()
-    if first not in ("SELECT", "WITH"):
-        problems.append(f"is not a SELECT query (starts with {first or 'nothing'!r}); only SELECT is allowed")
-    bad = sorted({m.group(1).upper() for m in _FORBIDDEN_RE.finditer(code)})
-    if bad:
-        problems.append(f"uses {', '.join(bad)}: only read-only SELECT queries are allowed")
-    if code.count("(") != code.count(")"):
-        problems.append("does not parse: unbalanced parentheses")
+    if len(statements) != 1:
+        problems.append(f"contains {len(statements)} statements (';' separates more than one statement)"
+                        if statements else "does not parse: no statement")
+    if not statements:
+        return problems
+    from sqlglot import exp
+
+    first = statements[0]
+    if not isinstance(first, exp.Query):
+        keyword = sql.split(None, 1)[0].upper()
+        problems.append(f"is not a SELECT query (starts with {keyword!r}); only SELECT is allowed")
+    writes = sorted({_write_name(node) for statement in statements for node in statement.walk()
+                     if type(node).__name__ in _WRITES})
+    if writes:
+        problems.append(f"uses {', '.join(writes)}: only read-only SELECT queries are allowed")
     return problems
+
+
+def _write_name(node) -> str:
+    name = type(node).__name__
+    if name == "Command":
+        return str(node.this).upper()
+    return {"AlterTable": "ALTER", "TruncateTable": "TRUNCATE"}.get(name, name.upper())
 
 
 @dataclasses.dataclass(frozen=True)
@@ -178,39 +224,39 @@ def split_top_level(text: str, sep: str = ",") -> list[str]:
     return [p for p in parts if p]
 
 
-_NAME = r'(?:"[^"]+"|`[^`]+`|[A-Za-z_][\w$]*)'
-_TABLE_REF = re.compile(rf"(?:^|,|\bJOIN\b)\s*(?P<table>{_NAME}(?:\.{_NAME})?)(?:\s+(?:AS\s+)?(?P<alias>{_NAME}))?",
-                        re.IGNORECASE)
-_NOT_ALIAS = {"ON", "USING", "WHERE", "LEFT", "RIGHT", "INNER", "OUTER", "CROSS", "NATURAL", "JOIN", "FULL", "GROUP",
-              "ORDER", "LIMIT", "HAVING", "UNION", "WINDOW"}
-_COLUMN_REF = re.compile(rf"^(?:(?P<qualifier>{_NAME})\.)?(?P<column>{_NAME})(?:\s+(?:AS\s+)?{_NAME})?$", re.IGNORECASE)
-
-
 def unquote(name: str) -> str:
     return name[1:-1] if name[:1] in "\"`" and name[-1:] in "\"`" else name
 
 
 def table_refs(from_clause: str) -> list[tuple[str, str]]:
     """(table, alias) of the tables named in a FROM clause (alias = table when none); subqueries skipped."""
-    refs = []
-    for match in _TABLE_REF.finditer(masked(from_clause)):
-        table = unquote(match.group("table").split(".")[-1])
-        alias = match.group("alias")
-        if alias is None or alias.upper() in _NOT_ALIAS:
-            alias = table
-        refs.append((table, unquote(alias)))
-    return refs
+    from sqlglot import exp
+
+    try:
+        statements = _parse(f"SELECT 1 FROM {from_clause}")
+    except ValueError:
+        return []
+    select = statements[0] if statements else None
+    if select is None:
+        return []
+    sources = [select.args.get("from_") or select.args.get("from")] + list(select.args.get("joins") or [])
+    tables = [source.this for source in sources if source is not None and isinstance(source.this, exp.Table)]
+    return [(table.name, table.alias_or_name) for table in tables]
 
 
 def select_columns(select_clause: str) -> list[tuple[str | None, str] | None]:
     """(qualifier, column) of each plain column in a select list; None for expressions."""
-    text = re.sub(r"^\s*(DISTINCT|ALL)\b", "", select_clause, flags=re.IGNORECASE)
+    from sqlglot import exp
+
+    try:
+        statements = _parse(f"SELECT {select_clause}")
+    except ValueError:
+        return []
     out: list[tuple[str | None, str] | None] = []
-    for item in split_top_level(text):
-        match = _COLUMN_REF.match(item)
-        if match and match.group("column").upper() not in ("NULL", "TRUE", "FALSE"):
-            qualifier = match.group("qualifier")
-            out.append((unquote(qualifier) if qualifier else None, unquote(match.group("column"))))
+    for item in statements[0].expressions if statements else []:
+        column = item.unalias() if isinstance(item, exp.Alias) else item
+        if isinstance(column, exp.Column) and not isinstance(column.this, exp.Star):
+            out.append((column.table or None, column.name))
         else:
             out.append(None)
     return out

@@ -3,12 +3,17 @@
 Rows carry the Unitxt RAG output fields (question_id, answer, contexts, contexts_id/context_ids) and are
 joined to the samples by question_id. A sample with no row fails with that reason; rows whose question_id
 is not in the dataset are reported as extra.
+
+Optional fields: ``scores`` (one retrieval score per context, in the same order) and ``trace`` (a JSON
+object) are kept in the output's trace, so the IR metrics order tied contexts exactly as trec_eval does
+(score descending, ties by id descending). In CSV, ``scores`` is a JSON array and ``trace`` a JSON object.
 """
 
 from __future__ import annotations
 
 import csv
 import json
+import math
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -20,7 +25,7 @@ from ragassay.models import RAGOutput, Sample
 
 from .outputs import to_output
 
-LIST_FIELDS = ("contexts", "contexts_id", "context_ids", "context_document_ids")
+LIST_FIELDS = ("contexts", "contexts_id", "context_ids", "context_document_ids", "scores")
 
 
 class PrecomputedOptions(BaseModel):
@@ -47,6 +52,7 @@ class PrecomputedRAG(RAGSystem):
                 raise DatasetError(f"{path}, line {line}: {self.options.id_field} '{key}' already on line "
                                    f"{self.rows[str(key)][0]}.")
             self.rows[str(key)] = (line, row)
+            _check_trace_fields(row, f"{path}, line {line}")
         self.path = path
 
     def check_samples(self, samples: list[Sample]) -> list[str]:
@@ -63,7 +69,25 @@ class PrecomputedRAG(RAGSystem):
         if found is None:
             raise LookupError(f"no precomputed output for question_id '{sample.question_id}' in {self.path.name}")
         line, row = found
-        return to_output(row, f"{self.path.name}, line {line}")
+        output = to_output(row, f"{self.path.name}, line {line}")
+        trace = {**row.get("trace", {}), **({"scores": [float(x) for x in row["scores"]]} if "scores" in row else {})}
+        return output.model_copy(update={"trace": trace}) if trace else output
+
+
+def _check_trace_fields(row: dict[str, Any], where: str) -> None:
+    """``trace`` must be an object and ``scores`` one finite number per retrieved context."""
+    if "trace" in row and not isinstance(row["trace"], dict):
+        raise DatasetError(f"{where}: 'trace' must be a JSON object, not {type(row['trace']).__name__}.")
+    if "scores" not in row:
+        return
+    scores = row["scores"]
+    if not isinstance(scores, list) or not all(
+            isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in scores):
+        raise DatasetError(f"{where}: 'scores' must be a list of finite numbers, one per context.")
+    ranked = next((row[k] for k in ("context_ids", "contexts_id", "contexts") if row.get(k)), [])
+    if len(scores) != len(ranked):
+        raise DatasetError(f"{where}: {len(scores)} scores for {len(ranked)} contexts; give one score per "
+                           "context, in the same order.")
 
 
 def read_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -103,4 +127,13 @@ def _csv(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                         parsed[key] = json.loads(cell) if cell.lstrip().startswith("[") else [cell]
                     except ValueError:
                         raise DatasetError(f"{path}, line {index}: '{key}' is not a JSON array.") from None
+            if parsed.get("trace"):
+                try:
+                    parsed["trace"] = json.loads(parsed["trace"])
+                except ValueError:
+                    raise DatasetError(f"{path}, line {index}: 'trace' is not a JSON object.") from None
+            else:
+                parsed.pop("trace", None)
+            if not parsed.get("scores"):
+                parsed.pop("scores", None)
             yield index, parsed

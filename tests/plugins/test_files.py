@@ -224,7 +224,69 @@ def test_document_errors(tmp_path, name, text, message):
         list(read_documents([name], ComponentContext(project_dir=tmp_path)))
 
 
-def test_pattern_matching_nothing_is_named(tmp_path):
+def test_pattern_matching_nothing_is_a_warning_when_others_matched(tmp_path):
     write(tmp_path, "docs/a.md", "# A\n")
-    with pytest.raises(DatasetError, match=r"document pattern 'docs/\*\.txt' matches no file"):
-        list(source(tmp_path, "qa.jsonl", documents=["docs/*.md", "docs/*.txt"]).documents())
+    files = source(tmp_path, "qa.jsonl", documents=["docs/*.md", "docs/*.txt"])
+    assert [d.id for d in files.documents()] == ["docs/a.md"]
+    assert len(files.context.warnings) == 1
+    assert "document pattern 'docs/*.txt' matches no file" in files.context.warnings[0]
+
+
+def test_no_pattern_matching_anything_is_an_error_naming_patterns_and_folder(tmp_path):
+    (tmp_path / "corpus").mkdir()
+    files = source(tmp_path, "qa.jsonl", documents=["corpus/**/*.md", "corpus/**/*.txt"])
+    with pytest.raises(DatasetError) as caught:
+        list(files.documents())
+    message = str(caught.value)
+    assert "'corpus/**/*.md', 'corpus/**/*.txt' match no file" in message and str(tmp_path) in message
+
+
+def test_common_text_formats_are_documents(tmp_path):
+    for name in ("a.txt", "b.text", "c.md", "d.markdown", "e.rst"):
+        write(tmp_path, f"corpus/{name}", f"Text of {name}.\n")
+    docs = list(read_documents(["corpus/*"], ComponentContext(project_dir=tmp_path)))
+    assert [d.id for d in docs] == ["corpus/a.txt", "corpus/b.text", "corpus/c.md", "corpus/d.markdown", "corpus/e.rst"]
+    assert docs[4].text == "Text of e.rst.\n" and docs[4].title == "e"
+
+
+def test_unsupported_files_matched_by_a_wildcard_are_skipped_with_one_counted_warning(tmp_path):
+    write(tmp_path, "corpus/a.md", "# A\n")
+    write(tmp_path, "corpus/scan.pdf", "%PDF")
+    write(tmp_path, "corpus/sub/logo.png", "PNG")
+    context = ComponentContext(project_dir=tmp_path)
+    assert [d.id for d in read_documents(["corpus/**/*"], context)] == ["corpus/a.md"]
+    assert context.warnings == [("2 file(s) matched by the document patterns were skipped: unsupported type "
+                                 "(.pdf, .png); documents are read from .txt, .text, .md, .markdown, .rst, .json "
+                                 "or .jsonl")]
+
+
+def test_only_unsupported_files_matched_is_an_error(tmp_path):
+    write(tmp_path, "corpus/scan.pdf", "%PDF")
+    with pytest.raises(DatasetError, match=r"match only files of unsupported types \(1 file\(s\), e\.g\. scan\.pdf\)"):
+        list(read_documents(["corpus/*"], ComponentContext(project_dir=tmp_path)))
+
+
+def test_no_patterns_no_documents(tmp_path):
+    assert list(read_documents([], ComponentContext(project_dir=tmp_path))) == []
+
+
+@pytest.mark.parametrize(
+    "cell, expected",
+    [
+        ("a.md;b.md", ["a.md", "b.md"]),
+        (" a.md ; b.md ;", ["a.md", "b.md"]),
+        ('"[""a.md"", ""b;c.md""]"', ["a.md", "b;c.md"]),
+        ("a.md", ["a.md"]),
+    ],
+)
+def test_csv_list_fields_accept_semicolons_and_json_arrays(tmp_path, cell, expected):
+    header = "question,reference_context_ids,reference_answers,reference_contexts"
+    write(tmp_path, "qa.csv", f"{header}\nQ?,{cell},{cell},{cell}\n")
+    sample = next(source(tmp_path, "qa.csv").samples())
+    assert sample.reference_context_ids == expected
+    assert sample.reference_answers == expected and sample.reference_contexts == expected
+
+
+def test_jsonl_string_with_semicolon_stays_one_value(tmp_path):
+    write(tmp_path, "qa.jsonl", jsonl({"question": "Q?", "reference_answers": "Monday; Tuesday"}))
+    assert next(source(tmp_path, "qa.jsonl").samples()).reference_answers == ["Monday; Tuesday"]

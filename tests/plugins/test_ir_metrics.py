@@ -5,7 +5,13 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import pydantic
 import pytest
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
 
 from ragassay.models import RAGOutput, Sample, Unscored
 from ragassay.plugin_manager import load_plugins
@@ -194,3 +200,20 @@ def test_per_sample_mean_equals_trec_eval_on_the_same_run():
                                    ("ir_recall_at_k", "recall_5", {}), ("ndcg_at_k", "ndcg", {"k": None})]:
         mean = sum(metric(name, **options).score(s, o) for s, o in zip(samples, outputs)) / len(samples)
         assert mean == pytest.approx(summary[measure]), name
+
+
+@pytest.mark.parametrize("name", ["ir_mrr", "ir_map", "ndcg_at_k", "ir_precision_at_k", "ir_recall_at_k", "hit_at_k"])
+def test_k_all_can_be_written_in_toml_and_means_the_whole_ranking(name):
+    cls = load_plugins().registry.get("metric", name).cls
+    options = cls.Options.model_validate(tomllib.loads('k = "all"'))
+    assert options.k is None
+    sample = Sample(question_id="q", question="?", reference_context_ids=["g"])
+    out = output(["a", "b", "c", "d", "e", "f", "g"])  # the relevant id is 7th: beyond every default cut-off
+    assert cls(options).score(sample, out) > 0
+    with pytest.raises(pydantic.ValidationError):
+        cls.Options(k="some")
+
+
+def test_precision_at_k_all_divides_by_the_number_retrieved():
+    sample = Sample(question_id="q", question="?", reference_context_ids=["b", "d"])
+    assert metric("ir_precision_at_k", k="all").score(sample, output(["a", "b", "c", "d"])) == 0.5

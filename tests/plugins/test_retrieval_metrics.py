@@ -5,6 +5,11 @@ from __future__ import annotations
 import pydantic
 import pytest
 
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
+
 from ragassay.models import RAGOutput, Sample, Unscored
 from ragassay.plugin_manager import load_plugins
 from ragassay.plugins.retrieval_metrics import ContextMRR, PrecisionAtK, RecallAtK
@@ -154,3 +159,13 @@ def test_unscored_when_contexts_have_no_ids(cls):
 @pytest.mark.parametrize("cls", ALL)
 def test_empty_retrieval_scores_zero(cls):
     assert score(cls, sample("c1"), output([])) == 0.0
+
+
+@pytest.mark.parametrize("cls", ALL)
+def test_k_all_can_be_written_in_toml_and_means_every_retrieved_context(cls):
+    options = cls.Options.model_validate(tomllib.loads('k = "all"'))
+    assert options.k is None
+    ids = ["a", "b", "c", "d", "e", "f", "g"]  # the reference is 7th: beyond the default cut-off of 5
+    assert cls(options).score(sample("g"), output(ids)) > 0
+    with pytest.raises(pydantic.ValidationError):
+        cls.Options(k="every")

@@ -77,3 +77,35 @@ def test_generation_never_writes_to_the_database(tmp_path):
     assert len(samples) == 11
     assert digest(tmp_path / "shop.db") == before
     assert not (tmp_path / "shop.db-wal").exists() and not (tmp_path / "shop.db-journal").exists()
+
+
+def _papers_db(path):
+    import sqlite3
+
+    con = sqlite3.connect(path)
+    con.executescript("CREATE TABLE Paper (PaperID INTEGER PRIMARY KEY, Name TEXT, City TEXT);")
+    con.executemany("INSERT INTO Paper VALUES (?, ?, ?)",
+                    [(1, "New  York  Times", "New York"), (2, "", "Nowhere"), (3, "  ", "Blank"),
+                     (4, "Le Monde", "Paris")])
+    con.commit()
+    con.close()
+    return path
+
+
+def test_values_keep_their_exact_whitespace_in_the_question(tmp_path):
+    db = database.open_sqlite_file(_papers_db(tmp_path / "papers.db"))
+    compiled = _compiled(db, "SELECT City FROM Paper WHERE Name = '[Paper.Name]'", "  Where  is [Paper.Name]\nbased? ")
+    with db.connect() as conn:
+        filled = {f.values[0]: f for f in fill(conn, compiled, [["New  York  Times"]], {})}
+    assert render_text(compiled.texts[0][1], filled["New  York  Times"].values) == "Where is New  York  Times based?"
+
+
+def test_empty_values_are_skipped_with_a_counted_reason(tmp_path):
+    db = database.open_sqlite_file(_papers_db(tmp_path / "papers.db"))
+    compiled = _compiled(db, "SELECT City FROM Paper WHERE Name = '[Paper.Name]'", "Where is [Paper.Name]?")
+    stats: dict[str, int] = {}
+    with db.connect() as conn:
+        values = [distinct_values(conn, db.quote, t, c) for t, c in compiled.placeholders]
+        kept = [f.values[0] for f in fill(conn, compiled, values, stats)]
+    assert kept == ["Le Monde", "New  York  Times"]
+    assert stats == {"combinations": 4, "empty value": 2, "kept": 2}

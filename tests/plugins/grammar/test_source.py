@@ -151,3 +151,18 @@ def test_aurp_example_has_table5_scale_and_hundreds_of_grounded_pairs(tmp_path):
     corpus = {d.id for d in src.documents()}
     assert len(corpus) == 50 and all(set(s.reference_context_ids) <= corpus and s.reference_context_ids
                                      for s in samples)
+
+
+def test_the_summary_counts_combinations_skipped_for_an_empty_value(tmp_path):
+    con = sqlite3.connect(tmp_path / "papers.db")
+    con.executescript("CREATE TABLE Paper (PaperID INTEGER PRIMARY KEY, Name TEXT, City TEXT);"
+                      "INSERT INTO Paper VALUES (1, 'New  York  Times', 'New York'), (2, '', 'Nowhere');")
+    con.commit()
+    con.close()
+    (tmp_path / "templates.yaml").write_text(
+        "templates:\n  - id: city\n    sql: SELECT City FROM Paper WHERE Name = '[Paper.Name]'\n"
+        "    texts:\n      - { id: s, text: \"Where is [Paper.Name]?\" }\n", encoding="utf-8")
+    papers = source(tmp_path, path="papers.db")
+    assert [s.question for s in papers.samples()] == ["Where is New  York  Times?"]
+    assert papers.summary() == [{"template": "city", "combinations": 2, "kept": 1, "empty": 0,
+                                 "multiple answers": 0, "null answer": 0, "empty value": 1}]

@@ -128,3 +128,10 @@ def test_a_valid_template_has_no_problem_and_placeholders_match_case_insensitive
     tpl = _tpl("select city from customer where name = '[customer.NAME]'", "Where is [Customer.Name]?")
     with db.connect() as conn:
         assert template_problems(tpl, db.schema, conn) == []
+
+
+def test_the_sql_check_parses_instead_of_matching_keywords():
+    # columns named like keywords are data, not writes; malformed SQL is caught before it reaches the database
+    assert select_only_problems("SELECT Lock, Copy FROM Locker WHERE Id = [Locker.Id]") == []
+    assert any("does not parse" in p for p in select_only_problems("SELECT a FROM t WHERE"))
+    assert any("does not parse" in p for p in select_only_problems("SELECT a FROM t WHERE b = 1 1"))

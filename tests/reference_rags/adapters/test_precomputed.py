@@ -56,3 +56,50 @@ def test_bad_file_errors_name_the_line(tmp_path):
     (tmp_path / "outputs.jsonl").write_text('{"question_id": "q1"}\n{"question_id": "q1"}\n')
     result = ragassay_cli("run", str(path))
     assert result.returncode == 2 and "already on line 1" in result.stderr
+
+
+TIE_CONFIG = """
+[dataset]
+options = { path = "qa.jsonl" }
+[systems.offline]
+rag = "precomputed"
+options = { path = "%s" }
+[evaluation]
+metrics = [{ name = "ir_precision_at_k", options = { k = 1 } }, "ir_mrr"]
+"""
+TIE_QA = [{"question_id": "q1", "question": "Which?", "reference_context_ids": ["a"]}]
+
+
+def _ir_values(tmp_path) -> dict[str, float]:
+    con = sqlite3.connect(tmp_path / "ragassay-results.db")
+    return dict(con.execute("select m.metric, m.value from metric_values m join outputs o on o.id = m.output_id"))
+
+
+def test_tied_scores_are_ordered_as_trec_eval_does(tmp_path):
+    # 'a' (relevant) and 'b' tie at 0.7: trec_eval ranks ties by id descending, so 'b' first: P@1 0, MRR 0.5
+    row = {"question_id": "q1", "answer": "x", "contexts": ["A", "B"], "context_ids": ["a", "b"],
+           "scores": [0.7, 0.7], "trace": {"retriever": "mine"}}
+    (tmp_path / "outputs.jsonl").write_text(json.dumps(row) + "\n")
+    path = write_project(tmp_path, TIE_CONFIG % "outputs.jsonl", qa=TIE_QA, docs={})
+    result = ragassay_cli("run", str(path), "-q")
+    assert result.returncode == 0, result.stderr
+    assert _ir_values(tmp_path) == {"ir_precision_at_k": 0.0, "ir_mrr": 0.5}
+    stored = sqlite3.connect(tmp_path / "ragassay-results.db").execute("select output_json from outputs").fetchone()
+    assert json.loads(stored[0])["trace"] == {"retriever": "mine", "scores": [0.7, 0.7]}
+
+
+def test_tied_scores_from_csv(tmp_path):
+    (tmp_path / "outputs.csv").write_text(
+        'question_id,answer,contexts,context_ids,scores\nq1,x,"[""A"", ""B""]","[""a"", ""b""]","[0.7, 0.7]"\n',
+        encoding="utf-8")
+    path = write_project(tmp_path, TIE_CONFIG % "outputs.csv", qa=TIE_QA, docs={})
+    assert ragassay_cli("run", str(path), "-q").returncode == 0
+    assert _ir_values(tmp_path) == {"ir_precision_at_k": 0.0, "ir_mrr": 0.5}
+
+
+def test_scores_must_match_the_contexts(tmp_path):
+    row = {"question_id": "q1", "answer": "x", "context_ids": ["a", "b"], "scores": [0.7]}
+    (tmp_path / "outputs.jsonl").write_text(json.dumps(row) + "\n")
+    path = write_project(tmp_path, TIE_CONFIG % "outputs.jsonl", qa=TIE_QA, docs={})
+    result = ragassay_cli("run", str(path))
+    assert result.returncode == 2 and "outputs.jsonl, line 1: 1 scores for 2 contexts" in result.stderr

@@ -1,0 +1,29 @@
+"""Every shipped metric declares its direction and value range on its own class (not by inheriting the default)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragassay.components import Metric
+from ragassay.plugin_manager import load_plugins
+
+SHIPPED = ("ragassay.plugins.", "ragassay.reference_rags.")
+RANGES = {"truthfulness": (1.0, 5.0), "relevance": (1.0, 5.0)}
+
+
+def shipped_metrics():
+    registry = load_plugins().registry
+    found = [info.cls for info in registry.of_kind("metric") if info.cls.__module__.startswith(SHIPPED)]
+    assert len(found) >= 17
+    return found
+
+
+def _declared(cls, name):
+    return any(name in vars(klass) for klass in cls.__mro__ if klass is not Metric and issubclass(klass, Metric))
+
+
+@pytest.mark.parametrize("cls", shipped_metrics(), ids=lambda cls: cls.name)
+def test_direction_and_range_are_declared(cls):
+    assert _declared(cls, "direction") and _declared(cls, "value_range")
+    assert cls.direction == "higher"
+    assert cls.value_range == RANGES.get(cls.name, (0.0, 1.0))
