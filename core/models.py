@@ -167,7 +167,8 @@ class MetricValue(BaseModel):
     value: float | None = Field(description="The score; None exactly when unscored.")
     unscored_reason: str | None = Field(default=None, description="Why there is no value.")
     details: dict[str, Any] = Field(default_factory=dict, description="Metric-specific breakdown.")
-    usage: TokenUsage = Field(default_factory=TokenUsage, description="Model calls the metric made (evaluation cost).")
+    usage: TokenUsage | None = Field(default=None, description="Model calls the metric made (evaluation cost); "
+                                                              "None when it made none.")
 
 
 class Judgement(BaseModel):
@@ -181,7 +182,8 @@ class Judgement(BaseModel):
     explanation: str = Field(default="", description="The judge's reasoning or the reason it could not decide.")
     judge_id: str = Field(default="", description="Identity of the judge configuration (model, prompt version).")
     details: dict[str, Any] = Field(default_factory=dict, description="Judge-specific breakdown (raw reply, ...).")
-    usage: TokenUsage = Field(default_factory=TokenUsage, description="Model calls the judge made (evaluation cost).")
+    usage: TokenUsage | None = Field(default=None, description="Model calls the judge made (evaluation cost); "
+                                                              "None when it made none.")
 
 
 class ComponentSpec(BaseModel):

@@ -138,7 +138,8 @@ async def judgement(label: str, judge: Judge, sample: Sample, output: RAGOutput)
     if result.score is not None and not (math.isfinite(result.score) and -TOLERANCE <= result.score <= 1 + TOLERANCE):
         return Judgement(judge=label, verdict="unscored", score=None, usage=usage,
                          explanation=f"error: judge returned score {result.score}, outside [0, 1]")
-    return result.model_copy(update={"judge": label, "usage": result.usage + usage})
+    total = usage if result.usage is None else result.usage if usage is None else result.usage + usage
+    return result.model_copy(update={"judge": label, "usage": total})
 
 
 def describe(exc: BaseException) -> str:

@@ -8,35 +8,39 @@ reported by the system in ``RAGOutput.usage`` and is not metered here.
 
 from __future__ import annotations
 
-import contextlib
 import contextvars
-from typing import Iterator
 
 from ..models import TokenUsage
 
 
+_current: contextvars.ContextVar["UsageMeter | None"] = contextvars.ContextVar("ragassay_usage_meter",
+                                                                               default=None)
+
+
 class UsageMeter:
-    """Usage added up while the meter is open."""
+    """Usage added up while the meter is open (None until a call is recorded: most metrics call no model)."""
+
+    __slots__ = ("usage", "_token")
 
     def __init__(self) -> None:
-        self.usage = TokenUsage()
+        self.usage: TokenUsage | None = None
+        self._token: contextvars.Token | None = None
 
     def add(self, usage: TokenUsage) -> None:
-        self.usage = self.usage + usage
+        self.usage = usage if self.usage is None else self.usage + usage
+
+    def __enter__(self) -> "UsageMeter":
+        self._token = _current.set(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _current.reset(self._token)
 
 
-_current: contextvars.ContextVar[UsageMeter | None] = contextvars.ContextVar("ragassay_usage_meter", default=None)
-
-
-@contextlib.contextmanager
-def metering() -> Iterator[UsageMeter]:
-    """Open a meter for the calls made inside the ``with`` block (in this context and tasks it starts)."""
-    meter = UsageMeter()
-    token = _current.set(meter)
-    try:
-        yield meter
-    finally:
-        _current.reset(token)
+def metering() -> UsageMeter:
+    """A meter for the calls made inside a ``with metering() as meter:`` block (in this context and the tasks
+    it starts)."""
+    return UsageMeter()
 
 
 def record(usage: TokenUsage) -> None:

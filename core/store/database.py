@@ -359,8 +359,14 @@ def _output_row(run_id: str, r: UnitResult, now: float, prices: Any) -> dict[str
     }
 
 
-def _usage_row(usage: TokenUsage, prices: Any) -> dict[str, Any]:
+_NO_USAGE = {"input_tokens": 0, "output_tokens": 0, "calls": 0, "cached_tokens": 0, "cache_hits": 0,
+             "cost_usd": 0.0, "unpriced": None}
+
+
+def _usage_row(usage: TokenUsage | None, prices: Any) -> dict[str, Any]:
     """Evaluation-cost columns of one metric value or judgement."""
+    if usage is None:
+        return _NO_USAGE
     unpriced = prices.unpriced(usage)
     if not usage.by_model and (usage.input_tokens or usage.output_tokens):
         unpriced = ["(tokens reported without a model)"]
