@@ -103,7 +103,7 @@ def test_plugin_tutorial_code_works():
     assert [hit.chunk.id for hit in retriever.retrieve("salmon rivers", 2)] == ["d0#0", "d2#0"]
 
 
-PUBLIC_MODULES = {"ragassay", "ragassay.llm", "ragassay.testing"}  # "from ragassay import testing" too
+PUBLIC_MODULES = {"ragassay", "ragassay.llm", "ragassay.testing"}
 OWN_PACKAGES = ("ragassay.plugins", "ragassay.reference_rags")
 
 

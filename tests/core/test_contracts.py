@@ -8,8 +8,24 @@ import asyncio
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragassay import (Chunk, ComponentContext, ComponentNotFoundError, Corpus, DatasetSource, Document, Embedder,
-                      Encoded, Generation, Generator, PluginError, Reranker, Retriever, Sample, ScoredChunk, hookimpl)
+from ragassay import (
+    Chunk,
+    ComponentContext,
+    ComponentNotFoundError,
+    Corpus,
+    DatasetSource,
+    Document,
+    Embedder,
+    Encoded,
+    Generation,
+    Generator,
+    PluginError,
+    Reranker,
+    Retriever,
+    Sample,
+    ScoredChunk,
+    hookimpl,
+)
 from ragassay.components import KIND_BASES
 from ragassay.hookspecs import HOOK_KINDS
 from ragassay.plugin_manager import load_plugins

@@ -7,12 +7,11 @@ import subprocess
 import sys
 
 import pytest
+from conftest import PACKAGES
 
 from ragassay import PluginError, hookimpl, testing
 from ragassay.plugins.keyword import KeywordRetriever
 from ragassay.registry import Registry
-
-from conftest import PACKAGES
 
 pytest_plugins = ["ragassay.testing"]
 
