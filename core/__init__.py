@@ -4,6 +4,9 @@ The public facade for plugin authors and notebook users::
 
     from ragassay import hookimpl, Retriever, ScoredChunk, Sample, RAGOutput
 
+Plugins import only this facade, :mod:`ragassay.llm` (the model layer) and :mod:`ragassay.testing` (helpers
+for testing a plugin); everything else is private and may change.
+
 Names are imported lazily so that ``ragassay --help`` does not pay for pydantic, pluggy or SQLAlchemy.
 """
 
@@ -23,6 +26,8 @@ _EXPORTS = {
     "ComponentContext": "ragassay.components",
     "Chunker": "ragassay.components",
     "Retriever": "ragassay.components",
+    "Reranker": "ragassay.components",
+    "Encoded": "ragassay.components",
     "Embedder": "ragassay.components",
     "Generator": "ragassay.components",
     "GenerationRequest": "ragassay.components",
@@ -67,6 +72,16 @@ _EXPORTS = {
     "DatasetError": "ragassay.errors",
     "StoreError": "ragassay.errors",
     "ProviderError": "ragassay.errors",
+    "require": "ragassay.errors",
+    # text helpers shared by lexical components
+    "words": "ragassay.text",
+    "sentences": "ragassay.text",
+    "answer_tokens": "ragassay.text",
+    "normalize_answer": "ragassay.text",
+    # seeded sampling shared by dataset sources and analysis
+    "stratify_group": "ragassay.analysis.sampling",
+    "keep_unbalanced": "ragassay.analysis.sampling",
+    "check_fractions": "ragassay.analysis.settings",
     # running
     "run": "ragassay.api",
     "load_config": "ragassay.config",

@@ -91,6 +91,16 @@ class Component:
 
     Subclasses set ``name`` (and optionally ``Options``); the first docstring line is the description
     shown by ``ragassay plugins``. ``self.options`` holds the validated options.
+
+    What an exception does depends on where it is raised:
+
+    - a :class:`ragassay.RagassayError` (``ConfigError``, ``DatasetError``, ...) raised while a run is
+      planned (options validated, nested references resolved, the dataset read) aborts the run before any
+      work: the CLI prints it as one line and exits with code 2;
+    - any exception from :meth:`RAGSystem.prepare` fails every unit of that system, with the reason;
+    - any exception from :meth:`RAGSystem.answer` (and from the retriever or generator it calls) fails that
+      one unit, with the reason; the run goes on;
+    - any exception from a metric or judge is stored as unscored with ``error: ...``; the output is kept.
     """
 
     kind: ClassVar[str] = ""
@@ -119,7 +129,13 @@ class Chunker(Component):
 
 
 class Retriever(Component):
-    """Finds the chunks most relevant to a query."""
+    """Finds the chunks most relevant to a query.
+
+    ``index`` and ``retrieve`` are required. A retriever that can tell how it reached a result (query
+    truncation, per-part ranks, cache state) overrides :meth:`retrieve_traced`; one that waits on a network
+    service overrides :meth:`aretrieve`. RAG systems call :meth:`aretrieve_traced` and store the trace in
+    ``RAGOutput.trace["retrieval"]``.
+    """
 
     kind = "retriever"
 
@@ -131,15 +147,89 @@ class Retriever(Component):
         """Return at most ``k`` chunks, best first, ranks 1..n."""
         raise NotImplementedError
 
+    def retrieve_traced(self, query: str, k: int) -> tuple[list[ScoredChunk], dict[str, Any]]:
+        """The hits of :meth:`retrieve` and a JSON-serialisable trace of this one query.
+
+        Default: ``(self.retrieve(query, k), {})``. Override it (and make ``retrieve`` return its hits) to
+        report per-query details; the trace belongs to this call only, so concurrent queries never mix.
+        """
+        return self.retrieve(query, k), {}
+
+    async def aretrieve(self, query: str, k: int) -> list[ScoredChunk]:
+        """Asynchronous :meth:`retrieve`; network retrievers override it to not block the event loop.
+
+        Default: calls :meth:`retrieve`.
+        """
+        return self.retrieve(query, k)
+
+    async def aretrieve_traced(self, query: str, k: int) -> tuple[list[ScoredChunk], dict[str, Any]]:
+        """Asynchronous :meth:`retrieve_traced`: what RAG systems call.
+
+        Default: :meth:`retrieve_traced` when the class overrides it, else ``(await self.aretrieve(...), {})``.
+        """
+        if type(self).retrieve_traced is not Retriever.retrieve_traced:
+            return self.retrieve_traced(query, k)
+        return await self.aretrieve(query, k), {}
+
+
+class Reranker(Component):
+    """Reorders candidate chunks for a query (a cross-encoder, an LLM, a lexical score).
+
+    Used by retrievers that have a rerank step (``hybrid``'s ``reranker`` option). Contract of
+    :meth:`rerank`: return at most ``k`` of ``candidates``, best first, with ranks 1..n and the reranker's own
+    scores; it must be deterministic for the same inputs.
+    """
+
+    kind = "reranker"
+
+    def rerank(self, query: str, candidates: list[ScoredChunk], k: int) -> list[ScoredChunk]:
+        """The best ``k`` of ``candidates`` for ``query``, best first, ranks 1..n."""
+        raise NotImplementedError
+
+
+@dataclasses.dataclass
+class Encoded:
+    """Vectors of some texts, in input order, with what the embedder saw of each text.
+
+    ``vectors`` is an (n, d) array or a list of n vectors; ``tokens`` the token count of each text (None when
+    unknown); ``truncated`` whether each text was cut to ``max_tokens``.
+    """
+
+    vectors: Any
+    tokens: list[int | None]
+    truncated: list[bool]
+    max_tokens: int | None = None
+
+    @property
+    def truncated_count(self) -> int:
+        """How many texts were truncated."""
+        return sum(self.truncated)
+
 
 class Embedder(Component):
-    """Turns texts into vectors (used by dense retrievers)."""
+    """Turns texts into vectors (used by dense retrievers).
+
+    Only :meth:`embed` is required. :meth:`encode` (vectors with token counts and truncation flags),
+    :attr:`dimension` and :meth:`cache_identity` have defaults that an embedder refines when it knows more.
+    """
 
     kind = "embedder"
+    #: The vector size when known without embedding anything (a property in subclasses); None: unknown.
+    dimension: int | None = None
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """Return one vector per text, in order."""
         raise NotImplementedError
+
+    def encode(self, texts: Sequence[str]) -> Encoded:
+        """Vectors of ``texts`` with what the embedder saw of each. Default: :meth:`embed`, nothing truncated."""
+        texts = list(texts)
+        return Encoded(self.embed(texts), [None] * len(texts), [False] * len(texts))
+
+    def cache_identity(self) -> dict[str, Any]:
+        """What decides the vectors (model identity and the options that change them, not batch sizes or
+        thread counts): part of a vector cache key. Default: all the options."""
+        return {"options": self.options.model_dump(mode="json")}
 
 
 class GenerationRequest(BaseModel):
@@ -167,13 +257,30 @@ class Generation(BaseModel):
 
 
 class Generator(Component):
-    """Produces an answer from a request (extractive reader, LLM backend, ...)."""
+    """Produces an answer from a request (extractive reader, LLM backend, ...).
+
+    ``supports_chat`` declares the full chat interface of :class:`ragassay.llm.LLMGenerator` (``chat`` with
+    tools, forced tool calls and structured output); components that need it call :meth:`require_chat`.
+    """
 
     kind = "generator"
+    #: True when the generator has ``chat(messages, tools=..., tool_choice=..., response_model=...)``.
+    supports_chat: ClassVar[bool] = False
 
     async def generate(self, request: GenerationRequest) -> Generation:
         """Answer ``request``. Raise an exception to mark the sample failed."""
         raise NotImplementedError
+
+    def require_chat(self, who: str) -> "Generator":
+        """Return self when it supports chat, else raise a ConfigError naming ``who`` needs it and what to use."""
+        if not self.supports_chat:
+            from .errors import ConfigError
+
+            raise ConfigError(
+                f"{who}: generator '{self.name}' does not support chat (tool calls, structured output); use an "
+                "LLM generator instead: openai, anthropic or local (or any generator declaring supports_chat)"
+            )
+        return self
 
 
 class Metric(Component):
@@ -199,6 +306,7 @@ class Metric(Component):
     value_range: ClassVar[tuple[float | None, float | None]] = (None, None)
 
     def score(self, sample: Sample, output: RAGOutput) -> float | MetricResult | Unscored:
+        """The value for one (sample, output); an exception is stored as unscored with ``error: ...``."""
         raise NotImplementedError
 
     async def ascore(self, sample: Sample, output: RAGOutput) -> float | MetricResult | Unscored:
@@ -231,6 +339,7 @@ class Judge(Component):
     kind = "judge"
 
     async def judge(self, sample: Sample, output: RAGOutput) -> Judgement:
+        """The verdict on one output; an exception is stored as an unscored judgement with ``error: ...``."""
         raise NotImplementedError
 
 
@@ -254,6 +363,11 @@ class DatasetSource(Component):
         source cannot tell in advance.
         """
         return None
+
+    def summary(self) -> list[dict[str, Any]]:
+        """What the last :meth:`samples` produced, one dict per unit of generation (for example per template:
+        pairs kept, combinations rejected), shown by ``ragassay generate``. Default: nothing to report."""
+        return []
 
 
 @dataclasses.dataclass(frozen=True)
@@ -287,7 +401,7 @@ class RAGSystem(Component):
         self.parts = parts or {}
 
     def prepare(self, corpus: "Corpus") -> None:
-        """Index the corpus. Default: nothing."""
+        """Index the corpus. Default: nothing. An exception here fails every unit of this system."""
 
     def check_samples(self, samples: Sequence[Sample]) -> list[str]:
         """Warnings about the run's samples (e.g. precomputed outputs matching no sample). Default: none."""
@@ -303,7 +417,8 @@ class RAGSystem(Component):
 
 #: Component base class for each hook kind.
 KIND_BASES: dict[str, type[Component]] = {
-    cls.kind: cls for cls in (Chunker, Retriever, Embedder, Generator, Metric, Judge, DatasetSource, RAGSystem)
+    cls.kind: cls
+    for cls in (Chunker, Retriever, Reranker, Embedder, Generator, Metric, Judge, DatasetSource, RAGSystem)
 }
 
 

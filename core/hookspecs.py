@@ -86,6 +86,24 @@ def register_retrievers(register: Register) -> None:
 
 
 @hookspec
+def register_rerankers(register: Register) -> None:
+    """Register :class:`ragassay.Reranker` subclasses that reorder candidate chunks for a query.
+
+    A reranker is used by a retriever with a rerank step (``hybrid``'s ``reranker`` option): it is given the
+    query and the candidates and returns at most ``k`` of them, best first, ranks 1..n.
+
+    :param register: call ``register(cls)`` for each reranker class.
+    :return: nothing; return values are ignored.
+
+    Example::
+
+        @hookimpl
+        def register_rerankers(register):
+            register(CrossEncoderReranker)   # reranker = "myplugin/cross_encoder"
+    """
+
+
+@hookspec
 def register_generators(register: Register) -> None:
     """Register :class:`ragassay.Generator` subclasses (extractive readers, LLM backends).
 
@@ -181,6 +199,7 @@ HOOK_KINDS: dict[str, str] = {
     "register_chunkers": "chunker",
     "register_embedders": "embedder",
     "register_retrievers": "retriever",
+    "register_rerankers": "reranker",
     "register_generators": "generator",
     "register_rags": "rag",
     "register_dataset_sources": "dataset_source",

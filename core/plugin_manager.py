@@ -60,9 +60,9 @@ class PluginHost:
     def __init__(self) -> None:
         self.pm = pluggy.PluginManager(ENTRY_POINT_GROUP)
         self.pm.add_hookspecs(hookspecs)
-        self.registry = Registry()
-        self.plugins: dict[str, PluginInfo] = {}
         self.failures: list[PluginFailure] = []
+        self.registry = Registry(failures=self.failures)  # "not found" errors name the failed plugins
+        self.plugins: dict[str, PluginInfo] = {}
         self.trace = os.environ.get("RAGASSAY_TRACE_PLUGINS", "") not in ("", "0")
 
     # -- loading -------------------------------------------------------------------------------

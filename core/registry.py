@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import re
+from typing import Any, Sequence
 
 from pydantic import BaseModel
 
@@ -32,10 +33,15 @@ class ComponentInfo:
 
 
 class Registry:
-    """Registered components by kind and name, with helpful lookups."""
+    """Registered components by kind and name, with helpful lookups.
 
-    def __init__(self) -> None:
+    ``failures`` are the plugins that failed to load (objects with ``name``, ``error`` and ``hint``, such as
+    ``PluginFailure``); a "not found" error names those that could have provided the missing component.
+    """
+
+    def __init__(self, failures: Sequence[Any] = ()) -> None:
         self._by_kind: dict[str, dict[str, ComponentInfo]] = {kind: {} for kind in KIND_BASES}
+        self.failures = failures
 
     def add(self, kind: str, cls: type, *, plugin: str, distribution: str, version: str) -> ComponentInfo:
         """Validate ``cls`` as a ``kind`` component and add it; raises :class:`PluginError` if invalid."""
@@ -67,7 +73,18 @@ class Registry:
             close = [n for n in names if n.endswith("/" + name)][:1]
         hint = f" Did you mean '{close[0]}'?" if close else ""
         installed = ", ".join(names) if names else "none"
-        return f"no {kind.replace('_', ' ')} named '{name}'.{hint} Installed: {installed}."
+        return f"no {kind.replace('_', ' ')} named '{name}'.{hint} Installed: {installed}.{self._failed_hint(name)}"
+
+    def _failed_hint(self, name: str) -> str:
+        """The failed plugins that could provide ``name`` (the one it names, else all of them), with errors."""
+        if not self.failures:
+            return ""
+        plugin = name.split("/", 1)[0]
+        named = [f for f in self.failures if f.name == plugin]
+        suspects = named or list(self.failures)
+        lead = "it would come from plugin" if named else "possible providers that failed to load:"
+        listed = "; ".join(f"'{f.name}' ({f.error})" for f in suspects)
+        return f" Failed to load, {lead} {listed}; see `ragassay plugins` ({suspects[0].hint})."
 
     def kinds(self) -> list[str]:
         return list(self._by_kind)
@@ -93,3 +110,8 @@ def _validate_component(kind: str, cls: type, plugin: str) -> None:
     options = getattr(cls, "Options", None)
     if not (isinstance(options, type) and issubclass(options, BaseModel)):
         raise PluginError(f"{where}, but its Options is not a pydantic BaseModel subclass.")
+    if options.model_config.get("extra") != "forbid":
+        raise PluginError(
+            f"{where}, but its Options model {options.__qualname__} accepts unknown keys, so a misspelled option "
+            'would be silently ignored; add model_config = ConfigDict(extra="forbid") to it.'
+        )

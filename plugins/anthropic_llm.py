@@ -13,15 +13,22 @@ from typing import Any
 
 from pydantic import Field
 
-from ragassay.errors import require
-from ragassay.llm.backend import LLMBackend, PerLoop, shards_for
-from ragassay.llm.generator import LLMGenerator, RemoteOptions
-from ragassay.llm.keys import read_key
-from ragassay.llm.retry import RetryableError, RetryPolicy
-from ragassay.llm.sdk import sdk_errors
-from ragassay.llm.types import ChatMessage, LLMRequest, LLMResponse, ToolCall
-from ragassay.models import TokenUsage
-from ragassay.plugin_manager import hookimpl
+from ragassay import TokenUsage, hookimpl, require
+from ragassay.llm import (
+    ChatMessage,
+    LLMBackend,
+    LLMGenerator,
+    LLMRequest,
+    LLMResponse,
+    PerLoop,
+    RemoteOptions,
+    RetryableError,
+    RetryPolicy,
+    ToolCall,
+    read_key,
+    sdk_errors,
+    shards_for,
+)
 
 
 class AnthropicOptions(RemoteOptions):

@@ -10,11 +10,7 @@ from typing import TYPE_CHECKING, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragassay.components import Retriever
-from ragassay.errors import DatasetError, MissingDependencyError
-from ragassay.models import Chunk, ScoredChunk
-from ragassay.plugin_manager import hookimpl
-from ragassay.text import words
+from ragassay import Chunk, DatasetError, MissingDependencyError, Retriever, ScoredChunk, hookimpl, words
 
 if TYPE_CHECKING:  # numpy is imported on first use
     import numpy as np

@@ -6,8 +6,9 @@
   through a forced boolean tool call, whether most of the content is about events after the cut-off (the
   paper's second filter). Samples whose reference documents were dropped are dropped with them.
 
-Both call models through any generator with ``chat`` (openai, anthropic, local); the response cache makes a
-re-run free and reproducible, and with temperature > 0 every question of a document is its own sample index.
+Both call models through any generator that declares ``supports_chat`` (openai, anthropic, local); the
+response cache makes a re-run free and reproducible, and with temperature > 0 every question of a document is
+its own sample index.
 """
 
 from __future__ import annotations
@@ -18,10 +19,7 @@ from typing import Any, Iterator
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragassay import hookimpl
-from ragassay.components import DatasetSource
-from ragassay.errors import ConfigError, DatasetError
-from ragassay.models import Document, Sample
+from ragassay import ChunkerRef, DatasetError, DatasetSource, DatasetSourceRef, Document, GeneratorRef, Sample, hookimpl
 
 CREATIVE_QUESTION_PROMPT = "Generate a creative question about the contents of the following text: {text}."
 CUTOFF_PROMPT = ("Answer yes or no by calling the tool: is the majority of the information in the following "
@@ -39,16 +37,12 @@ def run_sync(coroutine: Any) -> Any:
         return pool.submit(asyncio.run, coroutine).result()
 
 
-def _chat_generator(context: Any, ref: Any, who: str) -> Any:
-    generator = context.build("generator", ref)
-    if not hasattr(generator, "chat"):
-        raise ConfigError(f"{who}: generator '{generator.name}' cannot be used here; it needs an LLM generator "
-                          "with chat (openai, anthropic, local)")
-    return generator
+def _chat_generator(context: Any, ref: GeneratorRef, who: str) -> Any:
+    return context.build(ref).require_chat(who)
 
 
-def _documents(context: Any, source: Any, who: str) -> list[Document]:
-    docs = list(context.build("dataset_source", source).documents())
+def _documents(context: Any, source: DatasetSourceRef, who: str) -> list[Document]:
+    docs = list(context.build(source).documents())
     if not docs:
         raise DatasetError(f"{who}: the source yielded no documents. Check its options.")
     return docs
@@ -57,14 +51,15 @@ def _documents(context: Any, source: Any, who: str) -> list[Document]:
 class GeneratedQAOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    source: Any = Field(description="Dataset source providing the documents, e.g. "
-                                    "{ name = 'files', options = { documents = ['docs/*.md'] } }.")
-    generator: Any = Field(description="LLM generator writing the questions: a name or { name, options }.")
+    source: DatasetSourceRef = Field(description="Dataset source providing the documents, e.g. "
+                                                 "{ name = 'files', options = { documents = ['docs/*.md'] } }.")
+    generator: GeneratorRef = Field(description="LLM generator writing the questions: a name or { name, options }.")
     prompt: str = Field(CREATIVE_QUESTION_PROMPT, description="Question prompt; {text} is the document or chunk.")
     questions_per_document: int = Field(1, ge=1, le=100, description="Questions asked per document (or chunk).")
     with_answers: bool = Field(False, description="Also ask for a reference answer (structured output).")
     temperature: float = Field(1.0, ge=0, le=2, description="Sampling temperature (the paper used a high one).")
-    chunker: Any = Field(None, description="If set, ask about each chunk of this chunker instead of whole documents.")
+    chunker: ChunkerRef | None = Field(None, description="If set, ask about each chunk of this chunker instead of "
+                                       "whole documents.")
     max_chars: int = Field(12000, ge=100, description="Text beyond this many characters is cut from the prompt.")
 
 
@@ -93,7 +88,7 @@ class GeneratedQASource(DatasetSource):
         docs = _documents(self.context, self.options.source, "generated_qa")
         if self.options.chunker is None:
             return [(d.id, d.id, d.text) for d in docs]
-        chunker = self.context.build("chunker", self.options.chunker)
+        chunker = self.context.build(self.options.chunker)
         return [(c.id, d.id, c.text) for d in docs for c in chunker.chunk(d)]
 
     async def _generate(self, units: list[tuple[str, str, str]]) -> list[Sample]:
@@ -122,11 +117,12 @@ class GeneratedQASource(DatasetSource):
 class CutoffOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    source: Any = Field(description="Dataset source whose documents (and samples) are filtered.")
+    source: DatasetSourceRef = Field(description="Dataset source whose documents (and samples) are filtered.")
     cutoff: str = Field(pattern=r"^\d{4}-\d{2}(-\d{2})?$", description="Knowledge cut-off, 'YYYY-MM' or 'YYYY-MM-DD'.")
     date_field: str = Field("date", description="Document metadata field holding an ISO date.")
-    llm_filter: Any = Field(None, description="If set, an LLM generator asked whether most of each kept document is "
-                                              "about events after the cut-off (forced boolean tool call).")
+    llm_filter: GeneratorRef | None = Field(None, description="If set, an LLM generator asked whether most of "
+                                            "each kept document is about events after the cut-off (forced boolean "
+                                            "tool call).")
     prompt: str = Field(CUTOFF_PROMPT, description="Filter prompt; {cutoff} and {text} are filled in.")
     max_chars: int = Field(8000, ge=100, description="Text beyond this many characters is cut from the prompt.")
 
@@ -142,7 +138,7 @@ class CutoffSource(DatasetSource):
 
     def samples(self) -> Iterator[Sample]:
         kept = {d.id for d in self._kept()}
-        for sample in self.context.build("dataset_source", self.options.source).samples():
+        for sample in self.context.build(self.options.source).samples():
             if sample.reference_context_ids and set(sample.reference_context_ids) <= kept:
                 yield sample
 
@@ -159,7 +155,7 @@ class CutoffSource(DatasetSource):
         return value[: len(self.options.cutoff)] > self.options.cutoff
 
     async def _llm_filter(self, documents: list[Document]) -> list[Document]:
-        from ragassay.llm.types import ToolSpec
+        from ragassay.llm import ToolSpec
 
         generator = _chat_generator(self.context, self.options.llm_filter, "cutoff")
         tool = ToolSpec(name="after_cutoff", description="Report whether the article is mostly about events "

@@ -15,10 +15,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragassay.components import Generation, GenerationRequest, Generator
-from ragassay.models import TokenUsage
-from ragassay.plugin_manager import hookimpl
-from ragassay.text import sentences, words
+from ragassay import Generation, GenerationRequest, Generator, TokenUsage, hookimpl, sentences, words
 
 _TITLE_LINE = re.compile(r"\ATitle: [^\n]*\n")
 _SCORES_KEPT = 5

@@ -24,10 +24,7 @@ from typing import Any, Iterable, Iterator, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ragassay.components import ComponentContext, DatasetSource
-from ragassay.errors import DatasetError
-from ragassay.models import Document, Sample
-from ragassay.plugin_manager import hookimpl
+from ragassay import ComponentContext, DatasetError, DatasetSource, Document, Sample, hookimpl
 
 _LIST_FIELDS = ("reference_answers", "reference_contexts", "reference_context_ids")
 _BOOLEANS = {"true": True, "false": False, "1": True, "0": False, "yes": True, "no": False}

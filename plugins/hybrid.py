@@ -5,40 +5,28 @@ fused score is ``Σ_r w_r / (rrf_k + rank_r)`` over the retrievers that returned
 Büttcher 2009, "Reciprocal Rank Fusion outperforms Condorcet and individual Rank Learning Methods", SIGIR;
 k = 60 there). Equal fused scores keep index order.
 
-Rerank hook: ``reranker`` names any registered *retriever* whose class defines
-``rerank(query: str, hits: list[ScoredChunk], k: int) -> list[ScoredChunk]`` (best first). Subclass
-:class:`Reranker` for convenience (a cross-encoder plugin registers it with ``register_retrievers``). The
-fused top ``rerank_candidates`` go to it; its order is final.
+Rerank step: ``reranker`` names a registered :class:`ragassay.Reranker` (``register_rerankers``; ragassay
+ships ``overlap``). The fused top ``rerank_candidates`` go to its ``rerank(query, candidates, k)``; its order
+is final.
 """
 
 from __future__ import annotations
 
-import threading
 from typing import Any, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ragassay import hookimpl
-from ragassay.components import ComponentContext, Retriever
-from ragassay.errors import ConfigError, DatasetError
-from ragassay.models import Chunk, ScoredChunk
-
-ComponentRef = str | dict[str, Any]
-
-
-class Reranker(Retriever):
-    """Base class of rerankers: reorder candidate chunks for a query (used through ``hybrid``'s ``reranker``)."""
-
-    def index(self, chunks: Sequence[Chunk]) -> None:
-        """Rerankers score candidates directly; nothing to index by default."""
-
-    def retrieve(self, query: str, k: int) -> list[ScoredChunk]:
-        raise ConfigError(f"'{self.name}' is a reranker: it reorders candidates, it cannot retrieve; set it as "
-                          f"reranker = \"{self.name}\" of a hybrid retriever")
-
-    def rerank(self, query: str, hits: list[ScoredChunk], k: int) -> list[ScoredChunk]:
-        """Return at most ``k`` of ``hits``, best first (scores are the reranker's)."""
-        raise NotImplementedError
+from ragassay import (
+    Chunk,
+    ComponentContext,
+    DatasetError,
+    Reranker,
+    RerankerRef,
+    Retriever,
+    RetrieverRef,
+    ScoredChunk,
+    hookimpl,
+)
 
 
 def reciprocal_rank_fusion(rankings: Sequence[Sequence[str]], k: float = 60,
@@ -57,24 +45,21 @@ class HybridOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    retrievers: list[ComponentRef] = Field(
-        default_factory=lambda: ["bm25", "dense"], min_length=2,
+    retrievers: list[RetrieverRef] = Field(
+        default_factory=lambda: [RetrieverRef(name="bm25"), RetrieverRef(name="dense")], min_length=2,
         description="Retrievers to fuse (two or more): names or {name = ..., options = {...}}.")
     rrf_k: float = Field(60, ge=0, description="RRF constant k in 1 / (k + rank) (Cormack et al. 2009: 60).")
     weights: list[float] | None = Field(None, description="Weight of each retriever's 1 / (k + rank) (default 1).")
     candidates: int = Field(50, ge=1, description="Chunks asked from each retriever (at least k are asked).")
-    reranker: ComponentRef | None = Field(
-        None, description="A registered retriever with a rerank(query, hits, k) method that reorders the fused "
-        "candidates (e.g. a cross-encoder plugin); None: no rerank step.")
+    reranker: RerankerRef | None = Field(
+        None, description="A registered reranker (e.g. 'overlap', or a cross-encoder plugin) that reorders the "
+        "fused candidates; None: no rerank step.")
     rerank_candidates: int = Field(20, ge=1, description="Fused candidates passed to the reranker (at least k).")
 
     @model_validator(mode="after")
     def _consistent(self) -> "HybridOptions":
         if self.weights is not None and len(self.weights) != len(self.retrievers):
             raise ValueError(f"weights has {len(self.weights)} values for {len(self.retrievers)} retrievers")
-        for ref in [*self.retrievers, *([self.reranker] if self.reranker is not None else [])]:
-            if isinstance(ref, dict) and not isinstance(ref.get("name"), str):
-                raise ValueError("a component given as a table needs a 'name' (and optionally 'options')")
         return self
 
 
@@ -86,14 +71,8 @@ class HybridRetriever(Retriever):
 
     def __init__(self, options=None, *, context: ComponentContext | None = None):
         super().__init__(options, context=context)
-        self._local = threading.local()
         self._parts: list[tuple[str, Retriever]] | None = None
-        self._reranker = None
-
-    @property
-    def last_trace(self) -> dict[str, Any]:
-        """What the last :meth:`retrieve` of this thread recorded: each part's ranks and traces."""
-        return dict(getattr(self._local, "trace", {}))
+        self._reranker: Reranker | None = None
 
     def index(self, chunks: Sequence[Chunk]) -> None:
         """Build every configured retriever (and the reranker) and index ``chunks`` in each."""
@@ -101,34 +80,28 @@ class HybridRetriever(Retriever):
         if not chunks:
             raise DatasetError("hybrid retriever: the corpus has no chunks to index")
         refs = self.options.retrievers
-        names = [ref if isinstance(ref, str) else ref["name"] for ref in refs]
+        names = [ref.name for ref in refs]
         labels = [n if names.count(n) == 1 else f"{i}:{n}" for i, n in enumerate(names)]
-        self._parts = [(label, self.context.build("retriever", ref)) for label, ref in zip(labels, refs)]
+        self._parts = [(label, self.context.build(ref)) for label, ref in zip(labels, refs)]
         for _, part in self._parts:
             part.index(chunks)
         self._positions = {chunk.id: i for i, chunk in enumerate(chunks)}
-        self._reranker = self._build_reranker(chunks)
-
-    def _build_reranker(self, chunks: list[Chunk]):
-        ref = self.options.reranker
-        if ref is None:
-            return None
-        reranker = self.context.build("retriever", ref)
-        if not callable(getattr(reranker, "rerank", None)):
-            raise ConfigError(f"hybrid retriever: '{reranker.name}' cannot be a reranker: its class has no "
-                              "rerank(query, hits, k) method")
-        if type(reranker).index is not Retriever.index:
-            reranker.index(chunks)
-        return reranker
+        reranker = self.options.reranker
+        self._reranker = self.context.build(reranker) if reranker is not None else None
 
     def retrieve(self, query: str, k: int) -> list[ScoredChunk]:
         """The ``k`` best chunks by fused score (after the rerank step, when configured)."""
+        return self.retrieve_traced(query, k)[0]
+
+    def retrieve_traced(self, query: str, k: int) -> tuple[list[ScoredChunk], dict[str, Any]]:
+        """The fused hits and a trace: each returned chunk's rank in each retriever, and each part's trace."""
         if self._parts is None:
             raise RuntimeError("HybridRetriever.retrieve() called before index(); index the chunks first")
         if k <= 0:
-            return []
+            return [], {}
         depth = max(self.options.candidates, k)
-        results = {label: part.retrieve(query, depth) for label, part in self._parts}
+        traced = {label: part.retrieve_traced(query, depth) for label, part in self._parts}
+        results = {label: hits for label, (hits, _) in traced.items()}
         chunks = {hit.chunk.id: hit.chunk for hits in results.values() for hit in hits}
         fused = reciprocal_rank_fusion([[hit.chunk.id for hit in hits] for hits in results.values()],
                                        self.options.rrf_k, self.options.weights)
@@ -138,14 +111,12 @@ class HybridRetriever(Retriever):
             pool = hits[:max(self.options.rerank_candidates, k)]
             hits = self._reranker.rerank(query, pool, k)
         hits = [ScoredChunk(chunk=h.chunk, score=h.score, rank=rank) for rank, h in enumerate(hits[:k], start=1)]
-        self._record(results, hits)
-        return hits
+        return hits, self._trace(results, {label: trace for label, (_, trace) in traced.items() if trace}, hits)
 
-    def _record(self, results: dict[str, list[ScoredChunk]], hits: list[ScoredChunk]) -> None:
+    def _trace(self, results: dict[str, list[ScoredChunk]], parts: dict[str, dict[str, Any]],
+               hits: list[ScoredChunk]) -> dict[str, Any]:
         ranks = {label: {h.chunk.id: h.rank for h in part_hits} for label, part_hits in results.items()}
-        parts = {label: part.last_trace for label, part in self._parts if isinstance(
-            getattr(part, "last_trace", None), dict)}
-        self._local.trace = {
+        return {
             "fusion": "rrf", "rrf_k": self.options.rrf_k, "reranked": self._reranker is not None,
             "ranks": {h.chunk.id: {label: r[h.chunk.id] for label, r in ranks.items() if h.chunk.id in r}
                       for h in hits},

@@ -26,9 +26,7 @@ from typing import Annotated, Any, Iterable, Literal, Mapping, Sequence
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
-from ragassay import hookimpl
-from ragassay.components import Metric
-from ragassay.models import RAGOutput, Sample, Unscored
+from ragassay import Metric, RAGOutput, Sample, Unscored, hookimpl
 
 Qrels = Mapping[str, Mapping[str, float]]
 Run = Mapping[str, Sequence[tuple[str, float]]]

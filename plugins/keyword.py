@@ -12,10 +12,7 @@ from typing import TYPE_CHECKING, Literal, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragassay.components import Retriever
-from ragassay.models import Chunk, ScoredChunk
-from ragassay.plugin_manager import hookimpl
-from ragassay.text import words
+from ragassay import Chunk, Retriever, ScoredChunk, hookimpl, words
 
 if TYPE_CHECKING:  # numpy is imported on first use
     import numpy as np

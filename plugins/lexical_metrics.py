@@ -17,10 +17,7 @@ from typing import Literal, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragassay import hookimpl
-from ragassay.components import Metric
-from ragassay.models import RAGOutput, Sample, Unscored
-from ragassay.text import answer_tokens, normalize_answer
+from ragassay import Metric, RAGOutput, Sample, Unscored, answer_tokens, hookimpl, normalize_answer
 
 # -- helpers (also used by plugins/match_judge.py) ----------------------------------------------
 

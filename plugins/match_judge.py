@@ -10,9 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragassay import hookimpl
-from ragassay.components import Judge
-from ragassay.models import Judgement, RAGOutput, Sample, Unscored
+from ragassay import Judge, Judgement, RAGOutput, Sample, Unscored, hookimpl
 from ragassay.plugins.lexical_metrics import find_contained, find_exact_match, usable_references
 
 

@@ -11,10 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ragassay.components import Chunker
-from ragassay.errors import MissingDependencyError
-from ragassay.models import Chunk, Document
-from ragassay.plugin_manager import hookimpl
+from ragassay import Chunk, Chunker, Document, MissingDependencyError, hookimpl
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 

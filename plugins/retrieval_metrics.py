@@ -18,9 +18,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragassay import hookimpl
-from ragassay.components import Metric
-from ragassay.models import RAGOutput, Sample, Unscored
+from ragassay import Metric, RAGOutput, Sample, Unscored, hookimpl
 from ragassay.plugins.ir_metrics import CutOff
 
 

@@ -9,10 +9,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragassay import hookimpl
-from ragassay.components import Metric
-from ragassay.errors import ConfigError
-from ragassay.models import RAGOutput, Sample, Unscored
+from ragassay import GeneratorRef, Metric, RAGOutput, Sample, Unscored, hookimpl
 
 SYSTEM_PROMPT = (
     "Your task is to evaluate answers given by a chatbot. You are provided the user query, the chatbot generated "
@@ -33,7 +30,7 @@ class AnswerEvaluation(BaseModel):
 class EvaluatorOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    generator: str | dict = Field(description="LLM generator acting as evaluator: a name or { name, options }.")
+    generator: GeneratorRef = Field(description="LLM generator acting as evaluator: a name or { name, options }.")
     system_prompt: str = Field(SYSTEM_PROMPT, description="The evaluator's system prompt (default: the paper's).")
     max_article_chars: int = Field(16000, ge=100, description="Article text beyond this is cut from the prompt.")
 
@@ -54,7 +51,7 @@ class _LLMScore(Metric):
         generator = getattr(self, "_generator", None) or self._build_generator()
         article = "\n\n".join(sample.reference_contexts)[: self.options.max_article_chars]
         user = f"User query: {sample.question}\n\nChatbot answer: {output.answer}\n\nArticle:\n{article}"
-        from ragassay.llm.types import ToolSpec
+        from ragassay.llm import ToolSpec
 
         tool = ToolSpec.from_model(AnswerEvaluation, name=TOOL_NAME)
         response = await generator.chat([{"role": "system", "content": self.options.system_prompt},
@@ -65,10 +62,7 @@ class _LLMScore(Metric):
         return AnswerEvaluation.model_validate(call.arguments)
 
     def _build_generator(self):
-        generator = self.context.build("generator", self.options.generator)
-        if not hasattr(generator, "chat"):
-            raise ConfigError(f"metric {self.name}: generator '{generator.name}' has no tool calling; use openai, "
-                              "anthropic or local")
+        generator = self.context.build(self.options.generator).require_chat(f"metric {self.name}")
         self._generator = generator
         return generator
 

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragassay import hookimpl
-from ragassay.components import GenerationRequest, RAGSystem, Role
-from ragassay.models import Chunk, RAGOutput, Sample
+from ragassay import Chunk, GenerationRequest, RAGOutput, RAGSystem, Role, Sample, hookimpl
 
 from .naive import DEFAULT_SYSTEM_PROMPT, build_messages
 
@@ -62,7 +60,7 @@ class OracleRAG(RAGSystem):
             GenerationRequest(question=sample.question, contexts=chunks, messages=messages))
         return RAGOutput(answer=generation.text, contexts=list(sample.reference_contexts), context_ids=ids,
                          context_document_ids=ids, retrieved=True, usage=generation.usage,
-                         trace={"generator": generation.raw})
+                         trace={"generator": generation.raw, "retrieval": {"source": "reference_contexts"}})
 
 
 def _context_ids(sample: Sample) -> list[str]:

@@ -19,10 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragassay import hookimpl
-from ragassay.components import Corpus
-from ragassay.errors import ConfigError
-from ragassay.models import RAGOutput, Sample, TokenUsage
+from ragassay import Corpus, RAGOutput, Sample, TokenUsage, hookimpl
 
 from .naive import DEFAULT_SYSTEM_PROMPT, NaiveRAG, build_messages
 
@@ -33,7 +30,7 @@ ADVANCED_TOOL_DESCRIPTION = "Set to true if you could have answered the last que
 
 
 def _tool(name: str, description: str) -> Any:
-    from ragassay.llm.types import ToolSpec
+    from ragassay.llm import ToolSpec
 
     return ToolSpec(name=name, description=description, parameters={
         "type": "object", "required": ["retrieve"],
@@ -59,9 +56,7 @@ class _AgentBase(NaiveRAG):
     roles = NaiveRAG.roles
 
     def prepare(self, corpus: Corpus) -> None:
-        if not hasattr(self.parts["generator"], "chat"):
-            raise ConfigError(f"rag '{self.name}' needs a generator that supports tool calls (openai, anthropic, "
-                              f"local); '{self.parts['generator'].name}' does not.")
+        self.parts["generator"].require_chat(f"rag '{self.name}' (it offers the model a retrieval tool)")
         super().prepare(corpus)
 
     @property
@@ -86,20 +81,21 @@ class _AgentBase(NaiveRAG):
             return value, "tool call"
         return True, f"malformed tool arguments {call.raw_arguments or call.arguments!r}: retrieving"
 
-    async def _answer_with_retrieval(self, sample: Sample, calls: list[dict[str, Any]]) -> tuple[str, list, Any]:
-        hits = self.parts["retriever"].retrieve(sample.question, self.options.top_k)
+    async def _answer_with_retrieval(self, sample: Sample, calls: list[dict[str, Any]]) -> tuple[str, list, Any, dict]:
+        hits, retrieval = await self.parts["retriever"].aretrieve_traced(sample.question, self.options.top_k)
         chunks = [hit.chunk for hit in hits]
         messages = build_messages(self.options.rag_system_prompt, sample.question, [c.text for c in chunks])
         response = await self._call(calls, "answer_with_sources", messages)
-        return response.text, chunks, hits
+        return response.text, chunks, hits, retrieval
 
     def _output(self, answer: str, retrieved: bool, how: str, calls: list[dict[str, Any]], chunks=(),
-                hits=()) -> RAGOutput:
+                hits=(), retrieval: dict[str, Any] | None = None) -> RAGOutput:
         usage = sum((c.pop("usage") for c in calls), TokenUsage())  # keeps per-model counts for pricing
         return RAGOutput(
             answer=answer, contexts=[c.text for c in chunks], context_ids=[c.id for c in chunks],
             context_document_ids=[c.document_id for c in chunks], retrieved=retrieved, usage=usage,
-            trace={"decision": how, "calls": calls, "scores": [round(h.score, 6) for h in hits]},
+            trace={"decision": how, "calls": calls, "scores": [round(h.score, 6) for h in hits],
+                   **({"retrieval": retrieval} if retrieved else {})},
         )
 
 
@@ -114,8 +110,8 @@ class BooleanAgentRAG(_AgentBase):
         first = await self._call(calls, "decide_or_answer", messages, tools=[self.tool], tool_choice="auto")
         retrieve, how = self._decision(first)
         if retrieve:
-            answer, chunks, hits = await self._answer_with_retrieval(sample, calls)
-            return self._output(answer, True, how, calls, chunks, hits)
+            answer, chunks, hits, retrieval = await self._answer_with_retrieval(sample, calls)
+            return self._output(answer, True, how, calls, chunks, hits, retrieval)
         if retrieve is None and first.text.strip():
             return self._output(first.text, False, how, calls)
         # the tool was called with false (or nothing was said): answer without context
@@ -140,8 +136,8 @@ class BooleanAgentAdvancedRAG(_AgentBase):
             retrieve, how = True, "forced tool call not made: retrieving"
         if not retrieve:
             return self._output(base.text, False, how, calls)
-        answer, chunks, hits = await self._answer_with_retrieval(sample, calls)
-        return self._output(answer, True, how, calls, chunks, hits)
+        answer, chunks, hits, retrieval = await self._answer_with_retrieval(sample, calls)
+        return self._output(answer, True, how, calls, chunks, hits, retrieval)
 
 
 @hookimpl

@@ -8,10 +8,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragassay import hookimpl
-from ragassay.components import Corpus, GenerationRequest, RAGSystem, Role
-from ragassay.errors import DatasetError
-from ragassay.models import RAGOutput, Sample
+from ragassay import Corpus, DatasetError, GenerationRequest, RAGOutput, RAGSystem, Role, Sample, hookimpl
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are a helpful assistant. Answer the question using only the numbered sources below. "
@@ -45,9 +42,7 @@ class NaiveRAG(RAGSystem):
         self.parts["retriever"].index(chunks)
 
     async def answer(self, sample: Sample) -> RAGOutput:
-        retriever = self.parts["retriever"]
-        hits = retriever.retrieve(sample.question, self.options.top_k)
-        retrieval = getattr(retriever, "last_trace", None)  # read before the await: it is per call
+        hits, retrieval = await self.parts["retriever"].aretrieve_traced(sample.question, self.options.top_k)
         chunks = [hit.chunk for hit in hits]
         request = GenerationRequest(
             question=sample.question, contexts=chunks, messages=build_messages(
@@ -61,8 +56,7 @@ class NaiveRAG(RAGSystem):
             context_document_ids=[c.document_id for c in chunks],
             retrieved=True,
             usage=generation.usage,
-            trace={"scores": [round(h.score, 6) for h in hits], "generator": generation.raw,
-                   **({"retrieval": retrieval} if isinstance(retrieval, dict) and retrieval else {})},
+            trace={"scores": [round(h.score, 6) for h in hits], "generator": generation.raw, "retrieval": retrieval},
         )
 
 

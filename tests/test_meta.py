@@ -101,3 +101,47 @@ def test_plugin_tutorial_code_works():
     retriever.index([Chunk(id=f"d{i}#0", document_id=f"d{i}", text=t) for i, t in
                      enumerate(["salmon fishing in rivers", "gamma rays and decay", "rivers of Zürich"])])
     assert [hit.chunk.id for hit in retriever.retrieve("salmon rivers", 2)] == ["d0#0", "d2#0"]
+
+
+PUBLIC_MODULES = {"ragassay", "ragassay.llm", "ragassay.testing"}
+OWN_PACKAGES = ("ragassay.plugins", "ragassay.reference_rags")
+
+
+def private_imports(path: Path) -> list[str]:
+    """``file:line: module`` for every import of a private ragassay module, anywhere in the file."""
+    import ast
+
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            modules = [node.module]
+            if node.module == "ragassay":  # from ragassay import X: X must be a facade name or a public module
+                modules = [f"ragassay.{a.name}" for a in node.names if a.name not in ragassay.__all__]
+        elif isinstance(node, ast.Import):
+            modules = [alias.name for alias in node.names]
+        else:
+            continue
+        found += [f"{path.name}:{node.lineno}: {m}" for m in modules if _private(m)]
+    return found
+
+
+def _private(module: str) -> bool:
+    if module.split(".")[0] != "ragassay" or module in PUBLIC_MODULES:
+        return False
+    return not module.startswith(OWN_PACKAGES)
+
+
+def test_plugins_import_only_the_public_facade():
+    files = [p for folder in ("plugins", "reference_rags") for p in sorted((REPO / folder).rglob("*.py"))]
+    offending = [hit for path in files for hit in private_imports(path)]
+    assert not offending, "plugins must import only ragassay, ragassay.llm and ragassay.testing:\n" + "\n".join(
+        offending)
+
+
+def test_the_facade_check_sees_imports_inside_functions(tmp_path):
+    probe = tmp_path / "probe.py"
+    probe.write_text("def f():\n    from ragassay.components import Metric\n    import ragassay.errors\n"
+                     "from ragassay import Metric, hookimpl, testing\nfrom ragassay import text\n"
+                     "from ragassay.plugins.files import read_documents\nimport ragassay.llm\n")
+    assert sorted(hit.split(": ")[1] for hit in private_imports(probe)) == [
+        "ragassay.components", "ragassay.errors", "ragassay.text"]

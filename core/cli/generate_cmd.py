@@ -52,9 +52,9 @@ def generate_command(config: Path | None, config_path: Path, dry_run: bool, out:
     click.echo(f"wrote {count} samples to {out} in {elapsed:.2f}s ({count / max(elapsed, 1e-9):,.0f}/s)", err=True)
     for warning in project.context.warnings:
         click.echo(f"  warning: {warning}", err=True)
-    summary = getattr(source, "summary", None)
-    if callable(summary) and summary():
-        _print_rows(f"{name}: per template", summary())
+    summary = _guarded(name, source.summary)
+    if summary:
+        _print_rows(f"{name}: per template", summary)
     documents_out = documents_out or out.with_name(f"{out.stem}.documents.jsonl")
     docs = _write_jsonl(documents_out, _guarded_iter(name, source.documents, None), keep_empty=False)
     if docs:

@@ -7,7 +7,8 @@ Judges and agentic RAG systems call models through a generator built from the co
     generator = context.build("generator", "openai")          # an LLMGenerator
     reply = await generator.chat(messages, tools=[ToolSpec.from_model(Retrieve)], tool_choice="Retrieve")
 
-See docs/llm.md.
+Backend plugins (openai, anthropic, local) also find here what they build on: ``LLMBackend``, ``PerLoop``,
+``shards_for``, ``read_key``, ``sdk_errors`` and the structured-output helpers. See docs/llm.md.
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ _EXPORTS = {
     "ToolCall": "types", "ToolSpec": "types", "LLMBackend": "backend", "LLMClient": "client",
     "LLMGenerator": "generator", "LLMOptions": "generator", "RemoteOptions": "generator",
     "PRICES_AS_OF": "pricing", "PriceTable": "pricing", "RetryPolicy": "retry", "RetryableError": "retry",
+    # for backend authors
+    "PerLoop": "backend", "shards_for": "backend", "read_key": "keys", "sdk_errors": "sdk",
+    "StructuredOutputError": "structured", "extract_json": "structured", "schema_instructions": "structured",
 }
 __all__ = sorted(_EXPORTS)
 

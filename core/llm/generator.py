@@ -10,7 +10,7 @@ agentic RAG systems use on the same object: tools, forced tool calls, structured
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, ClassVar, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -64,6 +64,7 @@ class LLMGenerator(Generator):
     """Base of generators backed by a language model. Subclasses implement :meth:`make_backend`."""
 
     Options = LLMOptions
+    supports_chat: ClassVar[bool] = True
 
     def __init__(self, options: BaseModel | None = None, *, context: Any = None):
         super().__init__(options, context=context)

@@ -6,7 +6,7 @@ transformers, faiss, openai) are imported on first use. See docs/retrieval.md.
 
 from __future__ import annotations
 
-from ragassay.plugin_manager import hookimpl
+from ragassay import hookimpl
 
 from .local import LocalEmbedder
 from .openai_embedder import OpenAIEmbedder

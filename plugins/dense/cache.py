@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
-from ragassay.errors import require
+from ragassay import require
 
 if TYPE_CHECKING:
     import numpy as np

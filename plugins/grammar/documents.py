@@ -20,7 +20,7 @@ from typing import Any, Iterable
 from sqlalchemy import text
 from sqlalchemy.engine import Connection
 
-from ragassay.errors import DatasetError
+from ragassay import DatasetError
 
 from .database import Schema
 from .sqltext import value_text

@@ -13,8 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragassay.components import GenerationRequest, Judge
-from ragassay.models import Judgement, RAGOutput, Sample
+from ragassay import GenerationRequest, GeneratorRef, Judge, Judgement, RAGOutput, Sample
 
 from .prompts import JUDGE_PROMPT, fill
 
@@ -26,7 +25,7 @@ class GrammarJudgeOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    generator: str | dict[str, Any] = Field(description="Generator that judges: a name, or { name, options }.")
+    generator: GeneratorRef = Field(description="Generator that judges: a name, or { name, options }.")
     prompt: str = Field(JUDGE_PROMPT, description="Prompt with {query}, {true_answer} and {given_response}.")
     params: dict[str, Any] = Field(default_factory=lambda: {"temperature": 0.0},
                                    description="Decoding parameters given to the generator.")
@@ -47,15 +46,14 @@ class GrammarLLMJudge(Judge):
 
     @property
     def judge_id(self) -> str:
-        ref = self.options.generator
-        name = ref if isinstance(ref, str) else ref.get("name", "?")
-        return f"grammar_llm:{name}:{hashlib.sha256(self.options.prompt.encode()).hexdigest()[:8]}"
+        digest = hashlib.sha256(self.options.prompt.encode()).hexdigest()[:8]
+        return f"grammar_llm:{self.options.generator.name}:{digest}"
 
     async def judge(self, sample: Sample, output: RAGOutput) -> Judgement:
         if not sample.reference_answers:
             return self._verdict("unscored", None, "the sample has no reference answer")
         if self._generator is None:
-            self._generator = self.context.build("generator", self.options.generator)
+            self._generator = self.context.build(self.options.generator)
         prompt = fill(self.options.prompt, {"query": sample.question, "given_response": output.answer,
                                             "true_answer": " | ".join(sample.reference_answers)})
         request = GenerationRequest(question=prompt, messages=[{"role": "user", "content": prompt}],

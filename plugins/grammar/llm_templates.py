@@ -22,8 +22,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragassay.components import ComponentContext, GenerationRequest
-from ragassay.errors import DatasetError, RagassayError
+from ragassay import ComponentContext, DatasetError, GenerationRequest, GeneratorRef, RagassayError
 
 from .database import SourceDatabase
 from .prompts import TEXT_CRITERIA, sql_prompt, text_prompt
@@ -41,7 +40,7 @@ class GenerateOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    generator: str | dict[str, Any] = Field(description="Generator component: a name, or { name, options }.")
+    generator: GeneratorRef = Field(description="Generator component: a name, or { name, options }.")
     tables: list[str] = Field(default_factory=list, description="Target tables S_target (default: every table).")
     requirements: list[str] = Field(default_factory=list, description="Lines for Table 3's {SPECIFIC_REQUIREMENTS}.")
     criteria: list[Criterion] = Field(default_factory=lambda: ["short", "long"],
@@ -64,8 +63,8 @@ def run_sync(coro):
 
 def generate_templates(db: SourceDatabase, context: ComponentContext, options: GenerateOptions) -> TemplatesFile:
     """Ask the generator for SQL then text templates; validate each; return accepted and rejected ones."""
-    generator = context.build("generator", options.generator)
-    name = options.generator if isinstance(options.generator, str) else options.generator.get("name", "?")
+    generator = context.build(options.generator)
+    name = options.generator.name
 
     def ask(prompt: str) -> str:
         request = GenerationRequest(question=prompt, messages=[{"role": "user", "content": prompt}],

@@ -14,16 +14,20 @@ from typing import Any, Iterator, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from ragassay.analysis.sampling import keep_unbalanced, stratify_group
-from ragassay.analysis.settings import check_fractions
-from ragassay.components import DatasetSource
-from ragassay.errors import DatasetError
-from ragassay.models import Document, Sample
+from ragassay import DatasetError, DatasetSource, Document, Sample, check_fractions, keep_unbalanced, stratify_group
 
 from . import database
 from .documents import DocumentMap
-from .fill import (CompiledTemplate, answer_text, check_provenance, compile_template, count_distinct,
-                   distinct_values, fill, render_text)
+from .fill import (
+    CompiledTemplate,
+    answer_text,
+    check_provenance,
+    compile_template,
+    count_distinct,
+    distinct_values,
+    fill,
+    render_text,
+)
 from .llm_templates import GenerateOptions, generate_templates
 from .sqltext import display_sql, json_value, value_text
 from .templates import load_templates, save_templates, template_problems

@@ -25,10 +25,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sqlalchemy import text
-from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.engine import Connection
+from sqlalchemy.exc import SQLAlchemyError
 
-from ragassay.errors import DatasetError
+from ragassay import DatasetError
 
 from .database import Schema
 from .sqltext import PLACEHOLDER, bind_placeholders, select_only_problems

@@ -6,7 +6,7 @@ Its model loader (:mod:`.loader`: packaged GGUF, dequantised weights cached on d
 
 from __future__ import annotations
 
-from ragassay.plugin_manager import hookimpl
+from ragassay import hookimpl
 
 from .generator import LocalBackend, LocalGenerator, LocalOptions
 

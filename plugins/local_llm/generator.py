@@ -18,15 +18,23 @@ from typing import Any, Literal, Sequence
 
 from pydantic import Field
 
-from ragassay.errors import ProviderError, require
-from ragassay.llm.backend import LLMBackend
+from ragassay import ProviderError, TokenUsage, require
+from ragassay.llm import (
+    ChatMessage,
+    LLMBackend,
+    LLMGenerator,
+    LLMOptions,
+    LLMRequest,
+    LLMResponse,
+    RetryPolicy,
+    StructuredOutputError,
+    ToolCall,
+    extract_json,
+    schema_instructions,
+)
+
 from .batcher import Batcher
-from ragassay.llm.generator import LLMGenerator, LLMOptions
 from .loader import ModelSource, load_model, resolve_source
-from ragassay.llm.retry import RetryPolicy
-from ragassay.llm.structured import StructuredOutputError, extract_json, schema_instructions
-from ragassay.llm.types import ChatMessage, LLMRequest, LLMResponse, ToolCall
-from ragassay.models import TokenUsage
 
 
 class LocalOptions(LLMOptions):

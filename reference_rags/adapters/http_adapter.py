@@ -15,8 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragassay.components import RAGSystem
-from ragassay.models import RAGOutput, Sample
+from ragassay import RAGOutput, RAGSystem, Sample
 
 from .outputs import to_output
 

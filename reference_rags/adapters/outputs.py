@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ragassay.models import RAGOutput
+from ragassay import RAGOutput
 
 #: Accepted field names (Unitxt spells the ids 'contexts_id').
 ALIASES = {"contexts_id": "context_ids", "context_ids": "context_ids", "contexts": "contexts",

@@ -19,9 +19,7 @@ from typing import Any, Iterator
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragassay.components import Corpus, RAGSystem
-from ragassay.errors import DatasetError
-from ragassay.models import RAGOutput, Sample
+from ragassay import Corpus, DatasetError, RAGOutput, RAGSystem, Sample
 
 from .outputs import to_output
 

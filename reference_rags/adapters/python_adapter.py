@@ -10,9 +10,7 @@ from typing import Any, Callable
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ragassay.components import Corpus, RAGSystem
-from ragassay.errors import ConfigError
-from ragassay.models import RAGOutput, Sample
+from ragassay import ConfigError, Corpus, RAGOutput, RAGSystem, Sample
 
 from .outputs import to_output
 

@@ -13,7 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ragassay import hookimpl
 from ragassay.api import results_store
-from ragassay.components import Chunker, DatasetSource, Embedder, Generator, Generation, Judge, Metric, RAGSystem, Retriever
+from ragassay.components import (Chunker, DatasetSource, Embedder, Generation, Generator, Judge, Metric, RAGSystem,
+                                 Reranker, Retriever)
 from ragassay.config import load_config
 from ragassay.models import Chunk, Document, Judgement, RAGOutput, Sample, ScoredChunk
 from ragassay.plugin_manager import load_plugins
@@ -43,6 +44,16 @@ class LastRetriever(Retriever):
         return [ScoredChunk(chunk=c, score=1.0 / i, rank=i) for i, c in enumerate(picked, 1)]
 
 
+class LongestReranker(Reranker):
+    """Reorders candidates longest text first (ties: incoming order)."""
+
+    name = "longest"
+
+    def rerank(self, query, candidates, k):
+        order = sorted(candidates, key=lambda h: -len(h.chunk.text))[:k]
+        return [ScoredChunk(chunk=h.chunk, score=float(len(h.chunk.text)), rank=i) for i, h in enumerate(order, 1)]
+
+
 class UpperGenerator(Generator):
     """Answers with the first context, upper-cased."""
 
@@ -68,7 +79,7 @@ class InlineSource(DatasetSource):
             yield Sample(question_id=f"i{i}", question=f"what is line {i}?", reference_answers=[f"LINE {i}"])
 
     def documents(self):
-        yield Document(id="doc", text="line 0\nline 1\nline 2")
+        yield Document(id="doc", text="line 0, the longest line\nline 1\nline 2")
 
 
 class Shout(Metric):
@@ -117,6 +128,10 @@ class Kit:
         register(LastRetriever)
 
     @hookimpl
+    def register_rerankers(self, register):
+        register(LongestReranker)
+
+    @hookimpl
     def register_generators(self, register):
         register(UpperGenerator)
 
@@ -152,6 +167,11 @@ generator = "kit/upper"
 options = { top_k = 1 }
 [systems.parrot]
 rag = "kit/parrot"
+[systems.reranked]
+chunker = "kit/lines"
+retriever = { name = "hybrid", options = { retrievers = ["kit/last", "keyword"], reranker = "kit/longest" } }
+generator = "kit/upper"
+options = { top_k = 1 }
 [evaluation]
 metrics = ["kit/shout", "exact_match"]
 judges = ["kit/always"]
@@ -207,15 +227,24 @@ def test_hook_register_rags(stored):
 
 def test_hook_register_metrics(stored):
     _, con = stored
-    assert con.execute("select min(value), count(*) from metric_values where metric = 'kit/shout'").fetchone() == (1.0, 6)
+    assert con.execute("select min(value), count(*) from metric_values where metric = 'kit/shout'").fetchone() == (1.0, 9)
 
 
 def test_hook_register_judges(stored):
     _, con = stored
-    assert con.execute("select verdict, count(*) from judgements where judge = 'kit/always'").fetchone() == ("correct", 6)
+    assert con.execute("select verdict, count(*) from judgements where judge = 'kit/always'").fetchone() == ("correct", 9)
 
 
 def test_hook_register_embedders(stored):
     host, _ = stored
     info = host.registry.get("embedder", "kit/two_dims")
     assert info.cls().embed(["abc"]) == [[3.0, 1.0]]
+
+
+def test_hook_register_rerankers(stored):
+    host, con = stored
+    assert host.registry.get("reranker", "kit/longest").cls is LongestReranker
+    # hybrid fuses kit/last (last line first) and keyword, then kit/longest puts the longest line first
+    reranked = outputs(con, "reranked")
+    assert {tuple(o["context_ids"]) for o in reranked.values()} == {("doc#0",)}
+    assert all(o["trace"]["retrieval"]["reranked"] is True for o in reranked.values())

@@ -87,5 +87,16 @@ def test_cutoff_by_date_then_by_llm(server, context):
 
 def test_a_generator_without_chat_is_refused(context):
     options = {"source": ARTICLE_SOURCE, "generator": "extractive"}
-    with pytest.raises(ConfigError, match="needs an LLM generator"):
+    with pytest.raises(ConfigError, match="generated_qa: generator 'extractive' does not support chat.*use an LLM "
+                                          "generator instead: openai, anthropic or local"):
         list(context.build("dataset_source", {"name": "generated_qa", "options": options}).samples())
+
+
+def test_options_type_nested_references_for_plan_time_resolution():
+    from ragassay import ChunkerRef, DatasetSourceRef, GeneratorRef
+    from ragassay.plugins.dataset_creation import CutoffSource, GeneratedQASource
+
+    qa = GeneratedQASource.Options(source=ARTICLE_SOURCE, generator="openai", chunker="recursive")
+    assert (type(qa.source), type(qa.generator), type(qa.chunker)) == (DatasetSourceRef, GeneratorRef, ChunkerRef)
+    cut = CutoffSource.Options(source=ARTICLE_SOURCE, cutoff="2024-01", llm_filter={"name": "anthropic"})
+    assert type(cut.source) is DatasetSourceRef and type(cut.llm_filter) is GeneratorRef

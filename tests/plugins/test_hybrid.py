@@ -6,12 +6,10 @@ import pydantic
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragassay import hookimpl
-from ragassay.components import ComponentContext, Retriever
-from ragassay.errors import ConfigError, DatasetError
-from ragassay.models import Chunk, ScoredChunk
+from ragassay import (Chunk, ComponentContext, ComponentNotFoundError, DatasetError, Reranker, RerankerRef,
+                      Retriever, RetrieverRef, ScoredChunk, hookimpl)
 from ragassay.plugin_manager import load_plugins
-from ragassay.plugins.hybrid import HybridRetriever, Reranker, reciprocal_rank_fusion
+from ragassay.plugins.hybrid import HybridRetriever, reciprocal_rank_fusion
 
 CHUNKS = [Chunk(id=f"c{i}", document_id=f"d{i}", text=text) for i, text in enumerate([
     "salmon swim up rivers to spawn",
@@ -57,6 +55,9 @@ class Testing:
     @hookimpl
     def register_retrievers(self, register):
         register(Scripted)
+
+    @hookimpl
+    def register_rerankers(self, register):
         register(ShortestFirst)
 
 
@@ -80,7 +81,16 @@ def scripted(*ids):
 def test_registered_with_bm25_and_dense_by_default():
     info = load_plugins().registry.get("retriever", "hybrid")
     assert info.plugin == "hybrid" and info.cls is HybridRetriever
-    assert HybridRetriever.Options().retrievers == ["bm25", "dense"] and HybridRetriever.Options().rrf_k == 60
+    assert HybridRetriever.Options().retrievers == [RetrieverRef(name="bm25"), RetrieverRef(name="dense")]
+    assert HybridRetriever.Options().rrf_k == 60
+
+
+def test_nested_references_are_typed_so_the_plan_can_resolve_them():
+    options = HybridRetriever.Options(retrievers=["bm25", {"name": "keyword", "options": {"count": "occurrences"}}],
+                                      reranker="overlap")
+    assert all(type(ref) is RetrieverRef for ref in options.retrievers)
+    assert options.retrievers[1].options == {"count": "occurrences"}
+    assert type(options.reranker) is RerankerRef and options.reranker.name == "overlap"
 
 
 def test_rrf_by_hand():
@@ -92,13 +102,13 @@ def test_rrf_by_hand():
 
 def test_fusion_ranks_scores_and_trace(context):
     retriever = hybrid(context, retrievers=[scripted("c0", "c1", "c2"), scripted("c2", "c0", "c4")], rrf_k=1)
-    hits = retriever.retrieve("q", 4)
+    hits, trace = retriever.retrieve_traced("q", 4)
     # c0: 1/2 + 1/3, c2: 1/4 + 1/2, c1: 1/3, c4: 1/4
     assert [h.chunk.id for h in hits] == ["c0", "c2", "c1", "c4"]
     assert [h.rank for h in hits] == [1, 2, 3, 4]
     assert hits[0].score == pytest.approx(1 / 2 + 1 / 3) and hits[1].score == pytest.approx(3 / 4)
     assert Scripted.indexed == [5, 5]  # every part indexed the same chunks
-    trace = retriever.last_trace
+    assert retriever.retrieve("q", 4) == hits
     assert trace["ranks"]["c0"] == {"0:t/scripted": 1, "1:t/scripted": 2}
     assert trace["ranks"]["c1"] == {"0:t/scripted": 2}
     assert trace["reranked"] is False
@@ -118,25 +128,32 @@ def test_weights_favour_one_retriever(context):
 
 def test_real_keyword_and_bm25_fusion(context):
     retriever = hybrid(context, retrievers=["keyword", "bm25"])
-    hits = retriever.retrieve("honey bees in the hive", 3)
+    hits, trace = retriever.retrieve_traced("honey bees in the hive", 3)
     assert hits[0].chunk.id == "c4"  # first for both retrievers
     assert {h.chunk.id for h in hits} >= {"c1", "c4"}
-    assert set(retriever.last_trace["ranks"]["c4"]) == {"keyword", "bm25"}
+    assert set(trace["ranks"]["c4"]) == {"keyword", "bm25"}
 
 
 def test_rerank_hook_reorders_the_fused_candidates(context):
     retriever = hybrid(context, retrievers=[scripted("c0", "c1", "c2", "c3"), scripted("c3", "c2")],
                        reranker="t/shortest", rerank_candidates=3)
-    hits = retriever.retrieve("q", 2)
+    hits, trace = retriever.retrieve_traced("q", 2)
     assert ShortestFirst.seen == [["c3", "c2", "c0"]]  # the top 3 fused candidates
     assert [h.chunk.id for h in hits] == ["c0", "c3"]  # shortest texts first: fused third is now first
-    assert [h.rank for h in hits] == [1, 2] and retriever.last_trace["reranked"] is True
-    with pytest.raises(ConfigError, match="is a reranker"):
-        context.build("retriever", "t/shortest").retrieve("q", 1)
+    assert [h.rank for h in hits] == [1, 2] and trace["reranked"] is True
 
 
-def test_a_retriever_without_rerank_cannot_be_a_reranker(context):
-    with pytest.raises(ConfigError, match="'bm25' cannot be a reranker"):
+def test_shipped_overlap_reranker_reorders_by_shared_query_words(context):
+    retriever = hybrid(context, retrievers=[scripted("c3", "c0", "c2"), scripted("c3", "c2", "c0")],
+                       reranker="overlap", rerank_candidates=3)
+    hits, trace = retriever.retrieve_traced("salmon in rivers", 3)
+    # c0 holds 'salmon' and 'rivers' (2/2); c2 and c3 none: ties keep the fused order c3, then c2
+    assert [h.chunk.id for h in hits] == ["c0", "c3", "c2"] and [h.score for h in hits] == [1.0, 0.0, 0.0]
+    assert trace["reranked"] is True
+
+
+def test_a_retriever_is_not_a_reranker(context):
+    with pytest.raises(ComponentNotFoundError, match="no reranker named 'bm25'"):
         hybrid(context, retrievers=["keyword", "bm25"], reranker="bm25")
 
 
@@ -145,7 +162,7 @@ def test_bad_options_and_input(context):
         HybridRetriever.Options(retrievers=["bm25"])
     with pytest.raises(pydantic.ValidationError, match="weights has 3 values for 2 retrievers"):
         HybridRetriever.Options(retrievers=["bm25", "keyword"], weights=[1, 1, 1])
-    with pytest.raises(pydantic.ValidationError, match="needs a 'name'"):
+    with pytest.raises(pydantic.ValidationError, match="name"):
         HybridRetriever.Options(retrievers=["bm25", {"options": {}}])
     with pytest.raises(DatasetError, match="no chunks"):
         context.build("retriever", "hybrid").index([])

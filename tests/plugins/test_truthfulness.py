@@ -38,3 +38,15 @@ def test_one_call_scores_both_aspects(tmp_path, monkeypatch):
         assert request["tool_choice"]["function"]["name"] == "set_answer_evaluation"
         assert asyncio.run(truth.ascore(Sample(question_id="x", question="?"), OUTPUT)) == Unscored(
             reason="sample has no reference_contexts (the article the evaluator checks against)")
+
+
+def test_a_generator_that_does_not_declare_chat_is_refused_by_name(tmp_path):
+    from ragassay import ConfigError, GeneratorRef
+    from ragassay.plugins.truthfulness import Truthfulness
+
+    assert type(Truthfulness.Options(generator="openai").generator) is GeneratorRef  # typed: resolved when planned
+    metric = ComponentContext(project_dir=tmp_path).build("metric", {"name": "truthfulness",
+                                                                     "options": {"generator": "extractive"}})
+    sample = Sample(question_id="q", question="?", reference_contexts=["an article"])
+    with pytest.raises(ConfigError, match="metric truthfulness: generator 'extractive' does not support chat.*openai"):
+        asyncio.run(metric.ascore(sample, RAGOutput(answer="a")))

@@ -133,5 +133,31 @@ def test_a_generator_without_tool_calls_is_refused(tmp_path):
     parts = {"chunker": context.build("chunker", "recursive"), "retriever": context.build("retriever", "bm25"),
              "generator": context.build("generator", "extractive")}
     rag = BooleanAgentRAG(BooleanAgentRAG.Options(), parts=parts, context=context)
-    with pytest.raises(ConfigError, match="needs a generator that supports tool calls"):
+    with pytest.raises(ConfigError, match="rag 'boolean_agent'.*generator 'extractive' does not support chat"):
         rag.prepare(Corpus(DOCS))
+
+
+def test_chat_is_a_declaration_not_a_method_probe(tmp_path):
+    """A generator with a `chat` attribute that does not declare supports_chat is refused; a declared one works."""
+    from ragassay import ConfigError, Generation, Generator
+
+    class Undeclared(Generator):
+        name = "undeclared"
+
+        async def generate(self, request):
+            return Generation(text="")
+
+        async def chat(self, messages, **kwargs):  # looks like chat, but the class does not declare it
+            raise AssertionError("never called")
+
+    class Declared(Undeclared):
+        name = "declared"
+        supports_chat = True
+
+    context = ComponentContext(project_dir=tmp_path)
+    parts = {"chunker": context.build("chunker", "recursive"), "retriever": context.build("retriever", "bm25")}
+    rag = BooleanAgentRAG(BooleanAgentRAG.Options(), parts={**parts, "generator": Undeclared()}, context=context)
+    with pytest.raises(ConfigError, match="generator 'undeclared' does not support chat"):
+        rag.prepare(Corpus(DOCS))
+    BooleanAgentRAG(BooleanAgentRAG.Options(), parts={**parts, "generator": Declared()}, context=context).prepare(
+        Corpus(DOCS))

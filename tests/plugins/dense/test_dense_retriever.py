@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import threading
 
 import numpy as np
 import pydantic
 import pytest
 from dense_support import TEXTS, HashingEmbedder, context, dense, make_chunks, minilm_folder  # noqa: F401
 
+from ragassay import EmbedderRef
 from ragassay.errors import ComponentNotFoundError, DatasetError
 from ragassay.models import Chunk, Document
 from ragassay.plugin_manager import load_plugins
@@ -20,7 +20,9 @@ def test_registered_with_defaults():
     info = registry.get("retriever", "dense")
     assert info.plugin == "dense" and info.cls is DenseRetriever
     opts = DenseRetriever.Options()
-    assert (opts.embedder, opts.index, opts.similarity, opts.cache) == ("local", "flat", "cosine", True)
+    assert (opts.embedder, opts.index, opts.similarity) == (EmbedderRef(name="local"), "flat", "cosine")
+    assert opts.cache is True
+    assert type(DenseRetriever.Options(embedder={"name": "openai"}).embedder) is EmbedderRef  # typed: resolvable
 
 
 def test_flat_ranking_is_exact_cosine(context):
@@ -75,7 +77,7 @@ def test_misuse_errors(context):
         dense(context).retrieve("q", 1)
     with pytest.raises(ComponentNotFoundError, match="no embedder named 'nope'"):
         dense(context, embedder="nope").index(make_chunks())
-    with pytest.raises(pydantic.ValidationError, match="needs a 'name'"):
+    with pytest.raises(pydantic.ValidationError, match=r"embedder.name\n  Field required"):
         DenseRetriever.Options(embedder={"options": {}})
     with pytest.raises(pydantic.ValidationError):
         DenseRetriever.Options(index="annoy")
@@ -91,12 +93,8 @@ def test_real_minilm_ranks_by_meaning_and_records_query_truncation(context):
     retriever.index([Chunk(id=f"c{i}", document_id=f"c{i}", text=t) for i, t in enumerate(docs)])
     assert [h.chunk.id for h in retriever.retrieve("Which ingredients go into baking a dessert?", 3)][0] == "c0"
     assert retriever.retrieve("Who won the soccer game?", 1)[0].chunk.id == "c1"
-    assert retriever.last_trace["query_truncated"] is False and retriever.last_trace["max_query_tokens"] == 256
-    hits = retriever.retrieve("magma and lava " * 200, 1)
+    _, trace = retriever.retrieve_traced("Who won the soccer game?", 1)
+    assert trace["query_truncated"] is False and trace["max_query_tokens"] == 256
+    hits, trace = retriever.retrieve_traced("magma and lava " * 200, 1)
     assert hits[0].chunk.id == "c2"
-    assert retriever.last_trace["query_truncated"] is True and retriever.last_trace["query_tokens"] > 256
-    seen = {}
-    thread = threading.Thread(target=lambda: seen.update(trace=retriever.last_trace))
-    thread.start()
-    thread.join()
-    assert seen["trace"] == {}  # the trace is per thread: concurrent queries never mix
+    assert trace["query_truncated"] is True and trace["query_tokens"] > 256

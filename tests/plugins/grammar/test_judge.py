@@ -88,3 +88,15 @@ def test_no_reference_answer_is_unscored_without_calling_the_llm(context):
 def test_parse_verdict():
     assert parse_verdict("incorrect") == "incorrect" and parse_verdict("CORRECT!") == "correct"
     assert parse_verdict("uncorrectable") is None
+
+
+def test_generator_references_are_typed_for_plan_time_resolution():
+    from ragassay import GeneratorRef
+    from ragassay.plugins.grammar.llm_templates import GenerateOptions
+
+    judge = GrammarLLMJudge.Options(generator={"name": "openai", "options": {"model": "m"}})
+    assert type(judge.generator) is GeneratorRef and judge.generator.options == {"model": "m"}
+    assert type(GenerateOptions(generator="local").generator) is GeneratorRef
+    named = GrammarLLMJudge(GrammarLLMJudge.Options(generator="openai")).judge_id
+    assert named == GrammarLLMJudge(GrammarLLMJudge.Options(generator={"name": "openai"})).judge_id
+    assert named.startswith("grammar_llm:openai:")

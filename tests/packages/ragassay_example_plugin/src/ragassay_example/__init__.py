@@ -10,9 +10,7 @@ import os
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragassay import hookimpl
-from ragassay.components import Metric, RAGSystem, Retriever
-from ragassay.models import RAGOutput, ScoredChunk
+from ragassay import Metric, RAGOutput, RAGSystem, Retriever, ScoredChunk, hookimpl
 
 
 class LongestFirstRetriever(Retriever):
