@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from ragassay.errors import MissingDependencyError
+from ragassay import MissingDependencyError
 
 PLACEHOLDER = re.compile(r"\[([^\[\].'\"]+)\.([^\[\].'\"]+)\]")
 _CLAUSE = re.compile(r"\b(SELECT|FROM|WHERE|GROUP\s+BY|HAVING|ORDER\s+BY|LIMIT|OFFSET|UNION|INTERSECT|EXCEPT|WINDOW)\b",

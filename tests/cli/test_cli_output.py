@@ -169,7 +169,7 @@ def test_plugins_options_are_readable_at_80_columns():
     assert "Cite the sources you use as [n]." in flat
     assert "needs [llm] cache" in flat
     assert "chunker recursive (recursive_chunker" in flat and "chunker kenneweg" in flat
-    assert "k1 (float; default 1.5)" in flat and "generator (str | dict[str, Any]; required)" in flat
+    assert "k1 (float; default 1.5)" in flat and "generator (GeneratorRef; required)" in flat
     data = json.loads(cli80("plugins", "--format", "json"))
     for component in data["components"]:
         for option in component["option_list"]:

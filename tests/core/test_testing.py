@@ -13,7 +13,6 @@ from ragassay import PluginError, hookimpl, testing
 from ragassay.plugins.keyword import KeywordRetriever
 from ragassay.registry import Registry
 
-pytest_plugins = ["ragassay.testing"]
 
 
 def example_plugin():
