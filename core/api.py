@@ -6,15 +6,16 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from .config import LoadedConfig, load_config
+from .interruptible import run_interruptibly
 from .plugin_manager import PluginHost, get_plugin_host, load_plugins
 from .runner import Runner, RunSummary, plan_run
 from .store import open_store, store_url
 from .store.database import ResultsStore, UnitResult
+from .store.lease import Holder, acquire
 
 
 def results_store(loaded: LoadedConfig) -> ResultsStore:
@@ -28,6 +29,8 @@ def run(
     plugins: Iterable[tuple[str, Any]] = (),
     new: bool = False,
     no_cache: bool = False,
+    wait: bool = False,
+    on_wait: Callable[[Holder], None] | None = None,
     on_start: Callable[[RunSummary], None] | None = None,
     on_result: Callable[[UnitResult], None] | None = None,
 ) -> RunSummary:
@@ -38,14 +41,22 @@ def run(
         addressed as ``name/component``.
     :param new: start a new run even if one with the same fingerprint exists.
     :param no_cache: neither read nor write the LLM response cache in this run.
+    :param wait: if another process is running this config, wait for it (calling ``on_wait`` with who holds
+        it) and then resume; by default raise :class:`~ragassay.store.lease.LeaseHeldError`.
     """
     loaded = config if isinstance(config, LoadedConfig) else load_config(config)
     host = _host(plugins)
     plan = plan_run(loaded, host.registry, no_cache=no_cache)
     store = results_store(loaded)
     try:
-        runner = Runner(plan, store, on_result=on_result)
-        return asyncio.run(runner.run(new=new, on_start=on_start))
+        with acquire(store.engine, plan.fingerprint(), wait=wait, on_wait=on_wait) as lease:
+            for note in lease.notes:
+                plan.context.warn(note)
+            runner = Runner(plan, store, on_result=on_result, lease=lease)
+            summary = run_interruptibly(lambda: runner.run(new=new, on_start=on_start))
+            if lease.lost:
+                summary.warnings.append(lease.lost)
+            return summary
     finally:
         store.close()
 

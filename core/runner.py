@@ -21,6 +21,7 @@ from .executor import Executor, LocalExecutor
 from .models import Judgement, MetricValue, Sample, Unscored
 from .registry import Registry
 from .store.database import ResultsStore, StoredUnit, UnitResult
+from .store.lease import Lease
 from .datasets import load_corpus, load_samples, resolve_dataset
 from .systems import ResolvedComponent, ResolvedSystem, build_system, resolve_component, resolve_systems
 
@@ -101,8 +102,9 @@ class Runner:
     """Executes a :class:`RunPlan` against a :class:`ResultsStore`."""
 
     def __init__(self, plan: RunPlan, store: ResultsStore, *, executor: Executor | None = None,
-                 on_result: Callable[[UnitResult], None] | None = None):
+                 on_result: Callable[[UnitResult], None] | None = None, lease: Lease | None = None):
         self.plan = plan
+        self.lease = lease  # held by the caller for this plan's fingerprint; told which run it covers
         self.store = store
         self.executor = executor or LocalExecutor(plan.loaded.config.project.concurrency)
         self.on_result = on_result or (lambda result: None)
@@ -146,6 +148,8 @@ class Runner:
 
     async def run(self, *, new: bool = False, on_start: Callable[[RunSummary], None] | None = None) -> RunSummary:
         run_id, resumed = self.open_run(new=new)
+        if self.lease is not None:
+            self.lease.attach(run_id)
         todo, skipped = self.pending(run_id)
         summary = RunSummary(run_id, resumed, units=len(todo) + skipped, skipped=skipped)
         if on_start:

@@ -30,7 +30,7 @@ def runs_command(config_path: Path, db: str | None) -> None:
         table.add_column(column)
     for run in runs:
         expected = run["systems"] * run["sample_count"]
-        status = run["status"] if run["outputs"] >= expected else f"{run['status']} (incomplete: run again to resume)"
+        status = f"{run['state']} ({run['state_detail']})" if run["state_detail"] else run["state"]
         table.add_row(
             run["id"], dt.datetime.fromtimestamp(run["created_at"]).strftime("%Y-%m-%d %H:%M"), run["project"],
             status, str(run["systems"]), str(run["sample_count"]), f"{run['outputs']}/{expected}", str(run["failed"]),

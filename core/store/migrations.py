@@ -8,19 +8,36 @@ from __future__ import annotations
 
 from typing import Callable
 
-from sqlalchemy import Connection, inspect
+from sqlalchemy import Column, Connection, Float, Integer, MetaData, String, Table, Text, inspect
 
 from .schema import metadata, schema_version
+
+_V1_TABLES = ("schema_version", "runs", "run_systems", "run_samples", "outputs", "metric_values", "judgements")
 
 
 def _v1_initial(conn: Connection) -> None:
     """Version 1: runs, run_systems, run_samples, outputs, metric_values, judgements."""
-    metadata.create_all(conn)
+    metadata.create_all(conn, tables=[metadata.tables[name] for name in _V1_TABLES])
+
+
+def _create_run_leases(conn: Connection) -> None:
+    """Version 2 (leases part): the ``run_leases`` table, as it was at version 2."""
+    Table(
+        "run_leases", MetaData(),
+        Column("key", String(64), primary_key=True),
+        Column("run_id", String(64)),
+        Column("owner", String(64), nullable=False),
+        Column("host", Text, nullable=False),
+        Column("pid", Integer, nullable=False),
+        Column("acquired_at", Float, nullable=False),
+        Column("heartbeat_at", Float, nullable=False),
+    ).create(conn)
 
 
 #: (version, description, function) in order.
 MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
     (1, "initial schema", _v1_initial),
+    (2, "run leases", _create_run_leases),
 ]
 
 

@@ -6,7 +6,7 @@ from sqlalchemy import (
     Column, Float, ForeignKey, Index, Integer, MetaData, String, Table, Text, UniqueConstraint,
 )
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 metadata = MetaData()
 
@@ -80,6 +80,18 @@ judgements = Table(
     Column("score", Float),
     Column("explanation", Text),
     Column("judge_id", Text),
+)
+
+# Version 2: which process works on which run (see ragassay.store.lease); one row per live or stale lease.
+run_leases = Table(
+    "run_leases", metadata,
+    Column("key", String(64), primary_key=True),  # the run's fingerprint: the INSERT conflict is the lock
+    Column("run_id", String(64)),  # the run it covers, once opened or created
+    Column("owner", String(64), nullable=False),  # a random token per holder
+    Column("host", Text, nullable=False),
+    Column("pid", Integer, nullable=False),
+    Column("acquired_at", Float, nullable=False),
+    Column("heartbeat_at", Float, nullable=False),
 )
 
 Index("ix_outputs_run_system", outputs.c.run_id, outputs.c.system)
