@@ -6,16 +6,17 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from .config import LoadedConfig
+from .interruptible import run_interruptibly
 from .plugin_manager import PluginHost, get_plugin_host, load_plugins
 from .project import Project
 from .runner import Runner, RunSummary, plan_run
 from .store import open_store, store_url
 from .store.database import ResultsStore, UnitResult
+from .store.lease import Holder, acquire
 
 
 def results_store(loaded: LoadedConfig) -> ResultsStore:
@@ -30,6 +31,8 @@ def run(
     new: bool = False,
     no_cache: bool = False,
     description: str = "",
+    wait: bool = False,
+    on_wait: Callable[[Holder], None] | None = None,
     on_start: Callable[[RunSummary], None] | None = None,
     on_result: Callable[[UnitResult], None] | None = None,
 ) -> RunSummary:
@@ -41,13 +44,21 @@ def run(
     :param new: start a new run even if one with the same fingerprint exists.
     :param no_cache: neither read nor write the LLM response cache in this run.
     :param description: free text stored with a new run and shown by ``ragassay runs``.
+    :param wait: if another process is running this config, wait for it (calling ``on_wait`` with who holds
+        it) and then resume; by default raise :class:`~ragassay.store.lease.LeaseHeldError`.
     """
     project = Project.load(config, _host(plugins).registry, no_cache=no_cache)
     plan = plan_run(project)
     store = project.open_store()
     try:
-        runner = Runner(plan, store, on_result=on_result, description=description)
-        return asyncio.run(runner.run(new=new, on_start=on_start))
+        with acquire(store.engine, plan.fingerprint(), wait=wait, on_wait=on_wait) as lease:
+            for note in lease.notes:
+                plan.context.warn(note)
+            runner = Runner(plan, store, on_result=on_result, description=description, lease=lease)
+            summary = run_interruptibly(lambda: runner.run(new=new, on_start=on_start))
+            if lease.lost:
+                summary.warnings.append(lease.lost)
+            return summary
     finally:
         store.close()
 

@@ -29,6 +29,7 @@ from .reference_check import reference_warnings
 from .registry import Registry
 from .scoring import Scorers, describe
 from .store.database import ResultsStore, StoredUnit, UnitResult, WriteContext
+from .store.lease import Lease
 from .systems import ResolvedComponent, ResolvedSystem, build_system, resolve_component, resolve_systems
 
 FLUSH_EVERY_S = 0.25
@@ -162,8 +163,10 @@ class Runner:
     """Executes a :class:`RunPlan` against a :class:`ResultsStore`."""
 
     def __init__(self, plan: RunPlan, store: ResultsStore, *, executor: Executor | None = None,
-                 on_result: Callable[[UnitResult], None] | None = None, description: str = ""):
+                 on_result: Callable[[UnitResult], None] | None = None, description: str = "",
+                 lease: Lease | None = None):
         self.plan = plan
+        self.lease = lease  # held by the caller for this plan's fingerprint; told which run it covers
         self.store = store
         self.executor = executor or LocalExecutor(plan.loaded.config.project.concurrency)
         self.on_result = on_result or (lambda result: None)
@@ -231,6 +234,8 @@ class Runner:
     async def run(self, *, new: bool = False, on_start: Callable[[RunSummary], None] | None = None) -> RunSummary:
         """Run (or resume) the plan. ``new``: a fresh run that neither resumes nor reuses earlier outputs."""
         run_id, resumed = self.open_run(new=new)
+        if self.lease is not None:
+            self.lease.attach(run_id)
         todo, skipped = self.pending(run_id, reuse=not new)
         units = sum(len(item.units) for item in todo)
         summary = RunSummary(run_id, resumed, units=units + skipped, skipped=skipped,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import sys
+import datetime as dt
 from pathlib import Path
 
 import click
@@ -19,37 +19,47 @@ from .common import config_option, console, project_path
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no comparison table.")
 @click.option("--no-cache", "no_cache", is_flag=True,
               help="Call the models even for requests in the LLM response cache (and do not store replies).")
+@click.option("--wait", is_flag=True,
+              help="If another process is running this config, wait for it to finish, then resume "
+                   "(default: refuse).")
+@click.option("--progress-every", "progress_every_s", type=float, default=None,
+              help="Seconds between progress lines when stderr is not a terminal "
+                   "(default: $RAGASSAY_PROGRESS_EVERY or 10).")
 def run_command(config: Path | None, config_path: Path, new: bool, description: str, quiet: bool,
-                no_cache: bool) -> None:
+                no_cache: bool, wait: bool, progress_every_s: float | None) -> None:
     """Run every system on every sample of the project (--config, or CONFIG: the same) and score the outputs.
 
     Results are stored as they are produced; re-running the same config resumes, skipping completed work.
+    Only one process works on a config's run at a time: a second one refuses, or waits with --wait.
     """
     from ..api import run
     from ..config import load_config
+    from ..interruptible import exit_interrupted
+    from .progress import make_progress, progress_every
 
+    progress = make_progress(quiet, progress_every(progress_every_s))
     loaded = load_config(project_path(config, config_path))
     out = console()
-    progress = None if quiet or not sys.stderr.isatty() else _progress()
-    state: dict = {}
 
     def on_start(summary) -> None:
         verb = "resuming" if summary.resumed else "starting"
         click.echo(f"{verb} run {summary.run_id}: {summary.units} units "
                    f"({summary.skipped} already done)", err=True)
         if progress is not None:
-            progress.start()
-            state["task"] = progress.add_task("samples", total=summary.units - summary.skipped, failed=0)
-        state["failed"] = 0
+            progress.start(summary.units - summary.skipped)
 
     def on_result(result) -> None:
-        state["failed"] += result.status == "failed"
         if progress is not None:
-            progress.update(state["task"], advance=1, failed=state["failed"])
+            progress.advance(result.status == "failed")
 
     try:
-        summary = run(loaded, new=new, no_cache=no_cache, description=description, on_start=on_start,
-                      on_result=on_result)
+        summary = run(loaded, new=new, no_cache=no_cache, description=description, wait=wait,
+                      on_wait=_say_waiting, on_start=on_start, on_result=on_result)
+    except KeyboardInterrupt:
+        if progress is not None:
+            progress.stop()
+            progress = None
+        exit_interrupted(130)
     finally:
         if progress is not None:
             progress.stop()
@@ -73,14 +83,10 @@ def run_command(config: Path | None, config_path: Path, new: bool, description: 
             store.close()
 
 
-def _progress():
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
-    return Progress(
-        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-        TextColumn("[red]{task.fields[failed]} failed"), TimeElapsedColumn(), TextColumn("ETA"),
-        TimeRemainingColumn(), transient=False,
-    )
+def _say_waiting(holder) -> None:
+    since = dt.datetime.fromtimestamp(holder.acquired_at).strftime("%Y-%m-%d %H:%M:%S")
+    click.echo(f"waiting: this config is being run by pid {holder.pid} on {holder.host} (since {since}); "
+               f"resuming when it finishes (Ctrl-C to stop waiting)", err=True)
 
 
 COMMANDS = [run_command]

@@ -15,6 +15,7 @@ from sqlalchemy.exc import DatabaseError, OperationalError, SQLAlchemyError
 from ..errors import StoreError
 from ..models import Judgement, MetricValue, RAGOutput, Sample, TokenUsage
 from . import schema as t
+from .lease import live_holders, run_state
 from .migrations import current_version, migrate, output_columns
 
 
@@ -105,7 +106,7 @@ class ResultsStore:
                 status=status, updated_at=time.time(), warnings_json=json.dumps(list(warnings))))
 
     def list_runs(self) -> list[dict[str, Any]]:
-        """Runs, newest first, with output and failure counts."""
+        """Runs, newest first, with output and failure counts, and ``state`` (running, complete, interrupted)."""
         counts = (
             select(
                 t.outputs.c.run_id,
@@ -122,7 +123,11 @@ class ResultsStore:
             .order_by(t.runs.c.created_at.desc())
         )
         with self.engine.connect() as conn:
-            return [dict(r._mapping) for r in conn.execute(query)]
+            rows = [dict(r._mapping) for r in conn.execute(query)]
+            holders = live_holders(conn)
+        for row in rows:  # state and state_detail come from the run's lease, not from its status column
+            row["state"], row["state_detail"] = run_state(row, holders.get(row["id"]))
+        return rows
 
     def get_run(self, run_id: str) -> dict[str, Any]:
         """A run by id or unique id prefix; raises :class:`StoreError` naming the known runs."""
@@ -411,6 +416,12 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
+def _lock_for_migration(conn: Any) -> None:
+    """On SQLite, migrate under the write lock, so two processes opening a new file do not both create it."""
+    if conn.dialect.name == "sqlite":
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+
 def open_store(url: str, *, create: bool = True) -> ResultsStore:
     """Open (and migrate) the results database at ``url``.
 
@@ -436,7 +447,9 @@ def open_store(url: str, *, create: bool = True) -> ResultsStore:
                     f"results database {url} has schema version {version}, newer than this ragassay "
                     f"understands ({t.SCHEMA_VERSION}). Upgrade ragassay; the database was not modified."
                 )
-            migrate(conn, t.SCHEMA_VERSION)
+            if version < t.SCHEMA_VERSION:
+                _lock_for_migration(conn)
+                migrate(conn, t.SCHEMA_VERSION)
     except (DatabaseError, OperationalError) as exc:
         engine.dispose()
         raise StoreError(f"cannot open results database {url}: {exc.orig}. Is it a ragassay results file?") from exc

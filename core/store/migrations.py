@@ -18,6 +18,8 @@ from sqlalchemy import (
 
 from .schema import schema_version
 
+_V1_TABLES = ("schema_version", "runs", "run_systems", "run_samples", "outputs", "metric_values", "judgements")
+
 
 def _v1_initial(conn: Connection) -> None:
     """Version 1: runs, run_systems, run_samples, outputs, metric_values, judgements (DDL as released)."""
@@ -79,7 +81,22 @@ def _v2_columns_and_keys(conn: Connection) -> None:
         for column in columns:
             conn.execute(text(f"ALTER TABLE {table} ADD COLUMN {column}"))
     conn.execute(text("CREATE INDEX ix_outputs_reuse ON outputs (system_key, sample_key)"))
+    _create_run_leases(conn)
     _backfill_v2(conn)
+
+
+def _create_run_leases(conn: Connection) -> None:
+    """Version 2 (leases part): the ``run_leases`` table, as it was at version 2."""
+    Table(
+        "run_leases", MetaData(),
+        Column("key", String(64), primary_key=True),
+        Column("run_id", String(64)),
+        Column("owner", String(64), nullable=False),
+        Column("host", Text, nullable=False),
+        Column("pid", Integer, nullable=False),
+        Column("acquired_at", Float, nullable=False),
+        Column("heartbeat_at", Float, nullable=False),
+    ).create(conn)
 
 
 def _backfill_v2(conn: Connection) -> None:
@@ -139,7 +156,8 @@ def _digest(value: str) -> str:
 #: (version, description, function) in order.
 MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
     (1, "initial schema", _v1_initial),
-    (2, "columns for what readers re-parsed, reuse keys, details, evaluation cost", _v2_columns_and_keys),
+    (2, "columns for what readers re-parsed, reuse keys, details, evaluation cost, run leases",
+     _v2_columns_and_keys),
 ]
 
 

@@ -115,5 +115,17 @@ judgements = Table(
     *_usage_columns(),
 )
 
+# Version 2: which process works on which run (see ragassay.store.lease); one row per live or stale lease.
+run_leases = Table(
+    "run_leases", metadata,
+    Column("key", String(64), primary_key=True),  # the run's fingerprint: the INSERT conflict is the lock
+    Column("run_id", String(64)),  # the run it covers, once opened or created
+    Column("owner", String(64), nullable=False),  # a random token per holder
+    Column("host", Text, nullable=False),
+    Column("pid", Integer, nullable=False),
+    Column("acquired_at", Float, nullable=False),
+    Column("heartbeat_at", Float, nullable=False),
+)
+
 Index("ix_outputs_run_system", outputs.c.run_id, outputs.c.system)
 Index("ix_outputs_reuse", outputs.c.system_key, outputs.c.sample_key)

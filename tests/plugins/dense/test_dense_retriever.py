@@ -10,7 +10,7 @@ from dense_support import TEXTS, HashingEmbedder, context, dense, make_chunks, m
 
 from ragassay import EmbedderRef
 from ragassay.errors import ComponentNotFoundError, DatasetError
-from ragassay.models import Chunk, Document
+from ragassay.models import Chunk
 from ragassay.plugin_manager import load_plugins
 from ragassay.plugins.dense import DenseRetriever
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -29,6 +30,8 @@ class SlowOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
     delay_s: float = Field(0.05, description="Seconds to sleep per sample.")
     log: str | None = Field(None, description="File to append each answered question_id to.")
+    prepare_s: float = Field(0.0, description="Seconds to block in prepare (stands in for building an index); "
+                                              "'prepare' is logged when it starts.")
 
 
 class SlowEcho(RAGSystem):
@@ -37,14 +40,22 @@ class SlowEcho(RAGSystem):
     name = "slow_echo"
     Options = SlowOptions
 
+    def prepare(self, corpus):
+        if self.options.prepare_s:
+            self._log("prepare")
+            time.sleep(self.options.prepare_s)  # blocking, like native index-building code
+
     async def answer(self, sample):
         await asyncio.sleep(self.options.delay_s)
+        self._log(sample.question_id)
+        return RAGOutput(answer=sample.question, retrieved=False)
+
+    def _log(self, line):
         if self.options.log:
             with open(self.options.log, "a", encoding="utf-8") as handle:
-                handle.write(sample.question_id + "\n")
+                handle.write(line + "\n")
                 handle.flush()
                 os.fsync(handle.fileno())
-        return RAGOutput(answer=sample.question, retrieved=False)
 
 
 class AnswerLength(Metric):
