@@ -16,7 +16,7 @@ import math
 from typing import Any, Awaitable, Callable, Mapping
 
 from .components import DerivedMetric, Judge, Metric
-from .llm.meter import metering
+from .llm.meter import UsageMeter, metering
 from .models import Judgement, MetricResult, MetricValue, RAGOutput, Sample, Unscored
 
 TOLERANCE = 1e-9
@@ -57,48 +57,56 @@ class Scorers:
         and the same metric spec by an earlier run, which is copied instead of recomputed."""
         values: dict[str, float | None] = dict(known or {})
         metric_values: list[MetricValue] = []
-        for label, metric in self.metrics:
-            if label in skip_metrics:
-                continue
-            value = reuse(label)
-            if not isinstance(value, MetricValue):
-                value = await metric_value(label, metric, sample, output, values)
-            values[label] = value.value
-            metric_values.append(value)
-        judgements = []
-        for label, judge in self.judges:
-            if label not in skip_judges:
-                reused = reuse(f"judge:{label}")
-                judgements.append(reused if isinstance(reused, Judgement) else await judgement(label, judge, sample,
-                                                                                               output))
+        judgements: list[Judgement] = []
+        with metering() as meter:  # one meter per unit; the scorers below run one after another
+            for label, metric in self.metrics:
+                if label in skip_metrics:
+                    continue
+                value = reuse(label)
+                if not isinstance(value, MetricValue):
+                    value = await metric_value(label, metric, sample, output, values, meter)
+                values[label] = value.value
+                metric_values.append(value)
+            for label, judge in self.judges:
+                if label not in skip_judges:
+                    reused = reuse(f"judge:{label}")
+                    judgements.append(reused if isinstance(reused, Judgement)
+                                      else await judgement(label, judge, sample, output, meter))
         return metric_values, judgements
 
 
 async def metric_value(label: str, metric: Metric, sample: Sample, output: RAGOutput,
-                       values: Mapping[str, float | None]) -> MetricValue:
+                       values: Mapping[str, float | None], meter: UsageMeter | None = None) -> MetricValue:
     """One metric's value for one output, validated (see the module docstring)."""
     if isinstance(metric, DerivedMetric):
         inputs = {name: values.get(name) for name in metric.inputs()}
-        return _checked(label, metric, await _metered(lambda: _call(metric.derive, inputs)))
-    return _checked(label, metric, await _metered(lambda: metric.ascore(sample, output)))
+        return _checked(label, metric, await _metered(lambda: _call(metric.derive, inputs), meter))
+    return _checked(label, metric, await _metered(lambda: metric.ascore(sample, output), meter))
 
 
 async def _call(function: Callable[..., Any], *args: Any) -> Any:
     return function(*args)
 
 
-async def _metered(call: Callable[[], Awaitable[Any]]) -> tuple[Any, Any]:
-    with metering() as meter:
-        try:
-            result: Any = await call()
-        except Exception as exc:  # noqa: BLE001 - recorded as unscored with the reason
-            result = exc
+async def _metered(call: Callable[[], Awaitable[Any]], meter: UsageMeter | None) -> tuple[Any, Any]:
+    """The call's result (or its exception) and the usage of the model calls it made, recorded by ``meter``
+    (the open meter of this unit; a fresh one when None)."""
+    if meter is None:
+        with metering() as fresh:
+            return await _metered(call, fresh)
+    meter.usage = None
+    try:
+        result: Any = await call()
+    except Exception as exc:  # noqa: BLE001 - recorded as unscored with the reason
+        result = exc
     return result, meter.usage
 
 
 def _checked(label: str, metric: Metric, outcome: tuple[Any, Any]) -> MetricValue:
     result, usage = outcome
     base = {"metric": label, "usage": usage}
+    if type(result) is float and _in_range(result, metric.value_range):  # the common case
+        return MetricValue(metric=label, value=result, usage=usage)
     if isinstance(result, Exception):
         return MetricValue(**base, value=None, unscored_reason=f"error: {describe(result)}")
     if isinstance(result, Unscored):
@@ -116,6 +124,12 @@ def _checked(label: str, metric: Metric, outcome: tuple[Any, Any]) -> MetricValu
     return MetricValue(**base, value=number, details=details)
 
 
+def _in_range(number: float, value_range: tuple[float | None, float | None]) -> bool:
+    low, high = value_range
+    return math.isfinite(number) and (low is None or number >= low - TOLERANCE) and (
+        high is None or number <= high + TOLERANCE)
+
+
 def _out_of_range(number: float, value_range: tuple[float | None, float | None]) -> str:
     if not math.isfinite(number):
         return " (not a finite number)" if not math.isnan(number) else ""
@@ -129,9 +143,10 @@ def _bound(value: float | None) -> str:
     return "-inf" if value is None else f"{value:g}"
 
 
-async def judgement(label: str, judge: Judge, sample: Sample, output: RAGOutput) -> Judgement:
+async def judgement(label: str, judge: Judge, sample: Sample, output: RAGOutput,
+                    meter: UsageMeter | None = None) -> Judgement:
     """One judge's verdict on one output, with the model calls it made as its usage."""
-    result, usage = await _metered(lambda: judge.judge(sample, output))
+    result, usage = await _metered(lambda: judge.judge(sample, output), meter)
     if isinstance(result, Exception):
         return Judgement(judge=label, verdict="unscored", score=None, explanation=f"error: {describe(result)}",
                          usage=usage)

@@ -247,11 +247,11 @@ class ResultsStore:
                 for result, output_id in zip(fresh, ids):
                     result.output_id = output_id
             metric_rows = [_metric_row(r.output_id, m, context) for r in results for m in r.metrics]
-            if metric_rows:
-                conn.execute(insert(t.metric_values), metric_rows)
+            for rows in _by_columns(metric_rows):
+                conn.execute(insert(t.metric_values), rows)
             judge_rows = [_judgement_row(r.output_id, j, context) for r in results for j in r.judgements]
-            if judge_rows:
-                conn.execute(insert(t.judgements), judge_rows)
+            for rows in _by_columns(judge_rows):
+                conn.execute(insert(t.judgements), rows)
             conn.execute(update(t.runs).where(t.runs.c.id == run_id).values(updated_at=now))
 
     # -- reading results ------------------------------------------------------------------------
@@ -364,8 +364,15 @@ def _output_row(run_id: str, r: UnitResult, now: float, prices: Any) -> dict[str
     }
 
 
-_NO_USAGE = {"input_tokens": 0, "output_tokens": 0, "calls": 0, "cached_tokens": 0, "cache_hits": 0,
-             "cost_usd": 0.0, "unpriced": None}
+_NO_USAGE: dict[str, Any] = {}  # no model call: the usage columns keep their defaults (0, NULL)
+
+
+def _by_columns(rows: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """Rows grouped by their set of columns (one executemany each)."""
+    groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault(tuple(row), []).append(row)
+    return list(groups.values())
 
 
 def _usage_row(usage: TokenUsage | None, prices: Any) -> dict[str, Any]:
