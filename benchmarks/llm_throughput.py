@@ -34,8 +34,7 @@ def serve(latency_s: float, ready, stop) -> None:
     from tests.servers.openai_chat import OpenAIChatServer, Turn
 
     def reply(request):
-        return Turn(text=f"answer to {OpenAIChatServer.last_user_text(request)}", usage=(50, 5, 0),
-                    delay_s=latency_s)
+        return Turn(text=f"answer to {OpenAIChatServer.last_user_text(request)}", usage=(50, 5, 0), delay_s=latency_s)
 
     with OpenAIChatServer(default=reply) as server:
         ready.put(server.url)
@@ -43,8 +42,11 @@ def serve(latency_s: float, ready, stop) -> None:
 
 
 def context(cache_dir: Path, cache: bool = True) -> ComponentContext:
-    return ComponentContext(project_dir=cache_dir, cache_dir=cache_dir,
-                            settings={"llm": runtime_settings(LLMSection(cache=cache), cache_dir)})
+    return ComponentContext(
+        project_dir=cache_dir,
+        cache_dir=cache_dir,
+        settings={"llm": runtime_settings(LLMSection(cache=cache), cache_dir)},
+    )
 
 
 async def burst(url: str, cache_dir: Path, calls: int, concurrency: int) -> tuple[float, object]:
@@ -53,10 +55,13 @@ async def burst(url: str, cache_dir: Path, calls: int, concurrency: int) -> tupl
 
     from ragassay.plugins.openai_llm import OpenAIGenerator
 
-    generator = OpenAIGenerator(OpenAIGenerator.Options(base_url=f"{url}/v1", concurrency=concurrency,
-                                                        timeout_s=30), context=context(cache_dir))
-    requests = [GenerationRequest(question=f"q{i}", messages=[{"role": "user", "content": f"question {i}"}])
-                for i in range(calls)]
+    generator = OpenAIGenerator(
+        OpenAIGenerator.Options(base_url=f"{url}/v1", concurrency=concurrency, timeout_s=30), context=context(cache_dir)
+    )
+    requests = [
+        GenerationRequest(question=f"q{i}", messages=[{"role": "user", "content": f"question {i}"}])
+        for i in range(calls)
+    ]
     start = time.perf_counter()
     results = await asyncio.gather(*(generator.generate(r) for r in requests))
     wall = time.perf_counter() - start
@@ -74,13 +79,17 @@ def remote(args: argparse.Namespace) -> None:
         with tempfile.TemporaryDirectory() as tmp:
             ideal = args.calls * args.latency_ms / 1000 / args.concurrency
             first, stats = asyncio.run(burst(url, Path(tmp), args.calls, args.concurrency))
-            print(f"{args.calls} calls, {args.latency_ms:.0f} ms each, concurrency {args.concurrency}: "
-                  f"{first:.2f} s wall, ideal {ideal:.2f} s, ratio {first / ideal:.3f} (goal <= 1.15); "
-                  f"model calls {stats.calls}")
+            print(
+                f"{args.calls} calls, {args.latency_ms:.0f} ms each, concurrency {args.concurrency}: "
+                f"{first:.2f} s wall, ideal {ideal:.2f} s, ratio {first / ideal:.3f} (goal <= 1.15); "
+                f"model calls {stats.calls}"
+            )
             close_caches()  # the second run opens the cache afresh, as a new process would
             second, stats = asyncio.run(burst(url, Path(tmp), args.calls, args.concurrency))
-            print(f"same {args.calls} calls, all cached: {second:.3f} s wall = {100 * second / first:.2f}% of the "
-                  f"first run (goal < 2%); model calls {stats.calls}, cache hits {stats.cache_hits}")
+            print(
+                f"same {args.calls} calls, all cached: {second:.3f} s wall = {100 * second / first:.2f}% of the "
+                f"first run (goal < 2%); model calls {stats.calls}, cache hits {stats.cache_hits}"
+            )
             close_caches()
     finally:
         stop.set()
@@ -97,12 +106,14 @@ async def tokens_per_second(generator, prompts: list[str]) -> tuple[float, int, 
 
 
 def local(args: argparse.Namespace) -> None:
-    from ragassay.plugins.local_llm import loader as hf_loader
     from ragassay.plugins.local_llm import LocalGenerator
+    from ragassay.plugins.local_llm import loader as hf_loader
 
     cache_dir = Path(args.model_cache)
-    generator = LocalGenerator(LocalGenerator.Options(max_tokens=args.new_tokens, max_batch_size=8,
-                                                      batch_window_ms=20), context=context(cache_dir, cache=False))
+    generator = LocalGenerator(
+        LocalGenerator.Options(max_tokens=args.new_tokens, max_batch_size=8, batch_window_ms=20),
+        context=context(cache_dir, cache=False),
+    )
     start = time.perf_counter()
     generator.client.backend.loaded()
     import torch
@@ -110,17 +121,21 @@ def local(args: argparse.Namespace) -> None:
     cached = "cached_s" in hf_loader.LOAD_TIMES
     how = "the dequantised-weights cache" if cached else "the GGUF file (first load; dequantised and cached)"
     load_s = hf_loader.LOAD_TIMES["cached_s" if cached else "gguf_s"]
-    print(f"local SmolLM2-135M-Instruct: weights loaded from {how} in {load_s:.1f} s "
-          f"({time.perf_counter() - start:.1f} s with imports); {torch.get_num_threads()} torch threads on "
-          f"{os.cpu_count()} cores")
+    print(
+        f"local SmolLM2-135M-Instruct: weights loaded from {how} in {load_s:.1f} s "
+        f"({time.perf_counter() - start:.1f} s with imports); {torch.get_num_threads()} torch threads on "
+        f"{os.cpu_count()} cores"
+    )
     prompts = [f"Write a short paragraph about topic number {i}: rivers, salmon and bees." for i in range(8)]
     asyncio.run(tokens_per_second(generator, prompts[:1]))  # warm-up
     rate, tokens, wall = asyncio.run(tokens_per_second(generator, prompts[:1]))
     print(f"local single: {tokens} new tokens in {wall:.2f} s = {rate:.1f} tokens/s")
     rate, tokens, wall = asyncio.run(tokens_per_second(generator, prompts))
     batches = generator.client.backend.batcher.batches_run
-    print(f"local batched (8 concurrent prompts): {tokens} new tokens in {wall:.2f} s = {rate:.1f} tokens/s "
-          f"({batches} batches run so far)")
+    print(
+        f"local batched (8 concurrent prompts): {tokens} new tokens in {wall:.2f} s = {rate:.1f} tokens/s "
+        f"({batches} batches run so far)"
+    )
 
 
 def main() -> None:
@@ -130,8 +145,11 @@ def main() -> None:
     parser.add_argument("--latency-ms", type=float, default=200)
     parser.add_argument("--skip-local", action="store_true", help="Skip the local model measurement.")
     parser.add_argument("--new-tokens", type=int, default=32, help="New tokens per local prompt.")
-    parser.add_argument("--model-cache", default=str(Path(tempfile.gettempdir()) / "ragassay-bench-cache"),
-                        help="Cache folder for the dequantised local model (kept between runs).")
+    parser.add_argument(
+        "--model-cache",
+        default=str(Path(tempfile.gettempdir()) / "ragassay-bench-cache"),
+        help="Cache folder for the dequantised local model (kept between runs).",
+    )
     args = parser.parse_args()
     remote(args)
     if not args.skip_local:

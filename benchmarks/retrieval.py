@@ -29,8 +29,8 @@ from ragassay.models import Chunk, Document
 from ragassay.plugin_manager import load_plugins
 from ragassay.plugins.bm25 import BM25Retriever
 from ragassay.plugins.dense import LocalEmbedder
-from ragassay.plugins.recursive_chunker import KennewegChunker
 from ragassay.plugins.dense import faiss_index as fi
+from ragassay.plugins.recursive_chunker import KennewegChunker
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "rag_dataset_gen"
 DIM = 384
@@ -68,8 +68,8 @@ def mixed_chunks(docs: list[Document], count: int) -> list[str]:
         text, start = docs[doc % len(docs)].text, 0
         while start < len(text) and len(pieces) < count:
             size = int(rng.choice(lengths))
-            if text[start:start + size].strip():
-                pieces.append(text[start:start + size])
+            if text[start : start + size].strip():
+                pieces.append(text[start : start + size])
             start += size
         doc += 1
     return pieces
@@ -91,8 +91,7 @@ def bench_throughput(docs: list[Document], count: int, batch_size: int, threads:
         options = LocalEmbedder.Options(batch_size=batch_size, sort_by_length=sort, threads=threads)
         encoded = LocalEmbedder(options).encode(texts)
         elapsed = time.perf_counter() - started
-        result[label] = {"seconds": elapsed, "chunks_per_s": len(texts) / elapsed,
-                         "truncated": encoded.truncated_count}
+        result[label] = {"seconds": elapsed, "chunks_per_s": len(texts) / elapsed, "truncated": encoded.truncated_count}
     result["speedup"] = result["length_sorted"]["chunks_per_s"] / result["fixed_order"]["chunks_per_s"]
     return result
 
@@ -109,7 +108,8 @@ def bench_faiss(size: int, queries: int) -> dict:
     rng = np.random.default_rng(size)
     vectors = topic_vectors(size, rng)
     probes = vectors[rng.choice(size, queries, replace=False)] + 0.05 * rng.standard_normal((queries, DIM)).astype(
-        np.float32)
+        np.float32
+    )
     probes /= np.linalg.norm(probes, axis=1, keepdims=True)
     out, truth = {}, None
     for kind in ("flat", "hnsw"):
@@ -140,8 +140,10 @@ def bench_bm25(size: int, queries: int) -> dict:
     words = rng.choice(len(vocab), size=size * 100, p=weights)
     cuts = np.cumsum(rng.integers(40, 160, size=size))
     cuts = (cuts * (size * 100) / cuts[-1]).astype(int)
-    chunks = [Chunk(id=f"s{i}", document_id=f"s{i}", text=" ".join(vocab[words[a:b]]))
-              for i, (a, b) in enumerate(zip(np.r_[0, cuts[:-1]], cuts))]
+    chunks = [
+        Chunk(id=f"s{i}", document_id=f"s{i}", text=" ".join(vocab[words[a:b]]))
+        for i, (a, b) in enumerate(zip(np.r_[0, cuts[:-1]], cuts))
+    ]
     retriever = BM25Retriever()
     started = time.perf_counter()
     retriever.index(chunks)
@@ -175,8 +177,13 @@ def bench_cache(docs: list[Document], articles_count: int, threads: int | None) 
                 started = time.perf_counter()
                 retriever.index(chunks)
                 times.append((time.perf_counter() - started, retriever.stats["cache"]))
-            out[kind] = {"build_s": times[0][0], "hit_s": times[1][0], "first": times[0][1],
-                         "second": times[1][1], "speedup": times[0][0] / times[1][0]}
+            out[kind] = {
+                "build_s": times[0][0],
+                "hit_s": times[1][0],
+                "first": times[0][1],
+                "second": times[1][1],
+                "speedup": times[0][0] / times[1][0],
+            }
         latencies = []
         for doc in docs[:50]:  # end to end: embed the question with MiniLM, then search
             started = time.perf_counter()
@@ -205,32 +212,43 @@ def main() -> None:
     if not args.skip_throughput:
         t = bench_throughput(docs, args.chunks, args.batch_size, args.threads)
         report["throughput"] = t
-        print(f"\n1. embedding throughput, all-MiniLM-L6-v2 on CPU, {t['chunks']} chunks of mixed length "
-              f"(mean {t['mean_chars']:.0f} chars), batch size {args.batch_size}")
+        print(
+            f"\n1. embedding throughput, all-MiniLM-L6-v2 on CPU, {t['chunks']} chunks of mixed length "
+            f"(mean {t['mean_chars']:.0f} chars), batch size {args.batch_size}"
+        )
         for label in ("length_sorted", "fixed_order"):
             r = t[label]
-            print(f"   {label:14s} {r['chunks_per_s']:7.1f} chunks/s  "
-                  f"({r['seconds']:.1f} s, {r['truncated']} truncated)")
+            print(
+                f"   {label:14s} {r['chunks_per_s']:7.1f} chunks/s  ({r['seconds']:.1f} s, {r['truncated']} truncated)"
+            )
         print(f"   length-sorted batching is {t['speedup']:.2f}x faster")
-    print("\n2. query latency, top-10, one query at a time (FAISS over random unit 384-d vectors around 1,000 "
-          "topic centres, not MiniLM embeddings; BM25 over synthetic Zipf texts)")
+    print(
+        "\n2. query latency, top-10, one query at a time (FAISS over random unit 384-d vectors around 1,000 "
+        "topic centres, not MiniLM embeddings; BM25 over synthetic Zipf texts)"
+    )
     report["latency"] = {}
     for size in (int(s) for s in args.sizes.split(",")):
         faiss_figures, bm25 = bench_faiss(size, args.queries), bench_bm25(size, min(args.queries, 100))
         report["latency"][size] = {**faiss_figures, "bm25": bm25}
         for name, r in (("flat", faiss_figures["flat"]), ("hnsw", faiss_figures["hnsw"]), ("bm25", bm25)):
             extra = f", recall@10 vs flat {r['recall_at_10']:.3f}" if "recall_at_10" in r else ""
-            print(f"   {size:>7} chunks  {name:5s} median {r['median_ms']:8.3f} ms  p95 {r['p95_ms']:8.3f} ms  "
-                  f"(build {r['build_s']:.1f} s{extra})")
+            print(
+                f"   {size:>7} chunks  {name:5s} median {r['median_ms']:8.3f} ms  p95 {r['p95_ms']:8.3f} ms  "
+                f"(build {r['build_s']:.1f} s{extra})"
+            )
     c = bench_cache(docs, args.cache_articles, args.threads)
     report["cache"] = c
     print(f"\n3. time to a ready dense index, MiniLM, {c['chunks']} kenneweg chunks of the article set")
     for kind in ("flat", "hnsw"):
         r = c[kind]
-        print(f"   {kind:5s} first run {r['build_s']:7.2f} s ({r['first']}), second run {r['hit_s']:.3f} s "
-              f"({r['second']}): {r['speedup']:.0f}x faster (goal >= 20x)")
-    print(f"   dense retrieve() end to end (MiniLM query embedding + HNSW search, top-5): median "
-          f"{c['query_median_ms']:.1f} ms, p95 {c['query_p95_ms']:.1f} ms")
+        print(
+            f"   {kind:5s} first run {r['build_s']:7.2f} s ({r['first']}), second run {r['hit_s']:.3f} s "
+            f"({r['second']}): {r['speedup']:.0f}x faster (goal >= 20x)"
+        )
+    print(
+        f"   dense retrieve() end to end (MiniLM query embedding + HNSW search, top-5): median "
+        f"{c['query_median_ms']:.1f} ms, p95 {c['query_p95_ms']:.1f} ms"
+    )
     if args.json:
         args.json.write_text(json.dumps(report, indent=2, default=str))
 

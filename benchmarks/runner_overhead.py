@@ -26,9 +26,12 @@ class InstantRAG(RAGSystem):
     name = "instant"
 
     async def answer(self, sample):
-        return RAGOutput(answer=f"The answer is {sample.reference_answers[0]} as the source says.",
-                         contexts=sample.reference_contexts, context_ids=sample.reference_context_ids,
-                         retrieved=True)
+        return RAGOutput(
+            answer=f"The answer is {sample.reference_answers[0]} as the source says.",
+            contexts=sample.reference_contexts,
+            context_ids=sample.reference_context_ids,
+            retrieved=True,
+        )
 
 
 class Plugin:
@@ -40,14 +43,21 @@ class Plugin:
 def write_project(root: Path, samples: int, concurrency: int) -> Path:
     with open(root / "qa.jsonl", "w", encoding="utf-8") as handle:
         for i in range(samples):
-            handle.write(json.dumps({
-                "question_id": f"q{i}", "question": f"What is the value of item number {i} in the catalogue?",
-                "reference_answers": [f"value {i * 7 % 1000}"],
-                "reference_contexts": [f"Item number {i} in the catalogue has value {i * 7 % 1000}."],
-                "reference_context_ids": [f"doc{i % 500}"],
-            }) + "\n")
+            handle.write(
+                json.dumps(
+                    {
+                        "question_id": f"q{i}",
+                        "question": f"What is the value of item number {i} in the catalogue?",
+                        "reference_answers": [f"value {i * 7 % 1000}"],
+                        "reference_contexts": [f"Item number {i} in the catalogue has value {i * 7 % 1000}."],
+                        "reference_context_ids": [f"doc{i % 500}"],
+                    }
+                )
+                + "\n"
+            )
     config = root / "ragassay.toml"
-    config.write_text(textwrap.dedent(f"""
+    config.write_text(
+        textwrap.dedent(f"""
         [project]
         concurrency = {concurrency}
         [dataset]
@@ -56,7 +66,8 @@ def write_project(root: Path, samples: int, concurrency: int) -> Path:
         rag = "bench/instant"
         [evaluation]
         metrics = ["token_recall", "k_precision", "exact_match", "contains_answer", "context_mrr", "recall_at_k"]
-    """))
+    """)
+    )
     return config
 
 

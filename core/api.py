@@ -6,8 +6,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from .config import LoadedConfig
 from .interruptible import run_interruptibly

@@ -23,8 +23,9 @@ every field described) and the method(s) of its kind. ragassay creates one insta
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, ClassVar, Iterable, Literal, Sequence
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -62,7 +63,7 @@ class ComponentContext:
         path = Path(path).expanduser()
         return path if path.is_absolute() else self.project_dir / path
 
-    def build(self, ref: Any, name_or_ref: Any = None) -> "Component":
+    def build(self, ref: Any, name_or_ref: Any = None) -> Component:
         """Instantiate a nested component from its reference.
 
         ``build(self.options.embedder)`` takes a kind-specific reference (:class:`ragassay.EmbedderRef`, ...);
@@ -271,7 +272,7 @@ class Generator(Component):
         """Answer ``request``. Raise an exception to mark the sample failed."""
         raise NotImplementedError
 
-    def require_chat(self, who: str) -> "Generator":
+    def require_chat(self, who: str) -> Generator:
         """Return self when it supports chat, else raise a ConfigError naming ``who`` needs it and what to use."""
         if not self.supports_chat:
             from .errors import ConfigError
@@ -304,6 +305,12 @@ class Metric(Component):
     direction: ClassVar[Literal["higher", "lower"]] = "higher"
     #: Inclusive (low, high) bounds of a value; None for an open end (the default: unbounded).
     value_range: ClassVar[tuple[float | None, float | None]] = (None, None)
+
+    @classmethod
+    def declared(cls, options: BaseModel) -> tuple[str, tuple[float | None, float | None]]:
+        """(direction, value_range) of this metric configured with ``options``; by default the class attributes.
+        A metric whose direction or range depends on its options (``formula``) overrides it."""
+        return cls.direction, cls.value_range
 
     def score(self, sample: Sample, output: RAGOutput) -> float | MetricResult | Unscored:
         """The value for one (sample, output); an exception is stored as unscored with ``error: ...``."""
@@ -400,7 +407,7 @@ class RAGSystem(Component):
         super().__init__(options, context=context)
         self.parts = parts or {}
 
-    def prepare(self, corpus: "Corpus") -> None:
+    def prepare(self, corpus: Corpus) -> None:
         """Index the corpus. Default: nothing. An exception here fails every unit of this system."""
 
     def check_samples(self, samples: Sequence[Sample]) -> list[str]:

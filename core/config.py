@@ -136,7 +136,7 @@ class EvaluationSection(BaseModel):
         return value
 
     @model_validator(mode="after")
-    def _unique_keys(self) -> "EvaluationSection":
+    def _unique_keys(self) -> EvaluationSection:
         for field in ("metrics", "judges"):
             keys = [ref.key for ref in getattr(self, field)]
             dupes = sorted({k for k in keys if keys.count(k) > 1})
@@ -162,7 +162,6 @@ class Config(BaseModel):
     evaluation: EvaluationSection = Field(default_factory=EvaluationSection)
     llm: LLMSection = Field(default_factory=LLMSection)
     analysis: AnalysisSection = Field(default_factory=AnalysisSection)
-
 
 
 @dataclasses.dataclass

@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from .components import ComponentContext, Corpus, DatasetSource
 from .config import LoadedConfig
@@ -31,8 +31,10 @@ def stream_samples(dataset: ResolvedComponent, context: ComponentContext, limit:
     seen: set[str] = set()
     for sample in _guarded_stream(source.samples, dataset):
         if sample.question_id in seen:
-            raise DatasetError(f"dataset '{dataset.info.name}': question_id '{sample.question_id}' appears twice. "
-                               "Give every sample a unique question_id.")
+            raise DatasetError(
+                f"dataset '{dataset.info.name}': question_id '{sample.question_id}' appears twice. "
+                "Give every sample a unique question_id."
+            )
         seen.add(sample.question_id)
         yield sample
         if limit is not None and len(seen) >= limit:
@@ -41,14 +43,20 @@ def stream_samples(dataset: ResolvedComponent, context: ComponentContext, limit:
         raise DatasetError(f"dataset '{dataset.info.name}' yielded no samples. Check [dataset] options.")
 
 
-def load_corpus(loaded: LoadedConfig, registry: Registry, context: ComponentContext,
-                dataset: ResolvedComponent) -> Corpus:
+def load_corpus(
+    loaded: LoadedConfig, registry: Registry, context: ComponentContext, dataset: ResolvedComponent
+) -> Corpus:
     """Documents from ``[corpus] paths``, ``[corpus] source``, or else the dataset source itself."""
     section = loaded.config.corpus
     documents: list[Document] = []
     if section.paths:
-        files = resolve_component(registry, "dataset_source", ComponentRef(
-            name=FILES_SOURCE, options={"documents": section.paths}), loaded, "corpus.paths")
+        files = resolve_component(
+            registry,
+            "dataset_source",
+            ComponentRef(name=FILES_SOURCE, options={"documents": section.paths}),
+            loaded,
+            "corpus.paths",
+        )
         documents += _guarded(files.build(context).documents, files)
     if section.source is not None:
         source = resolve_component(registry, "dataset_source", section.source, loaded, "corpus.source")

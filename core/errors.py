@@ -65,6 +65,5 @@ def require(module: str, extra: str, purpose: str = ""):
     except ImportError as exc:  # pragma: no cover - depends on the environment
         what = f" for {purpose}" if purpose else ""
         raise MissingDependencyError(
-            f"{module} is required{what} but is not installed ({exc}). "
-            f"Install it with: pip install 'ragassay[{extra}]'"
+            f"{module} is required{what} but is not installed ({exc}). Install it with: pip install 'ragassay[{extra}]'"
         ) from exc

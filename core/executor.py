@@ -5,7 +5,8 @@ distributed engine (Ray, Dask, a queue) can be added later without touching syst
 from __future__ import annotations
 
 import asyncio
-from typing import AsyncIterator, Awaitable, Callable, Iterable, Protocol, TypeVar
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from typing import Protocol, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -14,8 +15,7 @@ R = TypeVar("R")
 class Executor(Protocol):
     """Runs ``fn`` on every item and yields results as they complete (any order)."""
 
-    def map(self, fn: Callable[[T], Awaitable[R]], items: Iterable[T]) -> AsyncIterator[R]:
-        ...
+    def map(self, fn: Callable[[T], Awaitable[R]], items: Iterable[T]) -> AsyncIterator[R]: ...
 
 
 class LocalExecutor:

@@ -17,7 +17,7 @@ subset of arguments), so adding parameters later never breaks old plugins.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import pluggy
 

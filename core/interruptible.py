@@ -13,7 +13,8 @@ import asyncio
 import os
 import sys
 import threading
-from typing import Any, Awaitable, Callable, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 R = TypeVar("R")
 

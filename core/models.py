@@ -87,11 +87,11 @@ class TokenUsage(BaseModel):
     cached_tokens: int = Field(default=0, description="Input tokens served from the provider's prompt cache.")
     calls: int = Field(default=0, description="Number of model calls made.")
     cache_hits: int = Field(default=0, description="Responses served from ragassay's response cache (no call).")
-    by_model: dict[str, "TokenUsage"] = Field(
+    by_model: dict[str, TokenUsage] = Field(
         default_factory=dict, description="The same counts per 'backend/model' (for pricing)."
     )
 
-    def __add__(self, other: "TokenUsage") -> "TokenUsage":
+    def __add__(self, other: TokenUsage) -> TokenUsage:
         by_model = dict(self.by_model)
         for model, usage in other.by_model.items():
             by_model[model] = by_model[model] + usage if model in by_model else usage
@@ -120,17 +120,20 @@ class RAGOutput(BaseModel):
         default=None, description="Retrieval decision: True if retrieval ran, False if skipped, None if n/a."
     )
     usage: TokenUsage = Field(default_factory=TokenUsage, description="Tokens used for this sample, summed.")
-    latency_s: float | None = Field(default=None, description="Wall time of the system for this sample (set by the runner).")
+    latency_s: float | None = Field(
+        default=None, description="Wall time of the system for this sample (set by the runner)."
+    )
     trace: dict[str, Any] = Field(default_factory=dict, description="Raw trace: prompts, tool calls, timings.")
 
     @model_validator(mode="after")
-    def _aligned(self) -> "RAGOutput":
+    def _aligned(self) -> RAGOutput:
         """contexts, context_ids and context_document_ids describe the same list, when given."""
         lengths = {name: len(getattr(self, name)) for name in ("contexts", "context_ids", "context_document_ids")}
         given = {n: length for n, length in lengths.items() if length}
         if len(set(given.values())) > 1:
-            raise ValueError(f"contexts, context_ids and context_document_ids must have the same length when "
-                             f"given; got {given}")
+            raise ValueError(
+                f"contexts, context_ids and context_document_ids must have the same length when given; got {given}"
+            )
         return self
 
 
@@ -167,8 +170,9 @@ class MetricValue(BaseModel):
     value: float | None = Field(description="The score; None exactly when unscored.")
     unscored_reason: str | None = Field(default=None, description="Why there is no value.")
     details: dict[str, Any] = Field(default_factory=dict, description="Metric-specific breakdown.")
-    usage: TokenUsage | None = Field(default=None, description="Model calls the metric made (evaluation cost); "
-                                                              "None when it made none.")
+    usage: TokenUsage | None = Field(
+        default=None, description="Model calls the metric made (evaluation cost); None when it made none."
+    )
 
 
 class Judgement(BaseModel):
@@ -182,8 +186,9 @@ class Judgement(BaseModel):
     explanation: str = Field(default="", description="The judge's reasoning or the reason it could not decide.")
     judge_id: str = Field(default="", description="Identity of the judge configuration (model, prompt version).")
     details: dict[str, Any] = Field(default_factory=dict, description="Judge-specific breakdown (raw reply, ...).")
-    usage: TokenUsage | None = Field(default=None, description="Model calls the judge made (evaluation cost); "
-                                                              "None when it made none.")
+    usage: TokenUsage | None = Field(
+        default=None, description="Model calls the judge made (evaluation cost); None when it made none."
+    )
 
 
 class ComponentSpec(BaseModel):
@@ -197,7 +202,7 @@ class ComponentSpec(BaseModel):
     distribution: str = Field(default="", description="Distribution that ships the plugin.")
     version: str = Field(default="", description="Version of that distribution.")
     options: dict[str, Any] = Field(default_factory=dict, description="Validated options, defaults filled in.")
-    components: dict[str, "ComponentSpec"] = Field(
+    components: dict[str, ComponentSpec] = Field(
         default_factory=dict,
         description="Nested components named in the options, by option path (e.g. 'retrievers[0]', 'embedder').",
     )

@@ -16,8 +16,9 @@ import dataclasses
 import os
 import sys
 import traceback
+from collections.abc import Iterable
 from importlib import metadata
-from typing import Any, Iterable
+from typing import Any
 
 import pluggy
 
@@ -90,7 +91,9 @@ class PluginHost:
         if name in self.plugins:
             other = self.plugins[name]
             self._record_failure(
-                name, distribution, version,
+                name,
+                distribution,
+                version,
                 PluginError(f"plugin name '{name}' is already used by {other.distribution} {other.version}"),
             )
             return False

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from .components import ComponentContext, Corpus
 from .config import LoadedConfig, load_config
@@ -29,8 +29,9 @@ class Project:
     no_cache: bool = False
 
     @classmethod
-    def load(cls, config: str | Path | LoadedConfig, registry: Registry | None = None, *,
-             no_cache: bool = False) -> "Project":
+    def load(
+        cls, config: str | Path | LoadedConfig, registry: Registry | None = None, *, no_cache: bool = False
+    ) -> Project:
         """A project from a config file, a folder holding one, or a loaded config (default: installed plugins)."""
         if registry is None:
             from .plugin_manager import get_plugin_host
@@ -72,8 +73,9 @@ class Project:
         from .llm.settings import runtime_settings
 
         settings = {"llm": runtime_settings(self.config.llm, self.cache_dir, no_cache=self.no_cache)}
-        return ComponentContext(project_dir=self.base_dir, cache_dir=self.cache_dir, registry=self.registry,
-                                settings=settings)
+        return ComponentContext(
+            project_dir=self.base_dir, cache_dir=self.cache_dir, registry=self.registry, settings=settings
+        )
 
     def open_store(self, *, create: bool = True):
         """The results database."""
@@ -103,5 +105,7 @@ class Project:
     def require_systems(self) -> None:
         """Running needs at least one system (generating samples does not)."""
         if not self.config.systems:
-            raise ConfigError(f"{self.loaded.where('systems')}: no systems declared: add at least one "
-                              "[systems.NAME] table (see: ragassay init)")
+            raise ConfigError(
+                f"{self.loaded.where('systems')}: no systems declared: add at least one "
+                "[systems.NAME] table (see: ragassay init)"
+            )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from .errors import ConfigError
 from .models import Document, Sample
@@ -70,10 +70,12 @@ def reference_warnings(samples: Sequence[Sample], documents: Sequence[Document],
             f"{_hint(check.unmatched[0], doc_ids)}. {HOW_IDS_ARE_FORMED}"
         )
     examples = ", ".join(repr(rid) for rid in check.unmatched[:3])
-    return [f"{where}: {len(check.unmatched)} of {check.reference_ids} reference context ids (in "
-            f"{check.samples_with_unmatched} samples) match no corpus document, e.g. {examples}"
-            f"{_hint(check.unmatched[0], doc_ids)}; retrieval metrics count them as relevant documents that can "
-            "never be retrieved"]
+    return [
+        f"{where}: {len(check.unmatched)} of {check.reference_ids} reference context ids (in "
+        f"{check.samples_with_unmatched} samples) match no corpus document, e.g. {examples}"
+        f"{_hint(check.unmatched[0], doc_ids)}; retrieval metrics count them as relevant documents that can "
+        "never be retrieved"
+    ]
 
 
 def _hint(reference_id: str, doc_ids: list[str]) -> str:

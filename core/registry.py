@@ -5,7 +5,8 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from pydantic import BaseModel
 

@@ -16,7 +16,8 @@ import dataclasses
 import hashlib
 import json
 import time
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from . import __version__
 from .components import ComponentContext, Corpus, DerivedMetric, RAGSystem
@@ -124,11 +125,15 @@ def plan_run(loaded: LoadedConfig | Project, registry: Registry | None = None, *
     project.require_systems()
     config, registry = project.config, project.registry
     systems = resolve_systems(project.loaded, registry)
-    metrics = [(ref.key, resolve_component(registry, "metric", ref, project.loaded, f"evaluation.metrics[{i}]"))
-               for i, ref in enumerate(config.evaluation.metrics)]
+    metrics = [
+        (ref.key, resolve_component(registry, "metric", ref, project.loaded, f"evaluation.metrics[{i}]"))
+        for i, ref in enumerate(config.evaluation.metrics)
+    ]
     _check_derived(metrics, project.loaded)
-    judges = [(ref.key, resolve_component(registry, "judge", ref, project.loaded, f"evaluation.judges[{i}]"))
-              for i, ref in enumerate(config.evaluation.judges)]
+    judges = [
+        (ref.key, resolve_component(registry, "judge", ref, project.loaded, f"evaluation.judges[{i}]"))
+        for i, ref in enumerate(config.evaluation.judges)
+    ]
     samples = list(project.samples())
     corpus = project.corpus()
     warnings = reference_warnings(samples, corpus.documents, project.loaded.where("dataset"))
@@ -143,9 +148,11 @@ def _check_derived(metrics: list[tuple[str, ResolvedComponent]], loaded: LoadedC
             continue
         missing = [name for name in metric.build(ComponentContext()).inputs() if name not in labels or name == label]
         if missing:
-            raise ConfigError(f"{loaded.where(f'evaluation.metrics[{index}]')}: derived metric '{label}' is computed "
-                              f"from {', '.join(missing)}, which [evaluation] metrics does not list. Add "
-                              f"{'it' if len(missing) == 1 else 'them'}, or change its inputs.")
+            raise ConfigError(
+                f"{loaded.where(f'evaluation.metrics[{index}]')}: derived metric '{label}' is computed "
+                f"from {', '.join(missing)}, which [evaluation] metrics does not list. Add "
+                f"{'it' if len(missing) == 1 else 'them'}, or change its inputs."
+            )
 
 
 @dataclasses.dataclass
@@ -162,17 +169,26 @@ class WorkItem:
 class Runner:
     """Executes a :class:`RunPlan` against a :class:`ResultsStore`."""
 
-    def __init__(self, plan: RunPlan, store: ResultsStore, *, executor: Executor | None = None,
-                 on_result: Callable[[UnitResult], None] | None = None, description: str = "",
-                 lease: Lease | None = None):
+    def __init__(
+        self,
+        plan: RunPlan,
+        store: ResultsStore,
+        *,
+        executor: Executor | None = None,
+        on_result: Callable[[UnitResult], None] | None = None,
+        description: str = "",
+        lease: Lease | None = None,
+    ):
         self.plan = plan
         self.lease = lease  # held by the caller for this plan's fingerprint; told which run it covers
         self.store = store
         self.executor = executor or LocalExecutor(plan.loaded.config.project.concurrency)
         self.on_result = on_result or (lambda result: None)
         self.description = description
-        self.scorers = Scorers.ordered([(label, m.build(plan.context)) for label, m in plan.metrics],
-                                       [(label, j.build(plan.context)) for label, j in plan.judges])
+        self.scorers = Scorers.ordered(
+            [(label, m.build(plan.context)) for label, m in plan.metrics],
+            [(label, j.build(plan.context)) for label, j in plan.judges],
+        )
         self.system_keys = {s.name: plan.system_key(s) for s in plan.systems}
         self.write_context = plan.write_context()
 
@@ -186,10 +202,15 @@ class Runner:
         config = self.plan.loaded.config
         self.store.create_run(
             {
-                "id": run_id, "fingerprint": fingerprint, "project": config.project.name,
-                "config_path": str(self.plan.loaded.path), "config_json": config.model_dump_json(),
-                "spec_json": json.dumps(self.plan.spec()), "ragassay_version": __version__,
-                "sample_count": len(self.plan.samples), "description": self.description or None,
+                "id": run_id,
+                "fingerprint": fingerprint,
+                "project": config.project.name,
+                "config_path": str(self.plan.loaded.path),
+                "config_json": config.model_dump_json(),
+                "spec_json": json.dumps(self.plan.spec()),
+                "ragassay_version": __version__,
+                "sample_count": len(self.plan.samples),
+                "description": self.description or None,
                 "warnings_json": json.dumps(self.plan.warnings),
             },
             [(s.name, s.spec().model_dump_json()) for s in self.plan.systems],
@@ -214,8 +235,7 @@ class Runner:
                     skipped += 1
                     continue
                 sample_key = _sample_key(sample)
-                item = groups.setdefault((system_key, sample.question_id),
-                                         WorkItem(sample, sample_key, system_key, []))
+                item = groups.setdefault((system_key, sample.question_id), WorkItem(sample, sample_key, system_key, []))
                 item.units.append((system, unit))
         todo = list(groups.values())
         if reuse:
@@ -238,13 +258,11 @@ class Runner:
             self.lease.attach(run_id)
         todo, skipped = self.pending(run_id, reuse=not new)
         units = sum(len(item.units) for item in todo)
-        summary = RunSummary(run_id, resumed, units=units + skipped, skipped=skipped,
-                             warnings=list(self.plan.warnings))
+        summary = RunSummary(run_id, resumed, units=units + skipped, skipped=skipped, warnings=list(self.plan.warnings))
         if on_start:
             on_start(summary)
         start = time.perf_counter()
-        built = self._build_systems({system.name for item in todo for system, _ in item.units
-                                     if item.reusable is None})
+        built = self._build_systems({system.name for item in todo for system, _ in item.units if item.reusable is None})
         summary.warnings += [w for w in self.plan.context.warnings if w not in summary.warnings]
         for name, rag in built.items():
             if not isinstance(rag, Exception):
@@ -321,34 +339,56 @@ class Runner:
             else:
                 output.latency_s = time.perf_counter() - start
                 return await self._score_units(item, output, None, None)
-        return [UnitResult(system.name, item.sample.question_id, "failed", error=error,
-                           replaces=unit.output_id if unit is not None else None,
-                           system_key=item.system_key, sample_key=item.sample_key) for system, unit in item.units]
+        return [
+            UnitResult(
+                system.name,
+                item.sample.question_id,
+                "failed",
+                error=error,
+                replaces=unit.output_id if unit is not None else None,
+                system_key=item.system_key,
+                sample_key=item.sample_key,
+            )
+            for system, unit in item.units
+        ]
 
-    async def _score_units(self, item: WorkItem, output, source_id: int | None,
-                           source: StoredUnit | None) -> list[UnitResult]:
+    async def _score_units(
+        self, item: WorkItem, output, source_id: int | None, source: StoredUnit | None
+    ) -> list[UnitResult]:
         """Score the shared output once and give each unit its rows (new, copied or only the missing values)."""
-        reuse = (self.store.reusable_values(source_id, self.write_context)
-                 if source is None and source_id is not None else {})
+        reuse = (
+            self.store.reusable_values(source_id, self.write_context)
+            if source is None and source_id is not None
+            else {}
+        )
         done = source.metrics if source is not None else set()
         done_judges = source.judges if source is not None else set()
         known = self.store.metric_values(source_id) if self.scorers.needs_stored_values(done) else {}
-        metrics, judgements = await self.scorers.score(item.sample, output, skip_metrics=done,
-                                                       skip_judges=done_judges, known=known, reuse=reuse.get)
+        metrics, judgements = await self.scorers.score(
+            item.sample, output, skip_metrics=done, skip_judges=done_judges, known=known, reuse=reuse.get
+        )
         results = []
         for system, unit in item.units:
             own_ok = unit is not None and unit.status == "ok"
-            result = UnitResult(system.name, item.sample.question_id, "ok", output,
-                                output_id=unit.output_id if own_ok else None,
-                                replaces=unit.output_id if unit is not None and not own_ok else None,
-                                system_key=item.system_key, sample_key=item.sample_key,
-                                reused_from=None if own_ok else source_id)
+            result = UnitResult(
+                system.name,
+                item.sample.question_id,
+                "ok",
+                output,
+                output_id=unit.output_id if own_ok else None,
+                replaces=unit.output_id if unit is not None and not own_ok else None,
+                system_key=item.system_key,
+                sample_key=item.sample_key,
+                reused_from=None if own_ok else source_id,
+            )
             need = self.scorers.labels - (unit.metrics if own_ok else set())
             need_judges = self.scorers.judge_labels - (unit.judges if own_ok else set())
             result.metrics = [m for m in metrics if m.metric in need] + _stored_values(
-                self.store, source_id, need & done, "metrics")
+                self.store, source_id, need & done, "metrics"
+            )
             result.judgements = [j for j in judgements if j.judge in need_judges] + _stored_values(
-                self.store, source_id, need_judges & done_judges, "judges")
+                self.store, source_id, need_judges & done_judges, "judges"
+            )
             results.append(result)
         return results
 
@@ -358,14 +398,18 @@ class Runner:
         if result.status == "failed":
             summary.failed += 1
             summary.failures.append((result.system, result.question_id, result.error or ""))
-        elif result.output is not None and result.output.retrieved is not False and \
-                not any(c.strip() for c in result.output.contexts):
+        elif (
+            result.output is not None
+            and result.output.retrieved is not False
+            and not any(c.strip() for c in result.output.contexts)
+        ):
             summary.empty_retrievals[result.system] = summary.empty_retrievals.get(result.system, 0) + 1
         summary.metric_errors += sum(1 for m in result.metrics if (m.unscored_reason or "").startswith("error:"))
 
 
-def _stored_values(store: ResultsStore, output_id: int | None, labels: Iterable[str],
-                   kind: str) -> list[MetricValue] | list[Judgement]:
+def _stored_values(
+    store: ResultsStore, output_id: int | None, labels: Iterable[str], kind: str
+) -> list[MetricValue] | list[Judgement]:
     """Values stored for ``output_id`` under ``labels`` (copied to a clone of that output)."""
     labels = set(labels)
     if output_id is None or not labels:
@@ -381,5 +425,7 @@ def _sample_key(sample: Sample) -> str:
 
 def _empty_retrieval_warnings(summary: RunSummary) -> list[str]:
     """Systems that returned no context for some samples (while deciding to retrieve)."""
-    return [f"{system}: {count} output(s) came back with no retrieved context (check the retriever and the corpus)"
-            for system, count in sorted(summary.empty_retrievals.items())]
+    return [
+        f"{system}: {count} output(s) came back with no retrieved context (check the retriever and the corpus)"
+        for system, count in sorted(summary.empty_retrievals.items())
+    ]

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
 
 from .components import DerivedMetric, Judge, Metric
 from .llm.meter import UsageMeter, metering
@@ -30,7 +31,7 @@ class Scorers:
     judges: list[tuple[str, Judge]]
 
     @classmethod
-    def ordered(cls, metrics: list[tuple[str, Metric]], judges: list[tuple[str, Judge]]) -> "Scorers":
+    def ordered(cls, metrics: list[tuple[str, Metric]], judges: list[tuple[str, Judge]]) -> Scorers:
         base = [(label, m) for label, m in metrics if not isinstance(m, DerivedMetric)]
         derived = [(label, m) for label, m in metrics if isinstance(m, DerivedMetric)]
         return cls(base + derived, judges)
@@ -45,13 +46,21 @@ class Scorers:
 
     def needs_stored_values(self, skip_metrics: set[str]) -> bool:
         """Whether a derived metric still to compute depends on a value computed in an earlier session."""
-        return any(isinstance(m, DerivedMetric) and label not in skip_metrics and set(m.inputs()) & skip_metrics
-                   for label, m in self.metrics)
+        return any(
+            isinstance(m, DerivedMetric) and label not in skip_metrics and set(m.inputs()) & skip_metrics
+            for label, m in self.metrics
+        )
 
-    async def score(self, sample: Sample, output: RAGOutput, *, skip_metrics: set[str] = frozenset(),
-                    skip_judges: set[str] = frozenset(), known: Mapping[str, float | None] | None = None,
-                    reuse: Callable[[str], MetricValue | Judgement | None] = lambda label: None,
-                    ) -> tuple[list[MetricValue], list[Judgement]]:
+    async def score(
+        self,
+        sample: Sample,
+        output: RAGOutput,
+        *,
+        skip_metrics: set[str] = frozenset(),
+        skip_judges: set[str] = frozenset(),
+        known: Mapping[str, float | None] | None = None,
+        reuse: Callable[[str], MetricValue | Judgement | None] = lambda label: None,
+    ) -> tuple[list[MetricValue], list[Judgement]]:
         """Values of the metrics and judges not in ``skip_*``; ``known`` holds stored values of skipped
         metrics (inputs of derived metrics); ``reuse(label)`` may return a value stored for the same output
         and the same metric spec by an earlier run, which is copied instead of recomputed."""
@@ -70,13 +79,22 @@ class Scorers:
             for label, judge in self.judges:
                 if label not in skip_judges:
                     reused = reuse(f"judge:{label}")
-                    judgements.append(reused if isinstance(reused, Judgement)
-                                      else await judgement(label, judge, sample, output, meter))
+                    judgements.append(
+                        reused
+                        if isinstance(reused, Judgement)
+                        else await judgement(label, judge, sample, output, meter)
+                    )
         return metric_values, judgements
 
 
-async def metric_value(label: str, metric: Metric, sample: Sample, output: RAGOutput,
-                       values: Mapping[str, float | None], meter: UsageMeter | None = None) -> MetricValue:
+async def metric_value(
+    label: str,
+    metric: Metric,
+    sample: Sample,
+    output: RAGOutput,
+    values: Mapping[str, float | None],
+    meter: UsageMeter | None = None,
+) -> MetricValue:
     """One metric's value for one output, validated (see the module docstring)."""
     if isinstance(metric, DerivedMetric):
         inputs = {name: values.get(name) for name in metric.inputs()}
@@ -119,15 +137,19 @@ def _checked(label: str, metric: Metric, outcome: tuple[Any, Any]) -> MetricValu
         return MetricValue(**base, value=None, unscored_reason=f"error: metric returned {number!r}")
     problem = _out_of_range(number, metric.value_range)
     if problem or math.isnan(number):
-        return MetricValue(**base, value=None, unscored_reason=f"error: metric returned {number}{problem}",
-                           details=details)
+        return MetricValue(
+            **base, value=None, unscored_reason=f"error: metric returned {number}{problem}", details=details
+        )
     return MetricValue(**base, value=number, details=details)
 
 
 def _in_range(number: float, value_range: tuple[float | None, float | None]) -> bool:
     low, high = value_range
-    return math.isfinite(number) and (low is None or number >= low - TOLERANCE) and (
-        high is None or number <= high + TOLERANCE)
+    return (
+        math.isfinite(number)
+        and (low is None or number >= low - TOLERANCE)
+        and (high is None or number <= high + TOLERANCE)
+    )
 
 
 def _out_of_range(number: float, value_range: tuple[float | None, float | None]) -> str:
@@ -143,16 +165,23 @@ def _bound(value: float | None) -> str:
     return "-inf" if value is None else f"{value:g}"
 
 
-async def judgement(label: str, judge: Judge, sample: Sample, output: RAGOutput,
-                    meter: UsageMeter | None = None) -> Judgement:
+async def judgement(
+    label: str, judge: Judge, sample: Sample, output: RAGOutput, meter: UsageMeter | None = None
+) -> Judgement:
     """One judge's verdict on one output, with the model calls it made as its usage."""
     result, usage = await _metered(lambda: judge.judge(sample, output), meter)
     if isinstance(result, Exception):
-        return Judgement(judge=label, verdict="unscored", score=None, explanation=f"error: {describe(result)}",
-                         usage=usage)
+        return Judgement(
+            judge=label, verdict="unscored", score=None, explanation=f"error: {describe(result)}", usage=usage
+        )
     if result.score is not None and not (math.isfinite(result.score) and -TOLERANCE <= result.score <= 1 + TOLERANCE):
-        return Judgement(judge=label, verdict="unscored", score=None, usage=usage,
-                         explanation=f"error: judge returned score {result.score}, outside [0, 1]")
+        return Judgement(
+            judge=label,
+            verdict="unscored",
+            score=None,
+            usage=usage,
+            explanation=f"error: judge returned score {result.score}, outside [0, 1]",
+        )
     total = usage if result.usage is None else result.usage if usage is None else result.usage + usage
     return result.model_copy(update={"judge": label, "usage": total})
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
@@ -30,7 +31,7 @@ class ResolvedComponent:
 
     info: ComponentInfo
     options: BaseModel
-    nested: dict[str, "ResolvedComponent"] = dataclasses.field(default_factory=dict)
+    nested: dict[str, ResolvedComponent] = dataclasses.field(default_factory=dict)
 
     def spec(self) -> ComponentSpec:
         return ComponentSpec(
@@ -41,19 +42,18 @@ class ResolvedComponent:
             version=self.info.version,
             options=self.options.model_dump(mode="json"),
             components={path: part.spec() for path, part in self.nested.items()},
-            traits=component_traits(self.info),
+            traits=component_traits(self.info, self.options),
         )
 
     def build(self, context: ComponentContext, **kwargs: Any):
         return self.info.cls(self.options, context=context, **kwargs)
 
 
-def component_traits(info: ComponentInfo) -> dict[str, Any]:
+def component_traits(info: ComponentInfo, options: BaseModel) -> dict[str, Any]:
     """What readers of stored results need to know of a component: a metric's direction and value range."""
     if info.kind == "metric":
-        low, high = info.cls.value_range
-        return {"direction": info.cls.direction, "value_range": [low, high],
-                "derived": issubclass(info.cls, DerivedMetric)}
+        direction, (low, high) = info.cls.declared(options)
+        return {"direction": direction, "value_range": [low, high], "derived": issubclass(info.cls, DerivedMetric)}
     if info.kind == "judge":
         return {"direction": "higher", "value_range": [0.0, 1.0]}
     return {}
@@ -85,9 +85,7 @@ class ResolvedSystem:
     description: str = ""
 
     def spec(self) -> SystemSpec:
-        return SystemSpec(
-            name=self.name, rag=self.rag.spec(), parts={role: p.spec() for role, p in self.parts.items()}
-        )
+        return SystemSpec(name=self.name, rag=self.rag.spec(), parts={role: p.spec() for role, p in self.parts.items()})
 
 
 def resolve_component(
@@ -107,15 +105,21 @@ def resolve_component(
     except ValidationError as exc:
         raise ConfigError(
             format_validation_error(
-                exc, loaded.path.name, loaded.key_prefix, base=f"{key}.options" if "." in key else key,
+                exc,
+                loaded.path.name,
+                loaded.key_prefix,
+                base=f"{key}.options" if "." in key else key,
                 model=info.cls.Options,
             )
         ) from None
     if depth >= MAX_NESTING:
-        raise ConfigError(f"{loaded.where(key)}: components nested more than {MAX_NESTING} deep; is a component "
-                          "made of itself?")
-    nested = {path: resolve_component(registry, part.kind, part, loaded, f"{key}.options.{path}", depth + 1)
-              for path, part in nested_refs(options)}
+        raise ConfigError(
+            f"{loaded.where(key)}: components nested more than {MAX_NESTING} deep; is a component made of itself?"
+        )
+    nested = {
+        path: resolve_component(registry, part.kind, part, loaded, f"{key}.options.{path}", depth + 1)
+        for path, part in nested_refs(options)
+    }
     return ResolvedComponent(info, options, nested)
 
 
@@ -180,9 +184,7 @@ def merge_sections(parent: SystemSection, child: SystemSection) -> SystemSection
     rag = child.rag or parent.rag
     same_rag = child.rag is None or parent.rag is None or child.rag.name == parent.rag.name
     options = {**parent.options, **child.options} if same_rag else dict(child.options)
-    return SystemSection(
-        rag=rag, options=options, parts=parts, description=child.description or parent.description
-    )
+    return SystemSection(rag=rag, options=options, parts=parts, description=child.description or parent.description)
 
 
 def resolve_systems(loaded: LoadedConfig, registry: Registry) -> list[ResolvedSystem]:
@@ -193,16 +195,21 @@ def resolve_systems(loaded: LoadedConfig, registry: Registry) -> list[ResolvedSy
         key = f"systems.{name}"
         rag_ref = section.rag or ComponentRef(name=DEFAULT_RAG)
         rag = resolve_component(
-            registry, "rag", ComponentRef(name=rag_ref.name, options={**rag_ref.options, **section.options}),
-            loaded, f"{key}.rag" if section.rag else key,
+            registry,
+            "rag",
+            ComponentRef(name=rag_ref.name, options={**rag_ref.options, **section.options}),
+            loaded,
+            f"{key}.rag" if section.rag else key,
         )
-        resolved.append(ResolvedSystem(name, rag, _resolve_parts(rag, section, config, registry, loaded, key),
-                                        section.description))
+        resolved.append(
+            ResolvedSystem(name, rag, _resolve_parts(rag, section, config, registry, loaded, key), section.description)
+        )
     return resolved
 
 
-def _resolve_parts(rag: ResolvedComponent, section: SystemSection, config: Config, registry: Registry,
-                   loaded: LoadedConfig, key: str) -> dict[str, ResolvedComponent]:
+def _resolve_parts(
+    rag: ResolvedComponent, section: SystemSection, config: Config, registry: Registry, loaded: LoadedConfig, key: str
+) -> dict[str, ResolvedComponent]:
     roles = rag.info.cls.roles
     for role in section.parts:
         if role not in roles:

@@ -25,8 +25,9 @@ import asyncio
 import dataclasses
 import json
 import tempfile
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from .components import KIND_BASES, Component, ComponentContext
 from .errors import PluginError
@@ -65,8 +66,14 @@ def throwaway_context(folder: str | Path | None = None, *, registry: Any = None)
     return ComponentContext(project_dir=root, cache_dir=root / ".ragassay-cache", registry=registry)
 
 
-def component(kind: str, name_or_class: str | type[Component], *, plugins: Sequence[Any] = (),
-              context: ComponentContext | None = None, **options: Any) -> Any:
+def component(
+    kind: str,
+    name_or_class: str | type[Component],
+    *,
+    plugins: Sequence[Any] = (),
+    context: ComponentContext | None = None,
+    **options: Any,
+) -> Any:
     """Build one component with ``options`` validated by its Options model, in a throwaway context.
 
     ``name_or_class`` is a registered name (``"bm25"``, ``"myplugin/tfidf"``) or the class itself; nested
@@ -105,9 +112,14 @@ class ProjectRun:
         return self.metrics[(system, question_id, metric)]
 
 
-def run_project(root: str | Path, config: Mapping[str, Any], *, plugins: Mapping[str, Any] | None = None,
-                corpus: Mapping[str, str] | None = None, samples: Sequence[Mapping[str, Any] | Sample] | None = None,
-                ) -> ProjectRun:
+def run_project(
+    root: str | Path,
+    config: Mapping[str, Any],
+    *,
+    plugins: Mapping[str, Any] | None = None,
+    corpus: Mapping[str, str] | None = None,
+    samples: Sequence[Mapping[str, Any] | Sample] | None = None,
+) -> ProjectRun:
     """Write a tiny project under ``root`` and run it with the real runner and store.
 
     ``corpus`` (file name -> text) is written to ``corpus/`` and becomes ``[corpus] paths`` unless the config
@@ -143,12 +155,15 @@ def run_project(root: str | Path, config: Mapping[str, Any], *, plugins: Mapping
 def _read_back(root: Path, store: Any, summary: Any) -> ProjectRun:
     rows = store.metric_rows(summary.run_id)
     return ProjectRun(
-        root=root, summary=summary,
+        root=root,
+        summary=summary,
         metrics={(r["system"], r["question_id"], r["metric"]): r["value"] for r in rows},
-        unscored={(r["system"], r["question_id"], r["metric"]): r["unscored_reason"] for r in rows
-                  if r["unscored_reason"]},
-        judgements={(r["system"], r["question_id"], r["judge"]): r["verdict"]
-                    for r in store.judgement_rows(summary.run_id)},
+        unscored={
+            (r["system"], r["question_id"], r["metric"]): r["unscored_reason"] for r in rows if r["unscored_reason"]
+        },
+        judgements={
+            (r["system"], r["question_id"], r["judge"]): r["verdict"] for r in store.judgement_rows(summary.run_id)
+        },
         outputs={(system, qid): output for system, qid, output in store.output_payloads(summary.run_id)},
     )
 

@@ -1,7 +1,7 @@
 """Regenerate the hook reference in docs/plugins.md from the hookspec docstrings.
 
-    python docs/generate_hook_reference.py          # rewrite the section
-    python docs/generate_hook_reference.py --check  # exit 1 if it is stale (used by the tests)
+python docs/generate_hook_reference.py          # rewrite the section
+python docs/generate_hook_reference.py --check  # exit 1 if it is stale (used by the tests)
 """
 
 from __future__ import annotations
@@ -22,8 +22,16 @@ def reference() -> str:
     for name, kind in hookspecs.HOOK_KINDS.items():
         function = getattr(hookspecs, name)
         signature = f"{name}({', '.join(inspect.signature(function).parameters)})"
-        parts += [f"### `{signature}`", "", f"Registers components of kind `{kind}`.", "", "```text",
-                  inspect.getdoc(function) or "", "```", ""]
+        parts += [
+            f"### `{signature}`",
+            "",
+            f"Registers components of kind `{kind}`.",
+            "",
+            "```text",
+            inspect.getdoc(function) or "",
+            "```",
+            "",
+        ]
     parts.append(END)
     return "\n".join(parts)
 

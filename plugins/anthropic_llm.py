@@ -67,8 +67,9 @@ class AnthropicBackend(LLMBackend):
         required = o.base_url is None or o.api_key_env is not None  # a custom server may need no key
         key = read_key(o.api_key_env or "ANTHROPIC_API_KEY", self.name, required=required) or "not-needed"
         http = anthropic.DefaultAsyncHttpxClient(timeout=o.timeout_s)  # not the SDK's self-closing default
-        return anthropic.AsyncAnthropic(api_key=key, base_url=o.base_url, timeout=o.timeout_s, max_retries=0,
-                                        http_client=http)
+        return anthropic.AsyncAnthropic(
+            api_key=key, base_url=o.base_url, timeout=o.timeout_s, max_retries=0, http_client=http
+        )
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
         anthropic = require("anthropic", "anthropic", "the anthropic generator")
@@ -86,9 +87,12 @@ class AnthropicBackend(LLMBackend):
         """The messages API request body for ``request``."""
         p = request.params
         system = "\n\n".join(m.content for m in request.messages if m.role == "system")
-        payload: dict[str, Any] = {"model": self.model, "max_tokens": p.max_tokens or 1024,
-                                   "messages": to_wire([m for m in request.messages if m.role != "system"]),
-                                   "temperature": min(p.temperature, 1.0)}
+        payload: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": p.max_tokens or 1024,
+            "messages": to_wire([m for m in request.messages if m.role != "system"]),
+            "temperature": min(p.temperature, 1.0),
+        }
         optional = {"system": system or None, "top_p": p.top_p, "stop_sequences": p.stop or None}
         payload.update({k: v for k, v in optional.items() if v is not None})
         tools = [{"name": t.name, "description": t.description, "input_schema": t.parameters} for t in request.tools]
@@ -96,8 +100,13 @@ class AnthropicBackend(LLMBackend):
             payload["tool_choice"] = _choice(request.tool_choice)
         if request.response_schema is not None:
             name = _name(request.response_name)
-            tools.append({"name": name, "description": "Give the answer in this structure.",
-                          "input_schema": request.response_schema})
+            tools.append(
+                {
+                    "name": name,
+                    "description": "Give the answer in this structure.",
+                    "input_schema": request.response_schema,
+                }
+            )
             payload["tool_choice"] = {"type": "tool", "name": name}
         if tools:
             payload["tools"] = tools
@@ -110,9 +119,16 @@ class AnthropicBackend(LLMBackend):
         if not isinstance(data.get("content"), list):
             raise RetryableError("malformed response: no content")
         text = "".join(b.get("text") or "" for b in data["content"] if b.get("type") == "text")
-        calls = [ToolCall(id=b["id"], name=b["name"], arguments=b.get("input") or {},
-                          raw_arguments=json.dumps(b.get("input") or {}))
-                 for b in data["content"] if b.get("type") == "tool_use"]
+        calls = [
+            ToolCall(
+                id=b["id"],
+                name=b["name"],
+                arguments=b.get("input") or {},
+                raw_arguments=json.dumps(b.get("input") or {}),
+            )
+            for b in data["content"]
+            if b.get("type") == "tool_use"
+        ]
         if request.response_schema is not None:
             own = _name(request.response_name)
             text = next((c.raw_arguments for c in calls if c.name == own), text)
@@ -120,14 +136,22 @@ class AnthropicBackend(LLMBackend):
         usage = data.get("usage") or {}
         cached = usage.get("cache_read_input_tokens") or 0
         written = usage.get("cache_creation_input_tokens") or 0
-        return LLMResponse(text=text, tool_calls=calls, model=data.get("model") or self.model,
-                           finish_reason=data.get("stop_reason"),
-                           usage=TokenUsage(input_tokens=(usage.get("input_tokens") or 0) + cached + written,
-                                            output_tokens=usage.get("output_tokens") or 0, cached_tokens=cached))
+        return LLMResponse(
+            text=text,
+            tool_calls=calls,
+            model=data.get("model") or self.model,
+            finish_reason=data.get("stop_reason"),
+            usage=TokenUsage(
+                input_tokens=(usage.get("input_tokens") or 0) + cached + written,
+                output_tokens=usage.get("output_tokens") or 0,
+                cached_tokens=cached,
+            ),
+        )
 
     async def _streamed(self, anthropic: Any, client: Any, payload: dict[str, Any], request: LLMRequest) -> LLMResponse:
-        stream = await client.post("/v1/messages", body=payload, cast_to=object, stream=True,
-                                   stream_cls=anthropic.AsyncStream[object])
+        stream = await client.post(
+            "/v1/messages", body=payload, cast_to=object, stream=True, stream_cls=anthropic.AsyncStream[object]
+        )
         state = _StreamState()
         async for event in stream:
             state.add(_as_dict(event))
@@ -161,8 +185,10 @@ class _StreamState:
             self.message["content"][event["index"]]["input"] = json.loads(raw) if raw.strip() else {}
         elif kind == "message_delta":
             self.message["stop_reason"] = (event.get("delta") or {}).get("stop_reason")
-            self.message["usage"] = {**(self.message.get("usage") or {}),
-                                     **{k: v for k, v in (event.get("usage") or {}).items() if v is not None}}
+            self.message["usage"] = {
+                **(self.message.get("usage") or {}),
+                **{k: v for k, v in (event.get("usage") or {}).items() if v is not None},
+            }
         elif kind == "message_stop":
             self.stopped = True
 
@@ -174,8 +200,9 @@ def to_wire(messages: list[ChatMessage]) -> list[dict[str, Any]]:
         role = "assistant" if message.role == "assistant" else "user"
         blocks: list[dict[str, Any]] = []
         if message.role == "tool":
-            blocks.append({"type": "tool_result", "tool_use_id": message.tool_call_id or "",
-                           "content": message.content})
+            blocks.append(
+                {"type": "tool_result", "tool_use_id": message.tool_call_id or "", "content": message.content}
+            )
         elif message.content:
             blocks.append({"type": "text", "text": message.content})
         blocks += [{"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments} for c in message.tool_calls]
@@ -197,13 +224,12 @@ def _as_dict(data: Any) -> dict[str, Any]:
 
 def _choice(choice: str) -> dict[str, Any]:
     return {"auto": {"type": "auto"}, "required": {"type": "any"}, "none": {"type": "none"}}.get(
-        choice, {"type": "tool", "name": choice})
+        choice, {"type": "tool", "name": choice}
+    )
 
 
 def _name(name: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "_-" else "_" for ch in name)[:64] or "response"
-
-
 
 
 class AnthropicGenerator(LLMGenerator):

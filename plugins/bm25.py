@@ -6,7 +6,8 @@ negative IDF of terms found in more than half the chunks by ``epsilon`` times th
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -64,7 +65,7 @@ class BM25Retriever(Retriever):
             for rank, i in enumerate(_top_k(positions, scores, k), start=1)
         ]
 
-    def scores(self, query: str) -> tuple["np.ndarray", "np.ndarray"]:
+    def scores(self, query: str) -> tuple[np.ndarray, np.ndarray]:
         """BM25 scores of the chunks containing a term of ``query``: (ascending positions, scores).
 
         Matching is decided by term presence, not by the score: BM25 can score a matching chunk 0 (or
@@ -96,7 +97,7 @@ def _import_rank_bm25():
     return rank_bm25
 
 
-def _postings(corpus: list[list[str]]) -> dict[str, "np.ndarray"]:
+def _postings(corpus: list[list[str]]) -> dict[str, np.ndarray]:
     """Inverted index of a tokenised corpus: term -> ascending positions of the chunks containing it."""
     import numpy as np
 
@@ -107,7 +108,7 @@ def _postings(corpus: list[list[str]]) -> dict[str, "np.ndarray"]:
     return {term: np.asarray(positions, dtype=np.int64) for term, positions in postings.items()}
 
 
-def _top_k(positions: "np.ndarray", scores: "np.ndarray", k: int) -> list[int]:
+def _top_k(positions: np.ndarray, scores: np.ndarray, k: int) -> list[int]:
     """Indices into ``positions`` of the ``k`` best scores, best first; equal scores: lower position first."""
     import numpy as np
 

@@ -15,16 +15,19 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragassay import ChunkerRef, DatasetError, DatasetSource, DatasetSourceRef, Document, GeneratorRef, Sample, hookimpl
 
 CREATIVE_QUESTION_PROMPT = "Generate a creative question about the contents of the following text: {text}."
-CUTOFF_PROMPT = ("Answer yes or no by calling the tool: is the majority of the information in the following "
-                 "article about a topic that happened after {cutoff}? This may include politics or sports in "
-                 "that time period but also, for example, new computing libraries published since.\n\n{text}")
+CUTOFF_PROMPT = (
+    "Answer yes or no by calling the tool: is the majority of the information in the following "
+    "article about a topic that happened after {cutoff}? This may include politics or sports in "
+    "that time period but also, for example, new computing libraries published since.\n\n{text}"
+)
 
 
 def run_sync(coroutine: Any) -> Any:
@@ -51,15 +54,18 @@ def _documents(context: Any, source: DatasetSourceRef, who: str) -> list[Documen
 class GeneratedQAOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    source: DatasetSourceRef = Field(description="Dataset source providing the documents, e.g. "
-                                                 "{ name = 'files', options = { documents = ['docs/*.md'] } }.")
+    source: DatasetSourceRef = Field(
+        description="Dataset source providing the documents, e.g. "
+        "{ name = 'files', options = { documents = ['docs/*.md'] } }."
+    )
     generator: GeneratorRef = Field(description="LLM generator writing the questions: a name or { name, options }.")
     prompt: str = Field(CREATIVE_QUESTION_PROMPT, description="Question prompt; {text} is the document or chunk.")
     questions_per_document: int = Field(1, ge=1, le=100, description="Questions asked per document (or chunk).")
     with_answers: bool = Field(False, description="Also ask for a reference answer (structured output).")
     temperature: float = Field(1.0, ge=0, le=2, description="Sampling temperature (the paper used a high one).")
-    chunker: ChunkerRef | None = Field(None, description="If set, ask about each chunk of this chunker instead of "
-                                       "whole documents.")
+    chunker: ChunkerRef | None = Field(
+        None, description="If set, ask about each chunk of this chunker instead of whole documents."
+    )
     max_chars: int = Field(12000, ge=100, description="Text beyond this many characters is cut from the prompt.")
 
 
@@ -103,15 +109,23 @@ class GeneratedQASource(DatasetSource):
         if self.options.with_answers:
             prompt += "\nAlso give the answer, as stated in the text."
         params = {"temperature": self.options.temperature}
-        response = await generator.chat([{"role": "user", "content": prompt}], params=params, sample_index=index,
-                                        response_model=QuestionAnswer if self.options.with_answers else None)
+        response = await generator.chat(
+            [{"role": "user", "content": prompt}],
+            params=params,
+            sample_index=index,
+            response_model=QuestionAnswer if self.options.with_answers else None,
+        )
         question = response.parsed.question if self.options.with_answers else response.text.strip()
         if not question:
             return None
-        return Sample(question_id=f"{ref_id}#q{index}", question=question, reference_contexts=[text],
-                      reference_context_ids=[ref_id],
-                      reference_answers=[response.parsed.answer] if self.options.with_answers else [],
-                      metadata={"document_id": doc_id, "generated_by": generator.name})
+        return Sample(
+            question_id=f"{ref_id}#q{index}",
+            question=question,
+            reference_contexts=[text],
+            reference_context_ids=[ref_id],
+            reference_answers=[response.parsed.answer] if self.options.with_answers else [],
+            metadata={"document_id": doc_id, "generated_by": generator.name},
+        )
 
 
 class CutoffOptions(BaseModel):
@@ -120,9 +134,12 @@ class CutoffOptions(BaseModel):
     source: DatasetSourceRef = Field(description="Dataset source whose documents (and samples) are filtered.")
     cutoff: str = Field(pattern=r"^\d{4}-\d{2}(-\d{2})?$", description="Knowledge cut-off, 'YYYY-MM' or 'YYYY-MM-DD'.")
     date_field: str = Field("date", description="Document metadata field holding an ISO date.")
-    llm_filter: GeneratorRef | None = Field(None, description="If set, an LLM generator asked whether most of "
-                                            "each kept document is about events after the cut-off (forced boolean "
-                                            "tool call).")
+    llm_filter: GeneratorRef | None = Field(
+        None,
+        description="If set, an LLM generator asked whether most of "
+        "each kept document is about events after the cut-off (forced boolean "
+        "tool call).",
+    )
     prompt: str = Field(CUTOFF_PROMPT, description="Filter prompt; {cutoff} and {text} are filled in.")
     max_chars: int = Field(8000, ge=100, description="Text beyond this many characters is cut from the prompt.")
 
@@ -158,14 +175,23 @@ class CutoffSource(DatasetSource):
         from ragassay.llm import ToolSpec
 
         generator = _chat_generator(self.context, self.options.llm_filter, "cutoff")
-        tool = ToolSpec(name="after_cutoff", description="Report whether the article is mostly about events "
-                        "after the cut-off.", parameters={"type": "object", "required": ["after_cutoff"],
-                        "properties": {"after_cutoff": {"type": "boolean"}}})
+        tool = ToolSpec(
+            name="after_cutoff",
+            description="Report whether the article is mostly about events after the cut-off.",
+            parameters={
+                "type": "object",
+                "required": ["after_cutoff"],
+                "properties": {"after_cutoff": {"type": "boolean"}},
+            },
+        )
 
         async def keep(document: Document) -> bool:
-            prompt = self.options.prompt.format(cutoff=self.options.cutoff, text=document.text[: self.options.max_chars])
-            response = await generator.chat([{"role": "user", "content": prompt}], tools=[tool],
-                                            tool_choice="after_cutoff")
+            prompt = self.options.prompt.format(
+                cutoff=self.options.cutoff, text=document.text[: self.options.max_chars]
+            )
+            response = await generator.chat(
+                [{"role": "user", "content": prompt}], tools=[tool], tool_choice="after_cutoff"
+            )
             call = response.tool_call("after_cutoff")
             return bool(call and call.arguments.get("after_cutoff") is True)
 

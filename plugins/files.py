@@ -19,8 +19,9 @@ import glob
 import json
 import os
 import re
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -125,8 +126,13 @@ def _article_sample(record: dict[str, Any], file: Path, line: int, question_fiel
         raise DatasetError(f"{file}, line {line}: no question: the article needs a non-empty '{question_field}'")
     document = _record_document(dict(record), file.name, f"{file}, line {line}")
     metadata = {k: v for k, v in record.items() if k in ("title", "url", "date")}
-    return Sample(question_id=document.id, question=question, reference_contexts=[document.text],
-                  reference_context_ids=[document.id], metadata=metadata)
+    return Sample(
+        question_id=document.id,
+        question=question,
+        reference_contexts=[document.text],
+        reference_context_ids=[document.id],
+        metadata=metadata,
+    )
 
 
 def _as_list(value: Any, key: str, file: Path, line: int, *, csv_cell: bool) -> list[str]:
@@ -300,19 +306,24 @@ def _matched_files(patterns: Iterable[str], context: ComponentContext) -> list[P
         if not matches:
             empty.append(pattern)
         elif not glob.has_magic(pattern) and not _supported(matches[0]):
-            raise DatasetError(f"{matches[0]}: unsupported document file type '{matches[0].suffix}'; use "
-                               f"{_SUPPORTED_NAMES}")
+            raise DatasetError(
+                f"{matches[0]}: unsupported document file type '{matches[0].suffix}'; use {_SUPPORTED_NAMES}"
+            )
         skipped.update(dict.fromkeys(path for path in matches if not _supported(path)))
         files.update(dict.fromkeys(path for path in matches if _supported(path)))
     if not files:
         raise DatasetError(_nothing_matched(patterns, empty, list(skipped), context))
     for pattern in empty:
-        context.warn(f"document pattern '{pattern}' matches no file (relative to {context.project_dir}); "
-                     "other patterns matched, so it is ignored")
+        context.warn(
+            f"document pattern '{pattern}' matches no file (relative to {context.project_dir}); "
+            "other patterns matched, so it is ignored"
+        )
     if skipped:
         kinds = ", ".join(sorted({path.suffix or "(no extension)" for path in skipped}))
-        context.warn(f"{len(skipped)} file(s) matched by the document patterns were skipped: unsupported type "
-                     f"({kinds}); documents are read from {_SUPPORTED_NAMES}")
+        context.warn(
+            f"{len(skipped)} file(s) matched by the document patterns were skipped: unsupported type "
+            f"({kinds}); documents are read from {_SUPPORTED_NAMES}"
+        )
     return list(files)
 
 
@@ -323,12 +334,16 @@ def _supported(file: Path) -> bool:
 def _nothing_matched(patterns: list[str], empty: list[str], skipped: list[Path], context: ComponentContext) -> str:
     """The error when no pattern matched a document file."""
     if skipped:
-        return (f"document patterns {', '.join(map(repr, patterns))} match only files of unsupported types "
-                f"({len(skipped)} file(s), e.g. {skipped[0].name}) in {context.project_dir}; documents are read "
-                f"from {_SUPPORTED_NAMES}")
+        return (
+            f"document patterns {', '.join(map(repr, patterns))} match only files of unsupported types "
+            f"({len(skipped)} file(s), e.g. {skipped[0].name}) in {context.project_dir}; documents are read "
+            f"from {_SUPPORTED_NAMES}"
+        )
     names = ", ".join(repr(p) for p in empty)
-    return (f"document pattern{'s' if len(empty) > 1 else ''} {names} match{'' if len(empty) > 1 else 'es'} no "
-            f"file (relative to {context.project_dir}); fix the pattern or the folder")
+    return (
+        f"document pattern{'s' if len(empty) > 1 else ''} {names} match{'' if len(empty) > 1 else 'es'} no "
+        f"file (relative to {context.project_dir}); fix the pattern or the folder"
+    )
 
 
 def _relative(file: Path, context: ComponentContext) -> str:

@@ -12,7 +12,8 @@ is final.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -29,8 +30,9 @@ from ragassay import (
 )
 
 
-def reciprocal_rank_fusion(rankings: Sequence[Sequence[str]], k: float = 60,
-                           weights: Sequence[float] | None = None) -> dict[str, float]:
+def reciprocal_rank_fusion(
+    rankings: Sequence[Sequence[str]], k: float = 60, weights: Sequence[float] | None = None
+) -> dict[str, float]:
     """Fused score of every id: ``Σ_r w_r / (k + rank_r(id))`` over the rankings that contain it."""
     weights = weights or [1.0] * len(rankings)
     fused: dict[str, float] = {}
@@ -46,18 +48,22 @@ class HybridOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     retrievers: list[RetrieverRef] = Field(
-        default_factory=lambda: [RetrieverRef(name="bm25"), RetrieverRef(name="dense")], min_length=2,
-        description="Retrievers to fuse (two or more): names or {name = ..., options = {...}}.")
+        default_factory=lambda: [RetrieverRef(name="bm25"), RetrieverRef(name="dense")],
+        min_length=2,
+        description="Retrievers to fuse (two or more): names or {name = ..., options = {...}}.",
+    )
     rrf_k: float = Field(60, ge=0, description="RRF constant k in 1 / (k + rank) (Cormack et al. 2009: 60).")
     weights: list[float] | None = Field(None, description="Weight of each retriever's 1 / (k + rank) (default 1).")
     candidates: int = Field(50, ge=1, description="Chunks asked from each retriever (at least k are asked).")
     reranker: RerankerRef | None = Field(
-        None, description="A registered reranker (e.g. 'overlap', or a cross-encoder plugin) that reorders the "
-        "fused candidates; None: no rerank step.")
+        None,
+        description="A registered reranker (e.g. 'overlap', or a cross-encoder plugin) that reorders the "
+        "fused candidates; None: no rerank step.",
+    )
     rerank_candidates: int = Field(20, ge=1, description="Fused candidates passed to the reranker (at least k).")
 
     @model_validator(mode="after")
-    def _consistent(self) -> "HybridOptions":
+    def _consistent(self) -> HybridOptions:
         if self.weights is not None and len(self.weights) != len(self.retrievers):
             raise ValueError(f"weights has {len(self.weights)} values for {len(self.retrievers)} retrievers")
         return self
@@ -103,23 +109,28 @@ class HybridRetriever(Retriever):
         traced = {label: part.retrieve_traced(query, depth) for label, part in self._parts}
         results = {label: hits for label, (hits, _) in traced.items()}
         chunks = {hit.chunk.id: hit.chunk for hits in results.values() for hit in hits}
-        fused = reciprocal_rank_fusion([[hit.chunk.id for hit in hits] for hits in results.values()],
-                                       self.options.rrf_k, self.options.weights)
+        fused = reciprocal_rank_fusion(
+            [[hit.chunk.id for hit in hits] for hits in results.values()], self.options.rrf_k, self.options.weights
+        )
         order = sorted(fused, key=lambda cid: (-fused[cid], self._positions.get(cid, len(self._positions))))
         hits = [ScoredChunk(chunk=chunks[cid], score=fused[cid], rank=rank) for rank, cid in enumerate(order, 1)]
         if self._reranker is not None:
-            pool = hits[:max(self.options.rerank_candidates, k)]
+            pool = hits[: max(self.options.rerank_candidates, k)]
             hits = self._reranker.rerank(query, pool, k)
         hits = [ScoredChunk(chunk=h.chunk, score=h.score, rank=rank) for rank, h in enumerate(hits[:k], start=1)]
         return hits, self._trace(results, {label: trace for label, (_, trace) in traced.items() if trace}, hits)
 
-    def _trace(self, results: dict[str, list[ScoredChunk]], parts: dict[str, dict[str, Any]],
-               hits: list[ScoredChunk]) -> dict[str, Any]:
+    def _trace(
+        self, results: dict[str, list[ScoredChunk]], parts: dict[str, dict[str, Any]], hits: list[ScoredChunk]
+    ) -> dict[str, Any]:
         ranks = {label: {h.chunk.id: h.rank for h in part_hits} for label, part_hits in results.items()}
         return {
-            "fusion": "rrf", "rrf_k": self.options.rrf_k, "reranked": self._reranker is not None,
-            "ranks": {h.chunk.id: {label: r[h.chunk.id] for label, r in ranks.items() if h.chunk.id in r}
-                      for h in hits},
+            "fusion": "rrf",
+            "rrf_k": self.options.rrf_k,
+            "reranked": self._reranker is not None,
+            "ranks": {
+                h.chunk.id: {label: r[h.chunk.id] for label, r in ranks.items() if h.chunk.id in r} for h in hits
+            },
             "retrievers": parts,
         }
 

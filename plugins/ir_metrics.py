@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any, Iterable, Literal, Mapping, Sequence
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
@@ -104,7 +105,7 @@ class Judged:
     level: float = 1
 
     @classmethod
-    def of(cls, ranking: Sequence[str], judgements: Mapping[str, float], level: float = 1) -> "Judged":
+    def of(cls, ranking: Sequence[str], judgements: Mapping[str, float], level: float = 1) -> Judged:
         """Match a ranked list of ids against ``{id: grade}``."""
         grades = tuple(max(float(judgements.get(docid, -1)), -1.0) for docid in ranking)
         judged = tuple(float(g) for g in judgements.values() if g >= 0)
@@ -171,8 +172,12 @@ def ndcg(q: Judged, k: int | None = None) -> float:
 def query_measures(q: Judged, cutoffs: Sequence[int] = CUTOFFS) -> dict[str, float]:
     """Every implemented trec_eval measure of one query, under trec_eval's names."""
     values: dict[str, float] = {
-        "num_ret": len(q.grades), "num_rel": q.num_rel, "num_rel_ret": sum(q.relevant()),
-        "map": average_precision(q), "Rprec": r_precision(q), "recip_rank": reciprocal_rank(q),
+        "num_ret": len(q.grades),
+        "num_rel": q.num_rel,
+        "num_rel_ret": sum(q.relevant()),
+        "map": average_precision(q),
+        "Rprec": r_precision(q),
+        "recip_rank": reciprocal_rank(q),
         "ndcg": ndcg(q),
     }
     for k in cutoffs:
@@ -190,8 +195,9 @@ def query_measures(q: Judged, cutoffs: Sequence[int] = CUTOFFS) -> dict[str, flo
 # ----------------------------------------------------------------------------------------------
 
 
-def evaluate(qrels: Qrels, run: Run, *, relevance_level: float = 1, complete: bool = False,
-             cutoffs: Sequence[int] = CUTOFFS) -> tuple[dict[str, dict[str, float]], dict[str, float]]:
+def evaluate(
+    qrels: Qrels, run: Run, *, relevance_level: float = 1, complete: bool = False, cutoffs: Sequence[int] = CUTOFFS
+) -> tuple[dict[str, dict[str, float]], dict[str, float]]:
     """trec_eval over a run: (per-query measures, summary "all" line).
 
     Queries of ``run`` without qrels are skipped; with ``complete`` (``-c``) the qrels queries missing from
@@ -203,8 +209,15 @@ def evaluate(qrels: Qrels, run: Run, *, relevance_level: float = 1, complete: bo
     for qid in sorted(run):
         if qid in qrels:
             per_query[qid] = query_measures(Judged.of(trec_order(run[qid]), qrels[qid], relevance_level), cutoffs)
-    missing = {qid: query_measures(Judged.of([], qrels[qid], relevance_level), cutoffs)
-               for qid in sorted(qrels) if qid not in per_query} if complete else {}
+    missing = (
+        {
+            qid: query_measures(Judged.of([], qrels[qid], relevance_level), cutoffs)
+            for qid in sorted(qrels)
+            if qid not in per_query
+        }
+        if complete
+        else {}
+    )
     return per_query, summarize([*per_query.values(), *missing.values()])
 
 
@@ -240,12 +253,16 @@ class IROptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     level: Literal["auto", "chunk", "document"] = Field(
-        "auto", description="Rank chunk ids ('chunk') or document ids, first occurrence kept ('document'); "
-        "'auto': document ids when the output gives them and no reference is a retrieved chunk id.")
+        "auto",
+        description="Rank chunk ids ('chunk') or document ids, first occurrence kept ('document'); "
+        "'auto': document ids when the output gives them and no reference is a retrieved chunk id.",
+    )
     relevance_level: float = Field(1, description="Minimum grade of a relevant id (trec_eval -l).")
     order: Literal["scores", "ranks"] = Field(
-        "scores", description="'scores': re-order by output.trace['scores'] when present, ties by id "
-        "descending (trec_eval); 'ranks': the output's order as is.")
+        "scores",
+        description="'scores': re-order by output.trace['scores'] when present, ties by id "
+        "descending (trec_eval); 'ranks': the output's order as is.",
+    )
 
 
 class MRROptions(IROptions):
@@ -259,7 +276,8 @@ class MAPOptions(IROptions):
 
     k: CutOff = Field(None, description="Cut-off (trec_eval map_cut_k); 'all' or None: whole ranking.")
     variant: Literal["trec_eval", "unitxt"] = Field(
-        "trec_eval", description="'trec_eval': divide by all relevant ids; 'unitxt': by relevant retrieved.")
+        "trec_eval", description="'trec_eval': divide by all relevant ids; 'unitxt': by relevant retrieved."
+    )
 
 
 class CutOptions(IROptions):
@@ -272,8 +290,10 @@ class PrecisionOptions(CutOptions):
     """Options of ``ir_precision_at_k``."""
 
     variant: Literal["trec_eval", "unitxt"] = Field(
-        "trec_eval", description="'trec_eval': divide by k; 'unitxt': by min(k, number retrieved). With k = "
-        "'all' both divide by the number retrieved.")
+        "trec_eval",
+        description="'trec_eval': divide by k; 'unitxt': by min(k, number retrieved). With k = "
+        "'all' both divide by the number retrieved.",
+    )
 
 
 class NDCGOptions(IROptions):
@@ -300,8 +320,7 @@ def output_ranking(output: RAGOutput, qrels: Mapping[str, float], opts: IROption
         level = "document" if doc_ids and not any(i in qrels for i in ids) else "chunk"
     ranked = doc_ids if level == "document" and doc_ids else ids
     scores = output.trace.get("scores") if opts.order == "scores" else None
-    if isinstance(scores, list) and len(scores) == len(ranked) and all(
-            isinstance(s, (int, float)) for s in scores):
+    if isinstance(scores, list) and len(scores) == len(ranked) and all(isinstance(s, (int, float)) for s in scores):
         pairs = list(zip(ranked, scores))
     else:
         pairs = [(docid, -rank) for rank, docid in enumerate(ranked)]

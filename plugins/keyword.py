@@ -8,7 +8,8 @@ often those shared words occur in the chunk). Words come from :func:`ragassay.te
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from typing import TYPE_CHECKING, Literal, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -69,7 +70,7 @@ class KeywordRetriever(Retriever):
             for rank, position in enumerate(top_k(scores, k), start=1)
         ]
 
-    def scores(self, query: str) -> "np.ndarray":
+    def scores(self, query: str) -> np.ndarray:
         """Score of every indexed chunk for ``query``, by chunk position (0: no shared word)."""
         if self._chunks is None:
             raise RuntimeError("KeywordRetriever.scores() called before index(); index the chunks first")
@@ -87,7 +88,7 @@ class KeywordRetriever(Retriever):
         return words(text, drop_stopwords=self.options.drop_stopwords)
 
 
-def top_k(scores: "np.ndarray", k: int) -> list[int]:
+def top_k(scores: np.ndarray, k: int) -> list[int]:
     """Positions of the ``k`` highest non-zero scores, best first; ties go to the lower position."""
     import numpy as np
 

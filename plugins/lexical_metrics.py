@@ -13,7 +13,8 @@ a sample left without a usable reference is unscored. The helpers :func:`usable_
 from __future__ import annotations
 
 from collections import Counter
-from typing import Literal, Sequence
+from collections.abc import Sequence
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 

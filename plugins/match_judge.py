@@ -52,12 +52,18 @@ class MatchJudge(Judge):
             found, relation = find_contained(output.answer, refs), "contains"
         if found is None:
             return Judgement(
-                judge=self.name, verdict="incorrect", score=0.0,
-                explanation=f"no reference found in answer (mode {mode})", judge_id=judge_id,
+                judge=self.name,
+                verdict="incorrect",
+                score=0.0,
+                explanation=f"no reference found in answer (mode {mode})",
+                judge_id=judge_id,
             )
         return Judgement(
-            judge=self.name, verdict="correct", score=1.0,
-            explanation=f"answer {relation} reference {found!r}", judge_id=judge_id,
+            judge=self.name,
+            verdict="correct",
+            score=1.0,
+            explanation=f"answer {relation} reference {found!r}",
+            judge_id=judge_id,
         )
 
 

@@ -40,10 +40,13 @@ class OpenAIOptions(RemoteOptions):
     azure_deployment: str | None = Field(None, description="Azure deployment name (default: model).")
     api_version: str | None = Field(None, description="Azure OpenAI API version, e.g. 2024-10-21.")
     structured_mode: Literal["json_schema", "json_object", "tool"] = Field(
-        "json_schema", description="How structured output is requested: response_format json_schema, "
-                                   "json_object plus the schema in the prompt, or a forced tool call.")
+        "json_schema",
+        description="How structured output is requested: response_format json_schema, "
+        "json_object plus the schema in the prompt, or a forced tool call.",
+    )
     max_tokens_param: Literal["max_tokens", "max_completion_tokens"] = Field(
-        "max_tokens", description="Request field for max_tokens (newer OpenAI models want max_completion_tokens).")
+        "max_tokens", description="Request field for max_tokens (newer OpenAI models want max_completion_tokens)."
+    )
 
 
 class OpenAIBackend(LLMBackend):
@@ -58,8 +61,13 @@ class OpenAIBackend(LLMBackend):
 
     def identity(self) -> dict[str, Any]:
         o = self.options
-        return {"backend": self.name, "model": self.model, "deployment": o.azure_deployment,
-                "structured_mode": o.structured_mode, "tag": o.cache_tag}
+        return {
+            "backend": self.name,
+            "model": self.model,
+            "deployment": o.azure_deployment,
+            "structured_mode": o.structured_mode,
+            "tag": o.cache_tag,
+        }
 
     def endpoint(self) -> str:
         return self.options.azure_endpoint or self.options.base_url or "https://api.openai.com/v1"
@@ -79,11 +87,19 @@ class OpenAIBackend(LLMBackend):
         required = o.base_url is None or o.api_key_env is not None
         key = read_key(env, self.name, required=required) or "not-needed"
         # our own HTTP client: the SDK's default one closes itself from __del__ on whatever loop then runs
-        common = {"api_key": key, "timeout": o.timeout_s, "max_retries": 0,
-                  "http_client": openai.DefaultAsyncHttpxClient(timeout=o.timeout_s)}
+        common = {
+            "api_key": key,
+            "timeout": o.timeout_s,
+            "max_retries": 0,
+            "http_client": openai.DefaultAsyncHttpxClient(timeout=o.timeout_s),
+        }
         if o.azure_endpoint:
-            return openai.AsyncAzureOpenAI(azure_endpoint=o.azure_endpoint, api_version=o.api_version,
-                                           azure_deployment=o.azure_deployment or o.model, **common)
+            return openai.AsyncAzureOpenAI(
+                azure_endpoint=o.azure_endpoint,
+                api_version=o.api_version,
+                azure_deployment=o.azure_deployment or o.model,
+                **common,
+            )
         return openai.AsyncOpenAI(base_url=o.base_url, **common)
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
@@ -102,8 +118,11 @@ class OpenAIBackend(LLMBackend):
         """The chat.completions request body for ``request``."""
         o, p = self.options, request.params
         messages = [to_wire(m) for m in request.messages]
-        payload: dict[str, Any] = {"model": o.azure_deployment or self.model if o.azure_endpoint else self.model,
-                                   "messages": messages, "temperature": p.temperature}
+        payload: dict[str, Any] = {
+            "model": o.azure_deployment or self.model if o.azure_endpoint else self.model,
+            "messages": messages,
+            "temperature": p.temperature,
+        }
         optional = {"top_p": p.top_p, "seed": p.seed, o.max_tokens_param: p.max_tokens, "stop": p.stop or None}
         payload.update({k: v for k, v in optional.items() if v is not None})
         tools = [_tool(t.name, t.description, t.parameters) for t in request.tools]
@@ -120,8 +139,10 @@ class OpenAIBackend(LLMBackend):
     def _structured(self, request: LLMRequest, payload: dict, messages: list, tools: list) -> None:
         mode, name = self.options.structured_mode, _name(request.response_name)
         if mode == "json_schema":
-            payload["response_format"] = {"type": "json_schema", "json_schema": {
-                "name": name, "schema": request.response_schema, "strict": False}}
+            payload["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": name, "schema": request.response_schema, "strict": False},
+            }
         elif mode == "json_object":
             payload["response_format"] = {"type": "json_object"}
             messages.insert(0, {"role": "system", "content": schema_instructions(request)})
@@ -135,22 +156,32 @@ class OpenAIBackend(LLMBackend):
         if not choices or choices[0].get("message") is None:
             raise RetryableError("malformed response: no choices")
         message, usage = choices[0]["message"], data.get("usage") or {}
-        calls = [_call(c["id"], c["function"]["name"], c["function"].get("arguments") or "")
-                 for c in message.get("tool_calls") or []]
+        calls = [
+            _call(c["id"], c["function"]["name"], c["function"].get("arguments") or "")
+            for c in message.get("tool_calls") or []
+        ]
         text = message.get("content") or ""
         if request.response_schema is not None and self.options.structured_mode == "tool":
             own = _name(request.response_name)
             text = next((c.raw_arguments for c in calls if c.name == own), text)
             calls = [c for c in calls if c.name != own]
         cached = ((usage.get("prompt_tokens_details") or {}).get("cached_tokens")) or 0
-        return LLMResponse(text=text, tool_calls=calls, model=data.get("model") or self.model,
-                           finish_reason=choices[0].get("finish_reason"),
-                           usage=TokenUsage(input_tokens=usage.get("prompt_tokens") or 0,
-                                            output_tokens=usage.get("completion_tokens") or 0, cached_tokens=cached))
+        return LLMResponse(
+            text=text,
+            tool_calls=calls,
+            model=data.get("model") or self.model,
+            finish_reason=choices[0].get("finish_reason"),
+            usage=TokenUsage(
+                input_tokens=usage.get("prompt_tokens") or 0,
+                output_tokens=usage.get("completion_tokens") or 0,
+                cached_tokens=cached,
+            ),
+        )
 
     async def _streamed(self, openai: Any, client: Any, payload: dict[str, Any], request: LLMRequest) -> LLMResponse:
-        stream = await client.post("/chat/completions", body=payload, cast_to=object, stream=True,
-                                   stream_cls=openai.AsyncStream[object])
+        stream = await client.post(
+            "/chat/completions", body=payload, cast_to=object, stream=True, stream_cls=openai.AsyncStream[object]
+        )
         state = _StreamState()
         async for chunk in stream:
             state.add(_as_dict(chunk))
@@ -184,11 +215,16 @@ class _StreamState:
             self.finish_reason = choice.get("finish_reason") or self.finish_reason
 
     def completion(self, model: str) -> dict[str, Any]:
-        calls = [{"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
-                 for _, c in sorted(self.calls.items())]
+        calls = [
+            {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
+            for _, c in sorted(self.calls.items())
+        ]
         message = {"role": "assistant", "content": "".join(self.text), "tool_calls": calls or None}
-        return {"model": self.model or model, "usage": self.usage,
-                "choices": [{"index": 0, "message": message, "finish_reason": self.finish_reason}]}
+        return {
+            "model": self.model or model,
+            "usage": self.usage,
+            "choices": [{"index": 0, "message": message, "finish_reason": self.finish_reason}],
+        }
 
 
 def to_wire(message: ChatMessage) -> dict[str, Any]:
@@ -198,8 +234,14 @@ def to_wire(message: ChatMessage) -> dict[str, Any]:
     wire: dict[str, Any] = {"role": message.role, "content": message.content}
     if message.tool_calls:
         wire["content"] = message.content or None
-        wire["tool_calls"] = [{"id": c.id, "type": "function", "function": {
-            "name": c.name, "arguments": c.raw_arguments or json.dumps(c.arguments)}} for c in message.tool_calls]
+        wire["tool_calls"] = [
+            {
+                "id": c.id,
+                "type": "function",
+                "function": {"name": c.name, "arguments": c.raw_arguments or json.dumps(c.arguments)},
+            }
+            for c in message.tool_calls
+        ]
     return wire
 
 
@@ -229,10 +271,9 @@ def _call(call_id: str, name: str, raw: str) -> ToolCall:
         arguments = json.loads(raw) if raw.strip() else {}
     except ValueError:
         arguments = {}
-    return ToolCall(id=call_id, name=name, arguments=arguments if isinstance(arguments, dict) else {},
-                    raw_arguments=raw)
-
-
+    return ToolCall(
+        id=call_id, name=name, arguments=arguments if isinstance(arguments, dict) else {}, raw_arguments=raw
+    )
 
 
 class OpenAIGenerator(LLMGenerator):

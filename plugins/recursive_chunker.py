@@ -49,11 +49,10 @@ class RecursiveChunker(Chunker):
         )
 
         @model_validator(mode="after")
-        def _overlap_below_size(self) -> "RecursiveChunker.Options":
+        def _overlap_below_size(self) -> RecursiveChunker.Options:
             if self.overlap >= self.size:
                 raise ValueError(
-                    f"overlap ({self.overlap}) must be smaller than size ({self.size}); "
-                    "lower overlap or raise size"
+                    f"overlap ({self.overlap}) must be smaller than size ({self.size}); lower overlap or raise size"
                 )
             return self
 
@@ -119,9 +118,9 @@ class RecursiveChunker(Chunker):
 
 # Chunking presets of the seed papers: the recursive chunker with other defaults.
 # Chunking presets of the seed papers, as chunkers: ``kenneweg`` and ``info``.
-# 
+#
 # Both are the ``recursive`` chunker with other defaults (every option can still be overridden):
-# 
+#
 # * ``kenneweg`` — Kenneweg et al. (seeds/003, naive RAG): recursive chunking, at most 1024 characters,
 #   48 characters overlap, the article title prefixed to every chunk; used with top-5 cosine retrieval.
 # * ``info`` — the INFO thesis (seeds/002, Table 4.1): 1024-token chunks with a 20% overlap (205 tokens);
@@ -154,7 +153,8 @@ class InfoChunker(RecursiveChunker):
         size: int = Field(1024, ge=1, description="Maximum chunk length in `unit`s (the thesis: 1024 tokens).")
         overlap: int = Field(205, ge=0, description="Length shared by consecutive chunks (20% of 1024, rounded).")
         unit: Literal["characters", "tokens"] = Field(
-            "tokens", description="How length is measured: approximate word-level tokens by default.")
+            "tokens", description="How length is measured: approximate word-level tokens by default."
+        )
         title_prefix: bool = Field(False, description="Prefix 'Title: <document title>' to every chunk.")
 
 

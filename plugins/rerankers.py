@@ -35,8 +35,9 @@ class OverlapReranker(Reranker):
             return []
         scores = [self._score(wanted, hit.chunk.text) for hit in candidates]
         order = sorted(range(len(candidates)), key=lambda i: (-scores[i], i))[:k]
-        return [ScoredChunk(chunk=candidates[i].chunk, score=scores[i], rank=rank)
-                for rank, i in enumerate(order, start=1)]
+        return [
+            ScoredChunk(chunk=candidates[i].chunk, score=scores[i], rank=rank) for rank, i in enumerate(order, start=1)
+        ]
 
     def _score(self, wanted: set[str], text: str) -> float:
         if not wanted:

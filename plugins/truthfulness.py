@@ -54,8 +54,11 @@ class _LLMScore(Metric):
         from ragassay.llm import ToolSpec
 
         tool = ToolSpec.from_model(AnswerEvaluation, name=TOOL_NAME)
-        response = await generator.chat([{"role": "system", "content": self.options.system_prompt},
-                                         {"role": "user", "content": user}], tools=[tool], tool_choice=TOOL_NAME)
+        response = await generator.chat(
+            [{"role": "system", "content": self.options.system_prompt}, {"role": "user", "content": user}],
+            tools=[tool],
+            tool_choice=TOOL_NAME,
+        )
         call = response.tool_call(TOOL_NAME)
         if call is None:
             raise ValueError("the evaluator did not call set_answer_evaluation")

@@ -32,9 +32,11 @@ class NoRetrievalRAG(RAGSystem):
     async def answer(self, sample: Sample) -> RAGOutput:
         messages = build_messages(self.options.system_prompt, sample.question, [])
         generation = await self.parts["generator"].generate(
-            GenerationRequest(question=sample.question, messages=messages))
-        return RAGOutput(answer=generation.text, retrieved=False, usage=generation.usage,
-                         trace={"generator": generation.raw})
+            GenerationRequest(question=sample.question, messages=messages)
+        )
+        return RAGOutput(
+            answer=generation.text, retrieved=False, usage=generation.usage, trace={"generator": generation.raw}
+        )
 
 
 class OracleOptions(BaseModel):
@@ -57,10 +59,17 @@ class OracleRAG(RAGSystem):
         chunks = [Chunk(id=cid, document_id=cid, text=text) for cid, text in zip(ids, sample.reference_contexts)]
         messages = build_messages(self.options.system_prompt, sample.question, sample.reference_contexts)
         generation = await self.parts["generator"].generate(
-            GenerationRequest(question=sample.question, contexts=chunks, messages=messages))
-        return RAGOutput(answer=generation.text, contexts=list(sample.reference_contexts), context_ids=ids,
-                         context_document_ids=ids, retrieved=True, usage=generation.usage,
-                         trace={"generator": generation.raw, "retrieval": {"source": "reference_contexts"}})
+            GenerationRequest(question=sample.question, contexts=chunks, messages=messages)
+        )
+        return RAGOutput(
+            answer=generation.text,
+            contexts=list(sample.reference_contexts),
+            context_ids=ids,
+            context_document_ids=ids,
+            retrieved=True,
+            usage=generation.usage,
+            trace={"generator": generation.raw, "retrieval": {"source": "reference_contexts"}},
+        )
 
 
 def _context_ids(sample: Sample) -> list[str]:

@@ -24,18 +24,25 @@ from ragassay import Corpus, RAGOutput, Sample, TokenUsage, hookimpl
 from .naive import DEFAULT_SYSTEM_PROMPT, NaiveRAG, build_messages
 
 AGENT_SYSTEM_PROMPT = "You are a helpful assistant. Answer the user's question."
-SIMPLE_TOOL_DESCRIPTION = ("Set to true to gain additional information from a vector database for answering the "
-                           "question. Only do this if necessary.")
+SIMPLE_TOOL_DESCRIPTION = (
+    "Set to true to gain additional information from a vector database for answering the "
+    "question. Only do this if necessary."
+)
 ADVANCED_TOOL_DESCRIPTION = "Set to true if you could have answered the last question better with more information."
 
 
 def _tool(name: str, description: str) -> Any:
     from ragassay.llm import ToolSpec
 
-    return ToolSpec(name=name, description=description, parameters={
-        "type": "object", "required": ["retrieve"],
-        "properties": {"retrieve": {"type": "boolean", "description": description}},
-    })
+    return ToolSpec(
+        name=name,
+        description=description,
+        parameters={
+            "type": "object",
+            "required": ["retrieve"],
+            "properties": {"retrieve": {"type": "boolean", "description": description}},
+        },
+    )
 
 
 class AgentOptions(BaseModel):
@@ -66,9 +73,16 @@ class _AgentBase(NaiveRAG):
     async def _call(self, calls: list[dict[str, Any]], step: str, messages: list[dict[str, Any]], **kwargs: Any):
         start = time.perf_counter()
         response = await self.parts["generator"].chat(messages, **kwargs)
-        calls.append({"step": step, "usage": response.usage, "input_tokens": response.usage.input_tokens,
-                      "output_tokens": response.usage.output_tokens, "cached": response.cached,
-                      "latency_s": round(time.perf_counter() - start, 6)})
+        calls.append(
+            {
+                "step": step,
+                "usage": response.usage,
+                "input_tokens": response.usage.input_tokens,
+                "output_tokens": response.usage.output_tokens,
+                "cached": response.cached,
+                "latency_s": round(time.perf_counter() - start, 6),
+            }
+        )
         return response
 
     def _decision(self, response) -> tuple[bool | None, str]:
@@ -88,14 +102,30 @@ class _AgentBase(NaiveRAG):
         response = await self._call(calls, "answer_with_sources", messages)
         return response.text, chunks, hits, retrieval
 
-    def _output(self, answer: str, retrieved: bool, how: str, calls: list[dict[str, Any]], chunks=(),
-                hits=(), retrieval: dict[str, Any] | None = None) -> RAGOutput:
+    def _output(
+        self,
+        answer: str,
+        retrieved: bool,
+        how: str,
+        calls: list[dict[str, Any]],
+        chunks=(),
+        hits=(),
+        retrieval: dict[str, Any] | None = None,
+    ) -> RAGOutput:
         usage = sum((c.pop("usage") for c in calls), TokenUsage())  # keeps per-model counts for pricing
         return RAGOutput(
-            answer=answer, contexts=[c.text for c in chunks], context_ids=[c.id for c in chunks],
-            context_document_ids=[c.document_id for c in chunks], retrieved=retrieved, usage=usage,
-            trace={"decision": how, "calls": calls, "scores": [round(h.score, 6) for h in hits],
-                   **({"retrieval": retrieval} if retrieved else {})},
+            answer=answer,
+            contexts=[c.text for c in chunks],
+            context_ids=[c.id for c in chunks],
+            context_document_ids=[c.document_id for c in chunks],
+            retrieved=retrieved,
+            usage=usage,
+            trace={
+                "decision": how,
+                "calls": calls,
+                "scores": [round(h.score, 6) for h in hits],
+                **({"retrieval": retrieval} if retrieved else {}),
+            },
         )
 
 

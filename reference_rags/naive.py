@@ -37,16 +37,19 @@ class NaiveRAG(RAGSystem):
     def prepare(self, corpus: Corpus) -> None:
         chunks = corpus.chunks(self.parts["chunker"])
         if not chunks:
-            raise DatasetError("the corpus has no text to retrieve from: no documents, or all are empty. "
-                               "Check [corpus] paths (or the dataset source's documents).")
+            raise DatasetError(
+                "the corpus has no text to retrieve from: no documents, or all are empty. "
+                "Check [corpus] paths (or the dataset source's documents)."
+            )
         self.parts["retriever"].index(chunks)
 
     async def answer(self, sample: Sample) -> RAGOutput:
         hits, retrieval = await self.parts["retriever"].aretrieve_traced(sample.question, self.options.top_k)
         chunks = [hit.chunk for hit in hits]
         request = GenerationRequest(
-            question=sample.question, contexts=chunks, messages=build_messages(
-                self.options.system_prompt, sample.question, [c.text for c in chunks]),
+            question=sample.question,
+            contexts=chunks,
+            messages=build_messages(self.options.system_prompt, sample.question, [c.text for c in chunks]),
         )
         generation = await self.parts["generator"].generate(request)
         return RAGOutput(

@@ -46,8 +46,12 @@ class EchoRAG(RAGSystem):
         if sample.question_id in self.options.fail_ids:
             raise RuntimeError(f"scripted failure on {sample.question_id}")
         answer = self.options.answer if self.options.answer is not None else (sample.reference_answers or [""])[0]
-        return RAGOutput(answer=answer, contexts=list(sample.reference_contexts),
-                         context_ids=list(sample.reference_context_ids), retrieved=True)
+        return RAGOutput(
+            answer=answer,
+            contexts=list(sample.reference_contexts),
+            context_ids=list(sample.reference_context_ids),
+            retrieved=True,
+        )
 
 
 class ExplodingMetric(Metric):
@@ -93,12 +97,27 @@ DOCS = {
 }
 
 QA = [
-    {"question_id": "q1", "question": "Who built the alpha reactor?", "reference_answers": ["Ada Lovelace Labs"],
-     "reference_context_ids": ["corpus/alpha.md"], "reference_contexts": ["The alpha reactor was built in 1999"]},
-    {"question_id": "q2", "question": "Who fished salmon in the Beta river?", "reference_answers": ["O'Brien"],
-     "reference_context_ids": ["corpus/beta.md"], "reference_contexts": ["O'Brien fished salmon there"]},
-    {"question_id": "q3", "question": "Where do gamma rays come from?", "reference_answers": ["radioactive decay"],
-     "reference_context_ids": ["corpus/gamma.txt"], "reference_contexts": ["They come from radioactive decay."]},
+    {
+        "question_id": "q1",
+        "question": "Who built the alpha reactor?",
+        "reference_answers": ["Ada Lovelace Labs"],
+        "reference_context_ids": ["corpus/alpha.md"],
+        "reference_contexts": ["The alpha reactor was built in 1999"],
+    },
+    {
+        "question_id": "q2",
+        "question": "Who fished salmon in the Beta river?",
+        "reference_answers": ["O'Brien"],
+        "reference_context_ids": ["corpus/beta.md"],
+        "reference_contexts": ["O'Brien fished salmon there"],
+    },
+    {
+        "question_id": "q3",
+        "question": "Where do gamma rays come from?",
+        "reference_answers": ["radioactive decay"],
+        "reference_context_ids": ["corpus/gamma.txt"],
+        "reference_contexts": ["They come from radioactive decay."],
+    },
 ]
 
 
@@ -162,9 +181,22 @@ def plugin_site(tmp_path_factory) -> Path:
     target = tmp_path_factory.mktemp("plugin-site")
     for package in ("ragassay_example_plugin", "ragassay_broken_plugin"):
         subprocess.run(
-            [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-             "--no-cache-dir", "--target", str(target), str(PACKAGES / package)],
-            check=True, capture_output=True, text=True,
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--no-deps",
+                "--no-build-isolation",
+                "--no-cache-dir",
+                "--target",
+                str(target),
+                str(PACKAGES / package),
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
         )
     return target
 
@@ -185,5 +217,11 @@ def ragassay_cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None
     import subprocess
     import sys
 
-    return subprocess.run([sys.executable, "-m", "ragassay", *args], env=env or cli_env(), cwd=cwd,
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "ragassay", *args],
+        env=env or cli_env(),
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )

@@ -15,7 +15,9 @@ N = 30
 def slow_project(root, delay_s=0.1, name="ragassay.toml", log=None):
     qa = [{"question_id": f"s{i:03d}", "question": f"question number {i}"} for i in range(N)]
     log_option = f', log = "{log}"' if log else ""
-    path = write_project(root, f"""
+    path = write_project(
+        root,
+        f"""
         [project]
         concurrency = 2
         [dataset]
@@ -24,15 +26,23 @@ def slow_project(root, delay_s=0.1, name="ragassay.toml", log=None):
         rag = {{ name = "example/slow_echo", options = {{ delay_s = {delay_s}{log_option} }} }}
         [evaluation]
         metrics = ["token_recall"]
-    """, qa=qa, docs={})
+    """,
+        qa=qa,
+        docs={},
+    )
     if name != "ragassay.toml":
         path = path.rename(path.with_name(name))
     return path
 
 
 def start_run(config, plugin_site, *args):
-    return subprocess.Popen([sys.executable, "-m", "ragassay", "run", str(config), "-q", *args],
-                            env=cli_env(plugin_site), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "ragassay", "run", str(config), "-q", *args],
+        env=cli_env(plugin_site),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def scalar(db, sql):

@@ -20,9 +20,23 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SEEDS = ("0", "1", "2")
-METRICS = ["token_recall", "token_f1", "k_precision", "exact_match", "contains_answer", "context_mrr",
-           "recall_at_k", "precision_at_k", "ir_mrr", "ir_map", "ndcg_at_k", "ir_precision_at_k",
-           "ir_recall_at_k", "hit_at_k", "r_precision"]
+METRICS = [
+    "token_recall",
+    "token_f1",
+    "k_precision",
+    "exact_match",
+    "contains_answer",
+    "context_mrr",
+    "recall_at_k",
+    "precision_at_k",
+    "ir_mrr",
+    "ir_map",
+    "ndcg_at_k",
+    "ir_precision_at_k",
+    "ir_recall_at_k",
+    "hit_at_k",
+    "r_precision",
+]
 #: Output fields compared; latency, database ids and run ids are not.
 OUTPUT_FIELDS = ("answer", "contexts", "context_ids", "context_document_ids", "retrieved", "usage", "trace")
 #: Trace keys that legitimately differ between processes (cache state, timings).
@@ -65,7 +79,7 @@ def _write_configs(folder: Path, dataset: str, systems: str) -> list[Path]:
             f"concurrency = 8\n\n{dataset}\n"
             '[defaults]\nchunker = { name = "recursive", options = { size = 400, overlap = 40, title_prefix = true } }'
             "\n"
-            f"{systems}\n[evaluation]\nmetrics = {json.dumps(METRICS)}\njudges = [\"match\"]\n",
+            f'{systems}\n[evaluation]\nmetrics = {json.dumps(METRICS)}\njudges = ["match"]\n',
             encoding="utf-8",
         )
         configs.append(config)
@@ -74,8 +88,15 @@ def _write_configs(folder: Path, dataset: str, systems: str) -> list[Path]:
 
 def _run(config: Path, seed: str) -> None:
     env = {**os.environ, "PYTHONHASHSEED": seed}
-    done = subprocess.run([sys.executable, "-m", "ragassay", "run", "-q", str(config)], check=False, cwd=config.parent,
-                          env=env, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "ragassay", "run", "-q", str(config)],
+        check=False,
+        cwd=config.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, f"seed {seed}: {done.stdout}\n{done.stderr}"
 
 
@@ -96,11 +117,10 @@ def _stored(results: Path) -> dict:
         judgements = conn.execute("SELECT output_id, judge, verdict, score, explanation FROM judgements").fetchall()
     keys = {row[0]: (row[1], row[2]) for row in outputs}
     stored: dict = {}
-    for output_id, system, qid, status, error, output_json in outputs:
+    for _output_id, system, qid, status, error, output_json in outputs:
         output = json.loads(output_json) if output_json else {}
         fields = {name: _stable(output.get(name)) for name in OUTPUT_FIELDS}
-        stored[(system, qid)] = {"status": status, "error": error, "output": fields, "metrics": {},
-                                 "judgements": {}}
+        stored[(system, qid)] = {"status": status, "error": error, "output": fields, "metrics": {}, "judgements": {}}
     for output_id, metric, value, reason in metrics:
         stored[keys[output_id]]["metrics"][metric] = (value, reason)
     for output_id, judge, verdict, score, explanation in judgements:
@@ -116,8 +136,10 @@ def _assert_identical(configs: list[Path]) -> dict:
     for seed, other in zip(SEEDS[1:], others):
         assert other.keys() == first.keys()
         differing = sorted(key for key in first if first[key] != other[key])
-        assert not differing, f"PYTHONHASHSEED={seed} differs from 0 on {len(differing)} outputs, e.g. " \
-                              f"{differing[0]}: {first[differing[0]]} != {other[differing[0]]}"
+        assert not differing, (
+            f"PYTHONHASHSEED={seed} differs from 0 on {len(differing)} outputs, e.g. "
+            f"{differing[0]}: {first[differing[0]]} != {other[differing[0]]}"
+        )
     return first
 
 
@@ -126,8 +148,10 @@ def test_aurp_lexical_systems_store_identical_results_under_three_hash_seeds(tmp
     shutil.copytree(aurp / "corpus", tmp_path / "corpus")
     for name in ("aurp.sql", "templates.yaml"):
         shutil.copy(aurp / name, tmp_path / name)
-    dataset = ('[dataset]\nsource = "grammar"\n\n[dataset.options]\nsql_dump = "aurp.sql"\n'
-               'templates = "templates.yaml"\ndocuments = ["corpus/**/*.md"]\n')
+    dataset = (
+        '[dataset]\nsource = "grammar"\n\n[dataset.options]\nsql_dump = "aurp.sql"\n'
+        'templates = "templates.yaml"\ndocuments = ["corpus/**/*.md"]\n'
+    )
     stored = _assert_identical(_write_configs(tmp_path, dataset, SYSTEMS_LEXICAL))
     systems = {system for system, _ in stored}
     assert systems == {"keyword", "bm25", "hybrid"}

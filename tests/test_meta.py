@@ -24,7 +24,9 @@ def all_modules():
     for package in ("ragassay", "ragassay.plugins", "ragassay.reference_rags"):
         module = importlib.import_module(package)
         names.append(package)
-        names += [m.name for m in pkgutil.walk_packages(module.__path__, package + ".") if not m.name.endswith("__main__")]
+        names += [
+            m.name for m in pkgutil.walk_packages(module.__path__, package + ".") if not m.name.endswith("__main__")
+        ]
     return sorted(set(names))
 
 
@@ -98,8 +100,12 @@ def test_plugin_tutorial_code_works():
     retriever = host.registry.get("retriever", "tfidf/tfidf").cls()
     from ragassay.models import Chunk
 
-    retriever.index([Chunk(id=f"d{i}#0", document_id=f"d{i}", text=t) for i, t in
-                     enumerate(["salmon fishing in rivers", "gamma rays and decay", "rivers of Zürich"])])
+    retriever.index(
+        [
+            Chunk(id=f"d{i}#0", document_id=f"d{i}", text=t)
+            for i, t in enumerate(["salmon fishing in rivers", "gamma rays and decay", "rivers of Zürich"])
+        ]
+    )
     assert [hit.chunk.id for hit in retriever.retrieve("salmon rivers", 2)] == ["d0#0", "d2#0"]
 
 
@@ -135,13 +141,19 @@ def test_plugins_import_only_the_public_facade():
     files = [p for folder in ("plugins", "reference_rags") for p in sorted((REPO / folder).rglob("*.py"))]
     offending = [hit for path in files for hit in private_imports(path)]
     assert not offending, "plugins must import only ragassay, ragassay.llm and ragassay.testing:\n" + "\n".join(
-        offending)
+        offending
+    )
 
 
 def test_the_facade_check_sees_imports_inside_functions(tmp_path):
     probe = tmp_path / "probe.py"
-    probe.write_text("def f():\n    from ragassay.components import Metric\n    import ragassay.errors\n"
-                     "from ragassay import Metric, hookimpl, testing\nfrom ragassay import text\n"
-                     "from ragassay.plugins.files import read_documents\nimport ragassay.llm\n")
+    probe.write_text(
+        "def f():\n    from ragassay.components import Metric\n    import ragassay.errors\n"
+        "from ragassay import Metric, hookimpl, testing\nfrom ragassay import text\n"
+        "from ragassay.plugins.files import read_documents\nimport ragassay.llm\n"
+    )
     assert sorted(hit.split(": ")[1] for hit in private_imports(probe)) == [
-        "ragassay.components", "ragassay.errors", "ragassay.text"]
+        "ragassay.components",
+        "ragassay.errors",
+        "ragassay.text",
+    ]

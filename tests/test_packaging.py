@@ -25,16 +25,38 @@ def wheel(tmp_path_factory) -> Path:
     for folder in ("core", "plugins", "reference_rags"):
         shutil.copytree(REPO / folder, source / folder, ignore=shutil.ignore_patterns("__pycache__"))
     out = tmp_path_factory.mktemp("wheel")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--quiet",
-                    "-w", str(out), str(source)], check=True, capture_output=True, text=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "--quiet",
+            "-w",
+            str(out),
+            str(source),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     return next(out.glob("ragassay-*.whl"))
 
 
 def test_wheel_maps_folders_to_the_ragassay_package(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
-    for expected in ("ragassay/__init__.py", "ragassay/hookspecs.py", "ragassay/store/database.py",
-                     "ragassay/cli/main.py", "ragassay/cli/starter.toml", "ragassay/plugins/bm25.py",
-                     "ragassay/reference_rags/naive.py", "ragassay/py.typed"):
+    for expected in (
+        "ragassay/__init__.py",
+        "ragassay/hookspecs.py",
+        "ragassay/store/database.py",
+        "ragassay/cli/main.py",
+        "ragassay/cli/starter.toml",
+        "ragassay/plugins/bm25.py",
+        "ragassay/reference_rags/naive.py",
+        "ragassay/py.typed",
+    ):
         assert expected in names, expected
     assert not any(n.startswith(("core/", "plugins/", "tests/", "reference_rags/")) for n in names)
 
@@ -49,15 +71,26 @@ def test_wheel_declares_shipped_plugins_as_entry_points(wheel):
 def test_installed_wheel_imports_and_core_requires_no_torch(wheel, tmp_path):
     archive = zipfile.ZipFile(wheel)
     metadata = archive.read(next(n for n in archive.namelist() if n.endswith("METADATA"))).decode()
-    core_requires = [l for l in metadata.splitlines() if l.startswith("Requires-Dist") and "extra ==" not in l]
-    assert core_requires and not any("torch" in l or "transformers" in l for l in core_requires)
-    assert any("torch" in l and 'extra == "local"' in l for l in metadata.splitlines())
+    core_requires = [
+        line for line in metadata.splitlines() if line.startswith("Requires-Dist") and "extra ==" not in line
+    ]
+    assert core_requires and not any("torch" in line or "transformers" in line for line in core_requires)
+    assert any("torch" in line and 'extra == "local"' in line for line in metadata.splitlines())
     target = tmp_path / "site"
-    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--quiet", "--target", str(target),
-                    str(wheel)], check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--no-deps", "--quiet", "--target", str(target), str(wheel)],
+        check=True,
+        capture_output=True,
+    )
     code = "import ragassay, ragassay.plugins.bm25, ragassay.reference_rags.naive; print(ragassay.__file__)"
-    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
-                         env={"PYTHONPATH": str(target), "PATH": "/usr/bin:/bin"}, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(target), "PATH": "/usr/bin:/bin"},
+        check=True,
+    ).stdout
     assert out.strip().startswith(str(target))
 
 

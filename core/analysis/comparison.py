@@ -52,7 +52,7 @@ class SystemRow:
     input_tokens: int = 0  # totals over ok outputs
     output_tokens: int = 0
     retrievals: int = 0  # ok outputs that came back with at least one non-empty retrieved context
-    evaluation: "EvaluationCost" = dataclasses.field(default_factory=lambda: EvaluationCost())
+    evaluation: EvaluationCost = dataclasses.field(default_factory=lambda: EvaluationCost())
 
     @property
     def missing(self) -> int:
@@ -131,33 +131,55 @@ def _run_rows(store: ResultsStore, run: dict, metrics: list[str], judges: list[s
         outs = outputs.get(name, [])
         ok = [o for o in outs if o["status"] == "ok"]
         columns = metrics + [f"judge:{j}" for j in judges]
-        cells = {c: Cell(_mean(values.get((name, c), [])), len(values.get((name, c), [])),
-                         unscored.get((name, c), 0)) for c in columns}
-        rows.append(SystemRow(
-            run["id"], name, run["sample_count"], len(outs), len(outs) - len(ok), cells,
-            _mean([o["latency_s"] for o in ok if o["latency_s"] is not None]),
-            _mean([o["input_tokens"] for o in ok]), _mean([o["output_tokens"] for o in ok]),
-            retrievals=sum(1 for o in ok if (o["retrieved_count"] or 0) > 0), **_accounting(ok),
-            evaluation=_evaluation_cost(evaluation.get(name)),
-        ))
+        cells = {
+            c: Cell(_mean(values.get((name, c), [])), len(values.get((name, c), [])), unscored.get((name, c), 0))
+            for c in columns
+        }
+        rows.append(
+            SystemRow(
+                run["id"],
+                name,
+                run["sample_count"],
+                len(outs),
+                len(outs) - len(ok),
+                cells,
+                _mean([o["latency_s"] for o in ok if o["latency_s"] is not None]),
+                _mean([o["input_tokens"] for o in ok]),
+                _mean([o["output_tokens"] for o in ok]),
+                retrievals=sum(1 for o in ok if (o["retrieved_count"] or 0) > 0),
+                **_accounting(ok),
+                evaluation=_evaluation_cost(evaluation.get(name)),
+            )
+        )
     return rows
 
 
 def _accounting(ok: list[dict]) -> dict:
     """Mean cached tokens, total cost (None if any model is unpriced), unpriced models, calls, cache hits."""
     unpriced = sorted({m.strip() for o in ok if o["unpriced"] for m in o["unpriced"].split(",")})
-    return {"mean_cached_tokens": _mean([o["cached_tokens"] for o in ok]),
-            "cost_usd": None if unpriced else sum(o["cost_usd"] or 0.0 for o in ok), "unpriced_models": unpriced,
-            "calls": sum(o["calls"] for o in ok), "cache_hits": sum(o["cache_hits"] for o in ok),
-            "input_tokens": sum(o["input_tokens"] for o in ok), "output_tokens": sum(o["output_tokens"] for o in ok)}
+    return {
+        "mean_cached_tokens": _mean([o["cached_tokens"] for o in ok]),
+        "cost_usd": None if unpriced else sum(o["cost_usd"] or 0.0 for o in ok),
+        "unpriced_models": unpriced,
+        "calls": sum(o["calls"] for o in ok),
+        "cache_hits": sum(o["cache_hits"] for o in ok),
+        "input_tokens": sum(o["input_tokens"] for o in ok),
+        "output_tokens": sum(o["output_tokens"] for o in ok),
+    }
 
 
 def _evaluation_cost(row: dict | None) -> EvaluationCost:
     if row is None:
         return EvaluationCost()
     unpriced = sorted({m.strip() for m in (row["unpriced"] or "").split(",") if m.strip()})
-    return EvaluationCost(row["input_tokens"], row["output_tokens"], row["calls"], row["cache_hits"],
-                          None if unpriced else row["cost_usd"], unpriced)
+    return EvaluationCost(
+        row["input_tokens"],
+        row["output_tokens"],
+        row["calls"],
+        row["cache_hits"],
+        None if unpriced else row["cost_usd"],
+        unpriced,
+    )
 
 
 @dataclasses.dataclass
@@ -182,13 +204,24 @@ def run_totals(rows: list[SystemRow]) -> list[RunTotals]:
         evaluations = [r.evaluation for r in mine]
         eval_costs = [e.cost_usd for e in evaluations]
         evaluation = EvaluationCost(
-            sum(e.input_tokens for e in evaluations), sum(e.output_tokens for e in evaluations),
-            sum(e.calls for e in evaluations), sum(e.cache_hits for e in evaluations),
+            sum(e.input_tokens for e in evaluations),
+            sum(e.output_tokens for e in evaluations),
+            sum(e.calls for e in evaluations),
+            sum(e.cache_hits for e in evaluations),
             None if None in eval_costs else sum(eval_costs),
-            sorted({m for e in evaluations for m in e.unpriced}))
-        totals.append(RunTotals(run_id, sum(r.input_tokens for r in mine), sum(r.output_tokens for r in mine),
-                                sum(r.calls for r in mine), sum(r.cache_hits for r in mine),
-                                None if None in costs else sum(costs), evaluation))
+            sorted({m for e in evaluations for m in e.unpriced}),
+        )
+        totals.append(
+            RunTotals(
+                run_id,
+                sum(r.input_tokens for r in mine),
+                sum(r.output_tokens for r in mine),
+                sum(r.calls for r in mine),
+                sum(r.cache_hits for r in mine),
+                None if None in costs else sum(costs),
+                evaluation,
+            )
+        )
     return totals
 
 

@@ -23,8 +23,9 @@ def pick_system(rags: dict[str, str], rag: str, flag: str) -> str:
     return found[0]
 
 
-def decision_outcomes(store: ResultsStore, run_id: str, column: str | None,
-                      threshold: float) -> tuple[dict[str, dict[str, DecisionOutcome]], str]:
+def decision_outcomes(
+    store: ResultsStore, run_id: str, column: str | None, threshold: float
+) -> tuple[dict[str, dict[str, DecisionOutcome]], str]:
     """system -> question_id -> :class:`DecisionOutcome`, and the correctness column used.
 
     ``column`` is a metric or ``judge:NAME`` (default: the run's first judge); a value >= ``threshold`` is
@@ -40,6 +41,8 @@ def decision_outcomes(store: ResultsStore, run_id: str, column: str | None,
     for system, qid, output in store.output_payloads(run_id):
         value = values.get((system, column), {}).get(qid)
         outcomes.setdefault(system, {})[qid] = DecisionOutcome(
-            correct=None if value is None else float(value >= threshold), retrieved=output.retrieved,
-            tokens=output.usage.input_tokens + output.usage.output_tokens)
+            correct=None if value is None else float(value >= threshold),
+            retrieved=output.retrieved,
+            tokens=output.usage.input_tokens + output.usage.output_tokens,
+        )
     return outcomes, column

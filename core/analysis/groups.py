@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter, defaultdict
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 GAP, ROBUST, NON_ROBUST = "gap", "robust", "non-robust"
 CATEGORIES = (GAP, ROBUST, NON_ROBUST)
@@ -72,9 +73,16 @@ class Scores:
         return (self.groups.get(ROBUST, 0) + self.groups.get(NON_ROBUST, 0)) / groups if groups else None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"total": self.total, "correct": self.correct, "gap_total": self.gap_total,
-                "groups": {c: self.groups.get(c, 0) for c in CATEGORIES}, "R": self.robustness,
-                "Acc": self.accuracy, "lambda": self.gap_share, "knowledge_accuracy": self.knowledge_accuracy}
+        return {
+            "total": self.total,
+            "correct": self.correct,
+            "gap_total": self.gap_total,
+            "groups": {c: self.groups.get(c, 0) for c in CATEGORIES},
+            "R": self.robustness,
+            "Acc": self.accuracy,
+            "lambda": self.gap_share,
+            "knowledge_accuracy": self.knowledge_accuracy,
+        }
 
 
 def classify(flags: Iterable[bool]) -> str:

@@ -15,15 +15,19 @@ A metric "separates" the clusters when it scores the robust cluster higher (Tabl
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from .groups import Outcome, Scores, categorize, score
 from .modular import blame_counts, context_blame, ground_truth_blame, has_references, without_lm_failures
 from .sampling import stratified_subset, unbalanced_subset
 from .settings import Hypothesis, SamplingSettings
 
-MODULAR_LABELS = {None: "", "context": "+Modular Evaluation (Retrieval)",
-                  "ground_truth": "+Modular Evaluation (Retrieval, ground truth)"}
+MODULAR_LABELS = {
+    None: "",
+    "context": "+Modular Evaluation (Retrieval)",
+    "ground_truth": "+Modular Evaluation (Retrieval, ground truth)",
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -46,9 +50,16 @@ class ClusterRow:
         return None if a is None or b is None else a > b
 
     def as_dict(self) -> dict[str, Any]:
-        return {"label": self.label, "sampling": self.sampling, "modular": self.modular, "robust": self.robust.as_dict(), "non_robust": self.non_robust.as_dict(),
-                "excluded_lm": self.excluded_lm, "acc_separates": self.separates("Acc"),
-                "r_separates": self.separates("R")}
+        return {
+            "label": self.label,
+            "sampling": self.sampling,
+            "modular": self.modular,
+            "robust": self.robust.as_dict(),
+            "non_robust": self.non_robust.as_dict(),
+            "excluded_lm": self.excluded_lm,
+            "acc_separates": self.separates("Acc"),
+            "r_separates": self.separates("R"),
+        }
 
 
 def sampling_variants(outcomes: Sequence[Outcome], sampling: SamplingSettings) -> list[tuple[str, list[Outcome]]]:
@@ -56,12 +67,12 @@ def sampling_variants(outcomes: Sequence[Outcome], sampling: SamplingSettings) -
     variants = [("All samples", list(outcomes))]
     if sampling.unbalanced is not None:
         us = sampling.unbalanced
-        variants.append(("Unbalanced Sampling (US)",
-                         unbalanced_subset(outcomes, us.reduce, attribute=us.attribute, seed=us.seed)))
+        variants.append(
+            ("Unbalanced Sampling (US)", unbalanced_subset(outcomes, us.reduce, attribute=us.attribute, seed=us.seed))
+        )
     if sampling.stratified is not None:
         ss = sampling.stratified
-        variants.append(("Stratified Sampling (SS)",
-                         stratified_subset(outcomes, ss.per_group, by=ss.by, seed=ss.seed)))
+        variants.append(("Stratified Sampling (SS)", stratified_subset(outcomes, ss.per_group, by=ss.by, seed=ss.seed)))
     return variants
 
 
@@ -75,16 +86,18 @@ def cluster_of(outcome: Outcome, hypothesis: Hypothesis) -> str | None:
     return None
 
 
-def _row(label: str, modular: str | None, outcomes: Sequence[Outcome], hypothesis: Hypothesis,
-         excluded: int = 0) -> ClusterRow:
+def _row(
+    label: str, modular: str | None, outcomes: Sequence[Outcome], hypothesis: Hypothesis, excluded: int = 0
+) -> ClusterRow:
     categories = categorize(outcomes)
     robust = [o for o in outcomes if cluster_of(o, hypothesis) == "robust"]
     non_robust = [o for o in outcomes if cluster_of(o, hypothesis) == "non_robust"]
     return ClusterRow(label, modular, score(robust, categories), score(non_robust, categories), excluded)
 
 
-def evaluate_hypothesis(outcomes: Sequence[Outcome], hypothesis: Hypothesis, label: str = "All samples",
-                        match: str = "same_set") -> list[ClusterRow]:
+def evaluate_hypothesis(
+    outcomes: Sequence[Outcome], hypothesis: Hypothesis, label: str = "All samples", match: str = "same_set"
+) -> list[ClusterRow]:
     """The rows of one sampling variant: as is, +modular (context comparison), +modular (ground truth)."""
     scoped = [o for o in outcomes if cluster_of(o, hypothesis) is not None]
     rows = [_row(label, None, scoped, hypothesis)]
@@ -98,8 +111,12 @@ def evaluate_hypothesis(outcomes: Sequence[Outcome], hypothesis: Hypothesis, lab
     return rows
 
 
-def hypothesis_table(outcomes: Sequence[Outcome], hypothesis: Hypothesis, sampling: SamplingSettings,
-                     match: str = "same_set") -> list[ClusterRow]:
+def hypothesis_table(
+    outcomes: Sequence[Outcome], hypothesis: Hypothesis, sampling: SamplingSettings, match: str = "same_set"
+) -> list[ClusterRow]:
     """Every row of the Table 2 shape for one hypothesis and one system."""
-    return [row for label, subset in sampling_variants(outcomes, sampling)
-            for row in evaluate_hypothesis(subset, hypothesis, label, match)]
+    return [
+        row
+        for label, subset in sampling_variants(outcomes, sampling)
+        for row in evaluate_hypothesis(subset, hypothesis, label, match)
+    ]

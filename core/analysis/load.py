@@ -47,13 +47,16 @@ def pick_judge(run: dict[str, Any], wanted: str | None) -> str:
     """The judge whose verdicts define correctness; errors say what the run has."""
     judges = list(json.loads(run["spec_json"]).get("judges", {}))
     if not judges:
-        raise ConfigError(f"run {run['id'][:12]} has no judge, so no answer is known to be correct. Add "
-                          "[evaluation] judges = [\"match\"] (or an LLM judge such as \"grammar_llm\") and run again.")
+        raise ConfigError(
+            f"run {run['id'][:12]} has no judge, so no answer is known to be correct. Add "
+            '[evaluation] judges = ["match"] (or an LLM judge such as "grammar_llm") and run again.'
+        )
     if wanted is None:
         return judges[0]
     if wanted not in judges:
-        raise ConfigError(f"[analysis] judge = '{wanted}' did not judge run {run['id'][:12]}; its judges: "
-                          f"{', '.join(judges)}")
+        raise ConfigError(
+            f"[analysis] judge = '{wanted}' did not judge run {run['id'][:12]}; its judges: {', '.join(judges)}"
+        )
     return wanted
 
 
@@ -72,19 +75,22 @@ def load_run(store: ResultsStore, run_id: str, settings: AnalysisSection | None 
     samples = store.run_samples(run["id"])
     verdicts = {(r["system"], r["question_id"]): r for r in store.judgement_rows(run["id"]) if r["judge"] == judge}
     payloads = {(system, qid): output for system, qid, output in store.output_payloads(run["id"])}
-    outputs = {(r["system"], r["question_id"]): (r["status"], payloads.get((r["system"], r["question_id"])))
-               for r in store.output_rows(run["id"])}
+    outputs = {
+        (r["system"], r["question_id"]): (r["status"], payloads.get((r["system"], r["question_id"])))
+        for r in store.output_rows(run["id"])
+    }
     systems = [s["name"] for s in store.run_systems(run["id"])]
-    result = RunOutcomes(run, judge, settings, systems, {}, {},
-                         ungrouped=sum(1 for s in samples if s.group_id is None))
+    result = RunOutcomes(run, judge, settings, systems, {}, {}, ungrouped=sum(1 for s in samples if s.group_id is None))
     for system in systems:
         result.outcomes[system], result.excluded[system] = _system_outcomes(
-            system, samples, outputs, verdicts, settings.correct_threshold)
+            system, samples, outputs, verdicts, settings.correct_threshold
+        )
     return result
 
 
-def _system_outcomes(system: str, samples: list[Sample], outputs: dict, verdicts: dict,
-                     threshold: float) -> tuple[list[Outcome], dict[str, int]]:
+def _system_outcomes(
+    system: str, samples: list[Sample], outputs: dict, verdicts: dict, threshold: float
+) -> tuple[list[Outcome], dict[str, int]]:
     outcomes: list[Outcome] = []
     excluded: Counter[str] = Counter()
     for sample in samples:
@@ -98,9 +104,17 @@ def _system_outcomes(system: str, samples: list[Sample], outputs: dict, verdicts
         elif verdict is None or (verdict["score"] is None and verdict["verdict"] not in ("correct", "incorrect")):
             excluded["unscored"] += 1
         else:
-            correct = verdict["verdict"] == "correct" or (verdict["score"] is not None
-                                                          and verdict["score"] >= threshold)
-            outcomes.append(Outcome(sample.question_id, sample.group_id or f"(sample) {sample.question_id}",
-                                    correct, sample.attributes, _documents(output),
-                                    frozenset(sample.reference_context_ids)))
+            correct = verdict["verdict"] == "correct" or (
+                verdict["score"] is not None and verdict["score"] >= threshold
+            )
+            outcomes.append(
+                Outcome(
+                    sample.question_id,
+                    sample.group_id or f"(sample) {sample.question_id}",
+                    correct,
+                    sample.attributes,
+                    _documents(output),
+                    frozenset(sample.reference_context_ids),
+                )
+            )
     return outcomes, {k: excluded.get(k, 0) for k in ("failed", "unscored", "missing")}

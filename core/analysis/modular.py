@@ -18,7 +18,7 @@ Excluding the LM-blamed answers and scoring again gives the retrieval module's o
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from .groups import NON_ROBUST, Outcome, by_group, categorize
 
@@ -30,8 +30,9 @@ def _matches(wrong: frozenset[str], correct: frozenset[str], mode: str) -> bool:
     return wrong == correct if mode == "same_set" else wrong >= correct
 
 
-def context_blame(outcomes: Sequence[Outcome], categories: Mapping[str, str] | None = None,
-                  match: str = "same_set") -> dict[str, str]:
+def context_blame(
+    outcomes: Sequence[Outcome], categories: Mapping[str, str] | None = None, match: str = "same_set"
+) -> dict[str, str]:
     """question_id -> lm / retrieval / undetermined, for each wrong answer of a non-robust group.
 
     :param match: ``same_set`` (the retrieved document sets are equal, the paper's comparison) or

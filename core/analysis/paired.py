@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import random
 import statistics
-from typing import Mapping
+from collections.abc import Mapping
 
 
 @dataclasses.dataclass
@@ -35,8 +35,15 @@ class PairedDifference:
         return self.ci_low is not None and (self.ci_low > 0 or self.ci_high < 0)
 
 
-def paired_difference(metric: str, a: Mapping[str, float], b: Mapping[str, float], *,
-                      resamples: int = 2000, seed: int = 0, confidence: float = 0.95) -> PairedDifference:
+def paired_difference(
+    metric: str,
+    a: Mapping[str, float],
+    b: Mapping[str, float],
+    *,
+    resamples: int = 2000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> PairedDifference:
     """Compare per-sample values ``a`` and ``b`` (question_id -> value) on the samples both have."""
     ids = sorted(set(a) & set(b))
     diffs = [b[q] - a[q] for q in ids]
@@ -45,8 +52,18 @@ def paired_difference(metric: str, a: Mapping[str, float], b: Mapping[str, float
     if not diffs:
         return PairedDifference(metric, 0, None, None, None, None, None, 0, 0, 0)
     low, high = _bootstrap_interval(diffs, resamples, seed, confidence)
-    return PairedDifference(metric, len(ids), statistics.fmean(a[q] for q in ids), statistics.fmean(b[q] for q in ids),
-                            statistics.fmean(diffs), low, high, wins, len(diffs) - wins - losses, losses)
+    return PairedDifference(
+        metric,
+        len(ids),
+        statistics.fmean(a[q] for q in ids),
+        statistics.fmean(b[q] for q in ids),
+        statistics.fmean(diffs),
+        low,
+        high,
+        wins,
+        len(diffs) - wins - losses,
+        losses,
+    )
 
 
 def _bootstrap_interval(diffs: list[float], resamples: int, seed: int, confidence: float) -> tuple[float, float]:

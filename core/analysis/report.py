@@ -28,23 +28,31 @@ def grammar_report(store: ResultsStore, run_id: str, settings: AnalysisSection |
 def report_from_outcomes(loaded: RunOutcomes) -> dict[str, Any]:
     settings = loaded.settings
     return {
-        "run": loaded.run["id"], "project": loaded.run["project"], "judge": loaded.judge,
-        "ungrouped_samples": loaded.ungrouped, "settings": settings.model_dump(mode="json"),
-        "systems": [system_report(name, loaded.outcomes[name], loaded.excluded[name], settings)
-                    for name in loaded.systems],
+        "run": loaded.run["id"],
+        "project": loaded.run["project"],
+        "judge": loaded.judge,
+        "ungrouped_samples": loaded.ungrouped,
+        "settings": settings.model_dump(mode="json"),
+        "systems": [
+            system_report(name, loaded.outcomes[name], loaded.excluded[name], settings) for name in loaded.systems
+        ],
     }
 
 
-def system_report(name: str, outcomes: list[Outcome], excluded: dict[str, int],
-                  settings: AnalysisSection) -> dict[str, Any]:
+def system_report(
+    name: str, outcomes: list[Outcome], excluded: dict[str, int], settings: AnalysisSection
+) -> dict[str, Any]:
     """One system: overall scores, modular blame, retrieval-only scores, hypotheses."""
     categories = categorize(outcomes)
     blame = context_blame(outcomes, categories, settings.context_match)
     entry: dict[str, Any] = {
-        "system": name, "excluded": excluded, "overall": score(outcomes, categories).as_dict(),
+        "system": name,
+        "excluded": excluded,
+        "overall": score(outcomes, categories).as_dict(),
         "blame": blame_counts(blame),
         "retrieval_only": score(without_lm_failures(outcomes, blame)).as_dict(),
-        "blame_ground_truth": None, "retrieval_only_ground_truth": None,
+        "blame_ground_truth": None,
+        "retrieval_only_ground_truth": None,
         "gap_examples": _gap_examples(outcomes, categories),
     }
     if has_references(outcomes):
@@ -52,8 +60,13 @@ def system_report(name: str, outcomes: list[Outcome], excluded: dict[str, int],
         entry["blame_ground_truth"] = blame_counts(truth)
         entry["retrieval_only_ground_truth"] = score(without_lm_failures(outcomes, truth)).as_dict()
     entry["hypotheses"] = [
-        {"name": h.name, "attribute": h.attribute, "robust": h.robust, "non_robust": h.non_robust,
-         "rows": [row.as_dict() for row in hypothesis_table(outcomes, h, settings.sampling, settings.context_match)]}
+        {
+            "name": h.name,
+            "attribute": h.attribute,
+            "robust": h.robust,
+            "non_robust": h.non_robust,
+            "rows": [row.as_dict() for row in hypothesis_table(outcomes, h, settings.sampling, settings.context_match)],
+        }
         for h in settings.hypotheses
     ]
     return entry

@@ -15,7 +15,7 @@ samples). Only samples that all three systems answered, and that have a correctn
 from __future__ import annotations
 
 import dataclasses
-from typing import Mapping
+from collections.abc import Mapping
 
 
 @dataclasses.dataclass
@@ -55,24 +55,39 @@ class DecisionReport:
         return self.tokens_saved / self.naive_tokens if self.naive_tokens else None
 
 
-def score_decisions(agent: Mapping[str, DecisionOutcome], baseline: Mapping[str, DecisionOutcome],
-                    naive: Mapping[str, DecisionOutcome], names: tuple[str, str, str]) -> DecisionReport:
+def score_decisions(
+    agent: Mapping[str, DecisionOutcome],
+    baseline: Mapping[str, DecisionOutcome],
+    naive: Mapping[str, DecisionOutcome],
+    names: tuple[str, str, str],
+) -> DecisionReport:
     """Compare the agent's decisions with "the baseline got it wrong" on the samples all three answered."""
-    ids = [q for q in agent if q in baseline and q in naive
-           and agent[q].retrieved is not None and baseline[q].correct is not None]
+    ids = [
+        q
+        for q in agent
+        if q in baseline and q in naive and agent[q].retrieved is not None and baseline[q].correct is not None
+    ]
     needed = {q for q in ids if baseline[q].correct < 0.5}
     retrieved = {q for q in ids if agent[q].retrieved}
     true_positive = len(needed & retrieved)
     matches = sum((q in needed) == (q in retrieved) for q in ids)
-    skipped = [q for q in ids if not agent[q].retrieved
-               and agent[q].correct is not None and naive[q].correct is not None]
+    skipped = [
+        q for q in ids if not agent[q].retrieved and agent[q].correct is not None and naive[q].correct is not None
+    ]
     lost = (sum(naive[q].correct - agent[q].correct for q in skipped) / len(skipped)) if skipped else None
     return DecisionReport(
-        agent=names[0], baseline=names[1], naive=names[2], samples=len(ids), needed=len(needed),
-        retrieved=len(retrieved), true_positive=true_positive,
+        agent=names[0],
+        baseline=names[1],
+        naive=names[2],
+        samples=len(ids),
+        needed=len(needed),
+        retrieved=len(retrieved),
+        true_positive=true_positive,
         precision=true_positive / len(retrieved) if retrieved else None,
         recall=true_positive / len(needed) if needed else None,
         accuracy=matches / len(ids) if ids else None,
-        naive_tokens=sum(naive[q].tokens for q in ids), agent_tokens=sum(agent[q].tokens for q in ids),
-        skipped=len([q for q in ids if not agent[q].retrieved]), quality_lost_when_skipped=lost,
+        naive_tokens=sum(naive[q].tokens for q in ids),
+        agent_tokens=sum(agent[q].tokens for q in ids),
+        skipped=len([q for q in ids if not agent[q].retrieved]),
+        quality_lost_when_skipped=lost,
     )

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import hashlib
 import random
-from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
@@ -29,8 +30,15 @@ def _id(item: Any) -> str:
     return item.question_id if hasattr(item, "question_id") else item["question_id"]
 
 
-def stratify_group(items: Sequence[T], group_id: str, per_group: int, *, by: str | None = None,
-                   seed: int = 0, attributes: Callable[[T], Mapping[str, Any]] = _attributes) -> list[T]:
+def stratify_group(
+    items: Sequence[T],
+    group_id: str,
+    per_group: int,
+    *,
+    by: str | None = None,
+    seed: int = 0,
+    attributes: Callable[[T], Mapping[str, Any]] = _attributes,
+) -> list[T]:
     """The items of one group kept by stratified sampling (original order), or [] if the group is too small.
 
     With ``by``, ``per_group`` items are kept for every value of that attribute present in the group. The
@@ -51,7 +59,7 @@ def stratify_group(items: Sequence[T], group_id: str, per_group: int, *, by: str
 
 def unit_interval(seed: int, key: str) -> float:
     """A number in [0, 1) determined by ``seed`` and ``key`` (a stable hash, not Python's ``hash``)."""
-    digest = hashlib.blake2b(f"{seed}|{key}".encode("utf-8"), digest_size=8).digest()
+    digest = hashlib.blake2b(f"{seed}|{key}".encode(), digest_size=8).digest()
     return int.from_bytes(digest, "big") / 2**64
 
 
@@ -61,18 +69,30 @@ def keep_unbalanced(question_id: str, entity: Any, reduce: Mapping[str, float], 
     return fraction <= 0 or unit_interval(seed, question_id) >= fraction
 
 
-def stratified_subset(items: Iterable[T], per_group: int, *, by: str | None = None, seed: int = 0,
-                      group_of: Callable[[T], str] = lambda item: item.group_id) -> list[T]:
+def stratified_subset(
+    items: Iterable[T],
+    per_group: int,
+    *,
+    by: str | None = None,
+    seed: int = 0,
+    group_of: Callable[[T], str] = lambda item: item.group_id,
+) -> list[T]:
     """Stratified sampling over a whole collection (groups in first-seen order)."""
     groups: dict[str, list[T]] = {}
     for item in items:
         groups.setdefault(group_of(item), []).append(item)
-    return [kept for gid, members in groups.items() for kept in stratify_group(members, gid, per_group, by=by,
-                                                                                seed=seed)]
+    return [
+        kept for gid, members in groups.items() for kept in stratify_group(members, gid, per_group, by=by, seed=seed)
+    ]
 
 
-def unbalanced_subset(items: Iterable[T], reduce: Mapping[str, float], *, attribute: str = "table",
-                      seed: int = 0, id_of: Callable[[T], str] = lambda item: item.question_id) -> list[T]:
+def unbalanced_subset(
+    items: Iterable[T],
+    reduce: Mapping[str, float],
+    *,
+    attribute: str = "table",
+    seed: int = 0,
+    id_of: Callable[[T], str] = lambda item: item.question_id,
+) -> list[T]:
     """Unbalanced sampling over a whole collection."""
-    return [item for item in items
-            if keep_unbalanced(id_of(item), _attributes(item).get(attribute), reduce, seed)]
+    return [item for item in items if keep_unbalanced(id_of(item), _attributes(item).get(attribute), reduce, seed)]

@@ -22,7 +22,7 @@ class Hypothesis(BaseModel):
     description: str = Field(default="", description="Free text.")
 
     @model_validator(mode="after")
-    def _disjoint(self) -> "Hypothesis":
+    def _disjoint(self) -> Hypothesis:
         both = {str(v) for v in self.robust} & {str(v) for v in self.non_robust}
         if both:
             raise ValueError(f"values in both clusters: {', '.join(sorted(both))}; a value belongs to one cluster")
@@ -36,10 +36,17 @@ class StratifiedSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    per_group: int = Field(default=1, ge=1, description="Samples kept per group (per value of `by` when set); "
-                           "a group with fewer is left out so that every group has the same number.")
-    by: str | None = Field(default=None, description="Attribute balanced within each group, e.g. 'query_length': "
-                           "per_group samples are kept for each of its values present in the group.")
+    per_group: int = Field(
+        default=1,
+        ge=1,
+        description="Samples kept per group (per value of `by` when set); "
+        "a group with fewer is left out so that every group has the same number.",
+    )
+    by: str | None = Field(
+        default=None,
+        description="Attribute balanced within each group, e.g. 'query_length': "
+        "per_group samples are kept for each of its values present in the group.",
+    )
     seed: int = Field(default=0, description="Seed of the random choice (reproducible).")
 
 
@@ -48,10 +55,15 @@ class UnbalancedSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    attribute: str = Field(default="table", description="Attribute naming the entity of a sample "
-                           "(the grammar source sets 'table' to the SQL template's table).")
-    reduce: dict[str, float] = Field(description="Attribute value -> fraction of its samples removed at random "
-                                     "(0 keeps all, 1 removes all), e.g. { Client = 0.5, Employee = 0.5 }.")
+    attribute: str = Field(
+        default="table",
+        description="Attribute naming the entity of a sample "
+        "(the grammar source sets 'table' to the SQL template's table).",
+    )
+    reduce: dict[str, float] = Field(
+        description="Attribute value -> fraction of its samples removed at random "
+        "(0 keeps all, 1 removes all), e.g. { Client = 0.5, Employee = 0.5 }."
+    )
     seed: int = Field(default=0, description="Seed of the random choice (reproducible).")
 
     @field_validator("reduce")
@@ -84,10 +96,17 @@ class AnalysisSection(BaseModel):
 
     judge: str | None = Field(default=None, description="Judge whose verdicts define correctness (default: the first).")
     hypotheses: list[Hypothesis] = Field(default_factory=list, description="Hypotheses to test.")
-    sampling: SamplingSettings = Field(default_factory=SamplingSettings,
-                                       description="Stratified and unbalanced subsets evaluated by the report.")
-    correct_threshold: float = Field(default=0.5, ge=0, le=1, description="A judgement is correct when its "
-                                     "verdict is 'correct' or its score is at least this.")
+    sampling: SamplingSettings = Field(
+        default_factory=SamplingSettings, description="Stratified and unbalanced subsets evaluated by the report."
+    )
+    correct_threshold: float = Field(
+        default=0.5,
+        ge=0,
+        le=1,
+        description="A judgement is correct when its verdict is 'correct' or its score is at least this.",
+    )
     context_match: Literal["same_set", "superset"] = Field(
-        default="same_set", description="Context comparison (section 3.4): a wrong answer's retrieved documents "
-        "'match' a correct answer's when they are the same set (the paper's), or a superset of it.")
+        default="same_set",
+        description="Context comparison (section 3.4): a wrong answer's retrieved documents "
+        "'match' a correct answer's when they are the same set (the paper's), or a superset of it.",
+    )

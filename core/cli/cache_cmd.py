@@ -66,8 +66,13 @@ def _print_stats(stats: dict) -> None:
         for column in ("backend", "model", "entries", "input tokens", "output tokens"):
             table.add_column(column, justify="left" if column in ("backend", "model") else "right")
         for row in stats["by_model"]:
-            table.add_row(esc(row["backend"]), esc(row["model"]), str(row["entries"]),
-                          str(row["input_tokens"]), str(row["output_tokens"]))
+            table.add_row(
+                esc(row["backend"]),
+                esc(row["model"]),
+                str(row["entries"]),
+                str(row["input_tokens"]),
+                str(row["output_tokens"]),
+            )
         out.print(table)
     out.print(f"cached local model weights: {stats['model_weights_bytes'] / 1e6:.1f} MB")
 

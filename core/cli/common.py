@@ -7,11 +7,17 @@ from pathlib import Path
 import click
 
 config_option = click.option(
-    "-c", "--config", "config_path", default=".", show_default=True, type=click.Path(path_type=Path),
+    "-c",
+    "--config",
+    "config_path",
+    default=".",
+    show_default=True,
+    type=click.Path(path_type=Path),
     help="The project: a config file, or a folder with ragassay.toml (or pyproject.toml with [tool.ragassay]).",
 )
-db_option = click.option("--db", default=None,
-                         help="Results database: SQLite path or SQLAlchemy URL (overrides --config).")
+db_option = click.option(
+    "--db", default=None, help="Results database: SQLite path or SQLAlchemy URL (overrides --config)."
+)
 
 
 def _json_alias(ctx: click.Context, _param, value: bool) -> bool:
@@ -22,10 +28,16 @@ def _json_alias(ctx: click.Context, _param, value: bool) -> bool:
 
 def format_option(command):
     """``--format rich|json|csv|markdown`` (default rich: a table for people) and ``--json`` as its alias."""
-    command = click.option("--json", "as_json", is_flag=True, expose_value=False, callback=_json_alias,
-                           help="Same as --format json.")(command)
-    return click.option("--format", "fmt", type=click.Choice(["rich", "json", "csv", "markdown"]), default=None,
-                        help="Output: a rich table (default), json (a list of objects), csv or markdown.")(command)
+    command = click.option(
+        "--json", "as_json", is_flag=True, expose_value=False, callback=_json_alias, help="Same as --format json."
+    )(command)
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(["rich", "json", "csv", "markdown"]),
+        default=None,
+        help="Output: a rich table (default), json (a list of objects), csv or markdown.",
+    )(command)
 
 
 def output_format(fmt: str | None) -> str:
@@ -41,8 +53,9 @@ def project_path(positional: Path | None, option: Path) -> Path:
     if positional is None:
         return option
     if option != Path(".") and option != positional:
-        raise click.UsageError(f"the project is named twice ({positional} and --config {option}); give it once, "
-                               "with --config.")
+        raise click.UsageError(
+            f"the project is named twice ({positional} and --config {option}); give it once, with --config."
+        )
     return positional
 
 
@@ -55,9 +68,11 @@ def looks_like_project(value: str) -> bool:
 def _project_not_run(value: str):
     from ..errors import ConfigError
 
-    return ConfigError(f"'{value}' is a project folder, not a run id; name the project with --config {value}"
-                       if Path(value).is_dir() else
-                       f"'{value}' is a config file, not a run id; name the project with --config {value}")
+    return ConfigError(
+        f"'{value}' is a project folder, not a run id; name the project with --config {value}"
+        if Path(value).is_dir()
+        else f"'{value}' is a config file, not a run id; name the project with --config {value}"
+    )
 
 
 def open_results(config_path: Path, db: str | None, run_refs: tuple[str, ...] | list[str] = ()):

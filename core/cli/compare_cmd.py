@@ -9,20 +9,28 @@ import click
 from .common import config_option, console, db_option, fmt, format_option, get_run, open_results, output_format
 from .render import Column, Table, emit
 
-LEGEND = ("cells: mean over scored outputs (n scored); +Nu: N outputs unscored; bold green: best in its column "
-          "(by the metric's direction); failed: failed outputs (+N missing: not run yet); retrieved: outputs with a "
-          "non-empty retrieved context / outputs; eval: model calls and cost of the metrics and judges")
+LEGEND = (
+    "cells: mean over scored outputs (n scored); +Nu: N outputs unscored; bold green: best in its column "
+    "(by the metric's direction); failed: failed outputs (+N missing: not run yet); retrieved: outputs with a "
+    "non-empty retrieved context / outputs; eval: model calls and cost of the metrics and judges"
+)
 
 
 @click.command("compare")
 @click.argument("runs", nargs=-1, required=True)
 @config_option
 @db_option
-@click.option("--against", "against", default=None, metavar="SYSTEM",
-              help="Also show each system's paired difference to SYSTEM (same run) with a 95% bootstrap interval.")
+@click.option(
+    "--against",
+    "against",
+    default=None,
+    metavar="SYSTEM",
+    help="Also show each system's paired difference to SYSTEM (same run) with a 95% bootstrap interval.",
+)
 @format_option
-def compare_command(runs: tuple[str, ...], config_path: Path, db: str | None, against: str | None,
-                    fmt: str | None) -> None:
+def compare_command(
+    runs: tuple[str, ...], config_path: Path, db: str | None, against: str | None, fmt: str | None
+) -> None:
     """Systems x metrics side by side for one or more RUNS (ids or unique prefixes).
 
     Each cell: mean over scored outputs and n (scored count); unscored outputs are counted separately.
@@ -52,21 +60,29 @@ def comparison_table(store, run_ids: list[str]) -> Table:
 
     comparison = summarize_runs(store, run_ids)
     several = len({row.run_id for row in comparison.rows}) > 1
-    columns = [Column("system", show=lambda r: f"{r['run'][:8]}/{r['system']}" if several else r["system"]),
-               Column("run", in_text=False)]
+    columns = [
+        Column("system", show=lambda r: f"{r['run'][:8]}/{r['system']}" if several else r["system"]),
+        Column("run", in_text=False),
+    ]
     for name in comparison.columns:
-        columns += [Column(name, numeric=True, show=lambda r, name=name: _cell(r, name)),
-                    Column(f"{name} n", numeric=True, in_text=False),
-                    Column(f"{name} unscored", numeric=True, in_text=False)]
+        columns += [
+            Column(name, numeric=True, show=lambda r, name=name: _cell(r, name)),
+            Column(f"{name} n", numeric=True, in_text=False),
+            Column(f"{name} unscored", numeric=True, in_text=False),
+        ]
     columns += _usage_columns()
     rows = [_row(row, comparison.columns) for row in comparison.rows]
     emphasis = set()
     for name in comparison.columns:
         best = comparison.best(name)
-        emphasis |= {(i, name) for i, r in enumerate(rows) if best is not None and r[name] is not None
-                     and abs(r[name] - best) < 1e-12}
-    return Table("comparison: mean (n scored)", columns, rows, [LEGEND, *_footnotes(comparison.rows, several)],
-                 emphasis)
+        emphasis |= {
+            (i, name)
+            for i, r in enumerate(rows)
+            if best is not None and r[name] is not None and abs(r[name] - best) < 1e-12
+        }
+    return Table(
+        "comparison: mean (n scored)", columns, rows, [LEGEND, *_footnotes(comparison.rows, several)], emphasis
+    )
 
 
 def _usage_columns() -> list[Column]:
@@ -74,20 +90,29 @@ def _usage_columns() -> list[Column]:
         return "/".join(fmt(r[k], 0) for k in ("input tokens", "output tokens", "cached tokens"))
 
     return [
-        Column("failed", numeric=True, show=lambda r: f"{r['failed']}" + (f" +{r['missing']} missing"
-                                                                          if r["missing"] else "")),
+        Column(
+            "failed",
+            numeric=True,
+            show=lambda r: f"{r['failed']}" + (f" +{r['missing']} missing" if r["missing"] else ""),
+        ),
         Column("missing", numeric=True, in_text=False),
         Column("retrieved", numeric=True, show=lambda r: f"{r['retrieved']}/{r['answered']}"),
         Column("answered", numeric=True, in_text=False),
         Column("latency s", numeric=True, digits=4),
         Column("tokens in/out/cached", numeric=True, show=tokens, in_data=False),
-        Column("input tokens", numeric=True, in_text=False), Column("output tokens", numeric=True, in_text=False),
+        Column("input tokens", numeric=True, in_text=False),
+        Column("output tokens", numeric=True, in_text=False),
         Column("cached tokens", numeric=True, in_text=False),
         Column("cost $", numeric=True, digits=4, show=lambda r: "?" if r["cost $"] is None else f"{r['cost $']:.4f}"),
         Column("eval calls", numeric=True),
-        Column("eval tokens in", numeric=True, in_text=False), Column("eval tokens out", numeric=True, in_text=False),
-        Column("eval cost $", numeric=True, digits=4,
-               show=lambda r: "?" if r["eval cost $"] is None else f"{r['eval cost $']:.4f}"),
+        Column("eval tokens in", numeric=True, in_text=False),
+        Column("eval tokens out", numeric=True, in_text=False),
+        Column(
+            "eval cost $",
+            numeric=True,
+            digits=4,
+            show=lambda r: "?" if r["eval cost $"] is None else f"{r['eval cost $']:.4f}",
+        ),
     ]
 
 
@@ -96,12 +121,23 @@ def _row(row, columns: list[str]) -> dict:
     for name in columns:
         cell = row.cells[name]
         values.update({name: cell.mean, f"{name} n": cell.n, f"{name} unscored": cell.unscored})
-    values.update({"failed": row.failed, "missing": row.missing, "retrieved": row.retrievals,
-                   "answered": row.outputs - row.failed, "latency s": row.mean_latency_s,
-                   "input tokens": row.mean_input_tokens, "output tokens": row.mean_output_tokens,
-                   "cached tokens": row.mean_cached_tokens, "cost $": row.cost_usd,
-                   "eval calls": row.evaluation.calls, "eval tokens in": row.evaluation.input_tokens,
-                   "eval tokens out": row.evaluation.output_tokens, "eval cost $": row.evaluation.cost_usd})
+    values.update(
+        {
+            "failed": row.failed,
+            "missing": row.missing,
+            "retrieved": row.retrievals,
+            "answered": row.outputs - row.failed,
+            "latency s": row.mean_latency_s,
+            "input tokens": row.mean_input_tokens,
+            "output tokens": row.mean_output_tokens,
+            "cached tokens": row.mean_cached_tokens,
+            "cost $": row.cost_usd,
+            "eval calls": row.evaluation.calls,
+            "eval tokens in": row.evaluation.input_tokens,
+            "eval tokens out": row.evaluation.output_tokens,
+            "eval cost $": row.evaluation.cost_usd,
+        }
+    )
     return values
 
 
@@ -122,26 +158,37 @@ def _footnotes(rows, several: bool) -> list[str]:
         for totals in run_totals(rows):
             e = totals.evaluation
             cost = "?" if e.cost_usd is None else f"{e.cost_usd:.4f}"
-            notes.append(f"evaluation cost, run {totals.run_id[:8]} (metrics and judges, not the systems): "
-                         f"{e.input_tokens} input and {e.output_tokens} output tokens, {e.calls} model calls, "
-                         f"{e.cache_hits} cached replies, cost $ {cost}"
-                         + (f" (no price for {', '.join(e.unpriced)})" if e.unpriced else ""))
+            notes.append(
+                f"evaluation cost, run {totals.run_id[:8]} (metrics and judges, not the systems): "
+                f"{e.input_tokens} input and {e.output_tokens} output tokens, {e.calls} model calls, "
+                f"{e.cache_hits} cached replies, cost $ {cost}"
+                + (f" (no price for {', '.join(e.unpriced)})" if e.unpriced else "")
+            )
     if any(row.mean_input_tokens or row.mean_output_tokens for row in rows):
         hits = sum(row.cache_hits for row in rows)
-        notes.append(f"tokens: mean per sample (input/output/provider-cached input); cost $: total per system at "
-                     f"list prices as of {PRICES_AS_OF} plus [llm.prices]"
-                     + (f"; {hits} responses came from the response cache (no call made, cost counted as if "
-                        f"made)" if hits else ""))
+        notes.append(
+            f"tokens: mean per sample (input/output/provider-cached input); cost $: total per system at "
+            f"list prices as of {PRICES_AS_OF} plus [llm.prices]"
+            + (
+                f"; {hits} responses came from the response cache (no call made, cost counted as if made)"
+                if hits
+                else ""
+            )
+        )
         for totals in run_totals(rows):
             total = "?" if totals.cost_usd is None else f"{totals.cost_usd:.4f}"
-            notes.append(f"run {totals.run_id[:8]}: {totals.input_tokens} input and {totals.output_tokens} output "
-                         f"tokens, {totals.calls} model calls, {totals.cache_hits} cached replies, cost $ {total}")
+            notes.append(
+                f"run {totals.run_id[:8]}: {totals.input_tokens} input and {totals.output_tokens} output "
+                f"tokens, {totals.calls} model calls, {totals.cache_hits} cached replies, cost $ {total}"
+            )
     for row in rows:
         if row.cost_usd is None:
             label = f"{row.run_id[:8]}/{row.system}" if several else row.system
             example = row.unpriced_models[0].rpartition("/")[2] if row.unpriced_models else "MODEL"
-            notes.append(f"? {label}: no price for {', '.join(row.unpriced_models)}; add one to the config, e.g. "
-                         f"[llm.prices.\"{example}\"] input_per_million = ..., output_per_million = ... (USD)")
+            notes.append(
+                f"? {label}: no price for {', '.join(row.unpriced_models)}; add one to the config, e.g. "
+                f'[llm.prices."{example}"] input_per_million = ..., output_per_million = ... (USD)'
+            )
     return notes
 
 

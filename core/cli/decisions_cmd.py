@@ -15,16 +15,36 @@ from .render import Column, Table, emit
 @click.argument("run")
 @config_option
 @db_option
-@click.option("--agent", "agents", multiple=True, help="Agent system(s) (default: every system that skipped retrieval).")
+@click.option(
+    "--agent", "agents", multiple=True, help="Agent system(s) (default: every system that skipped retrieval)."
+)
 @click.option("--baseline", default=None, help="No-retrieval system whose errors label 'retrieval was needed'.")
 @click.option("--naive", default=None, help="Always-retrieve system to count tokens saved against.")
-@click.option("--correct", "column", default=None,
-              help="Metric or judge:NAME that says whether an answer is correct (default: the first judge).")
-@click.option("--threshold", type=float, default=0.5, show_default=True,
-              help="A value >= threshold counts as correct (e.g. 4 for a 1-5 truthfulness score).")
+@click.option(
+    "--correct",
+    "column",
+    default=None,
+    help="Metric or judge:NAME that says whether an answer is correct (default: the first judge).",
+)
+@click.option(
+    "--threshold",
+    type=float,
+    default=0.5,
+    show_default=True,
+    help="A value >= threshold counts as correct (e.g. 4 for a 1-5 truthfulness score).",
+)
 @format_option
-def decisions_command(run: str, config_path: Path, db: str | None, agents: tuple[str, ...], baseline: str | None,
-                      naive: str | None, column: str | None, threshold: float, fmt: str | None) -> None:
+def decisions_command(
+    run: str,
+    config_path: Path,
+    db: str | None,
+    agents: tuple[str, ...],
+    baseline: str | None,
+    naive: str | None,
+    column: str | None,
+    threshold: float,
+    fmt: str | None,
+) -> None:
     """Score RUN's retrieve-or-not decisions: precision, recall, accuracy, tokens saved, quality lost."""
     from ..analysis.decision_load import decision_outcomes, pick_system, system_rags
 
@@ -38,8 +58,9 @@ def decisions_command(run: str, config_path: Path, db: str | None, agents: tuple
         store.close()
     baseline = baseline or pick_system(rags, "no_retrieval", "--baseline")
     naive = naive or pick_system(rags, "naive", "--naive")
-    agents = agents or tuple(s for s, o in outcomes.items() if s not in (baseline, naive)
-                             and any(x.retrieved is False for x in o.values()))
+    agents = agents or tuple(
+        s for s, o in outcomes.items() if s not in (baseline, naive) and any(x.retrieved is False for x in o.values())
+    )
     title = f"retrieval decisions, run {run_id[:8]}: needed = {baseline} wrong ({column} < {threshold})"
     emit(console(), [_table(title, outcomes, rags, agents, baseline, naive, run_id)], fmt)
 
@@ -51,22 +72,38 @@ def _table(title: str, outcomes: dict, rags: dict, agents, baseline: str, naive:
     for agent in agents:
         if agent not in outcomes:
             raise StoreError(f"run {run_id[:12]} has no system '{agent}'. Systems: {', '.join(rags)}")
-        r = score_decisions(outcomes[agent], outcomes.get(baseline, {}), outcomes.get(naive, {}),
-                            (agent, baseline, naive))
-        rows.append({"agent": agent, "samples": r.samples, "needed": r.needed, "retrieved": r.retrieved,
-                     "precision": r.precision, "recall": r.recall, "accuracy": r.accuracy,
-                     "tokens saved": r.tokens_saved, "tokens saved share": r.tokens_saved_share,
-                     "skipped": r.skipped, "quality lost when skipped": r.quality_lost_when_skipped})
+        r = score_decisions(
+            outcomes[agent], outcomes.get(baseline, {}), outcomes.get(naive, {}), (agent, baseline, naive)
+        )
+        rows.append(
+            {
+                "agent": agent,
+                "samples": r.samples,
+                "needed": r.needed,
+                "retrieved": r.retrieved,
+                "precision": r.precision,
+                "recall": r.recall,
+                "accuracy": r.accuracy,
+                "tokens saved": r.tokens_saved,
+                "tokens saved share": r.tokens_saved_share,
+                "skipped": r.skipped,
+                "quality lost when skipped": r.quality_lost_when_skipped,
+            }
+        )
 
     def saved(row: dict) -> str:
         share = row["tokens saved share"]
         return f"{row['tokens saved']}" + ("" if share is None else f" ({share:.0%})")
 
-    columns = [Column("agent")] + [Column(k, numeric=True) for k in ("samples", "needed", "retrieved", "precision",
-                                                                     "recall", "accuracy")]
-    columns += [Column("tokens saved", numeric=True, show=saved),
-                Column("tokens saved share", numeric=True, in_text=False), Column("skipped", numeric=True),
-                Column("quality lost when skipped", numeric=True)]
+    columns = [Column("agent")] + [
+        Column(k, numeric=True) for k in ("samples", "needed", "retrieved", "precision", "recall", "accuracy")
+    ]
+    columns += [
+        Column("tokens saved", numeric=True, show=saved),
+        Column("tokens saved share", numeric=True, in_text=False),
+        Column("skipped", numeric=True),
+        Column("quality lost when skipped", numeric=True),
+    ]
     return Table(title, columns, rows)
 
 

@@ -10,8 +10,9 @@ The output is a ``files`` source samples file: ``[dataset] source = "files"`` wi
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import click
 
@@ -23,12 +24,23 @@ from .render import esc
 @click.argument("config", required=False, type=click.Path(path_type=Path))
 @config_option
 @click.option("--dry-run", is_flag=True, help="Print what would be generated (counts per template); write nothing.")
-@click.option("--out", type=click.Path(path_type=Path), default=Path("generated.jsonl"), show_default=True,
-              help="Samples file (JSONL).")
-@click.option("--documents", "documents_out", type=click.Path(path_type=Path), default=None,
-              help="Documents file (JSONL); default: next to --out as <stem>.documents.jsonl, if there are any.")
-def generate_command(config: Path | None, config_path: Path, dry_run: bool, out: Path,
-                     documents_out: Path | None) -> None:
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=Path("generated.jsonl"),
+    show_default=True,
+    help="Samples file (JSONL).",
+)
+@click.option(
+    "--documents",
+    "documents_out",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Documents file (JSONL); default: next to --out as <stem>.documents.jsonl, if there are any.",
+)
+def generate_command(
+    config: Path | None, config_path: Path, dry_run: bool, out: Path, documents_out: Path | None
+) -> None:
     """Generate the samples of the project's dataset source (e.g. GRAMMAR query-answer pairs) into a JSONL file.
 
     Name the project with --config (CONFIG, positional, means the same).
@@ -42,8 +54,9 @@ def generate_command(config: Path | None, config_path: Path, dry_run: bool, out:
     if dry_run:
         plan = _guarded(name, source.plan)
         if plan is None:
-            raise click.ClickException(f"dataset source '{name}' cannot tell in advance what it generates; "
-                                       "run without --dry-run")
+            raise click.ClickException(
+                f"dataset source '{name}' cannot tell in advance what it generates; run without --dry-run"
+            )
         _print_rows(f"{name}: what would be generated (nothing written)", plan)
         return
     start = time.perf_counter()

@@ -20,8 +20,10 @@ def init_command(directory: Path, force: bool) -> None:
         raise ConfigError(f"{target} already exists; nothing was written. Use --force to overwrite it.")
     directory.mkdir(parents=True, exist_ok=True)
     target.write_text(starter_config(), encoding="utf-8")
-    click.echo(f"wrote {target}. Put documents in {directory / 'corpus'} and questions in "
-               f"{directory / 'qa.jsonl'}, then run: ragassay run {directory}")
+    click.echo(
+        f"wrote {target}. Put documents in {directory / 'corpus'} and questions in "
+        f"{directory / 'qa.jsonl'}, then run: ragassay run {directory}"
+    )
 
 
 def starter_config() -> str:

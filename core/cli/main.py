@@ -58,11 +58,31 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 
 def _add_commands() -> None:
-    from . import (cache_cmd, compare_cmd, decisions_cmd, generate_cmd, init_cmd, plugins_cmd, report_cmd, run_cmd,
-                   runs_cmd, show_cmd)
+    from . import (
+        cache_cmd,
+        compare_cmd,
+        decisions_cmd,
+        generate_cmd,
+        init_cmd,
+        plugins_cmd,
+        report_cmd,
+        run_cmd,
+        runs_cmd,
+        show_cmd,
+    )
 
-    for module in (init_cmd, plugins_cmd, generate_cmd, run_cmd, runs_cmd, compare_cmd, show_cmd, report_cmd,
-                   decisions_cmd, cache_cmd):
+    for module in (
+        init_cmd,
+        plugins_cmd,
+        generate_cmd,
+        run_cmd,
+        runs_cmd,
+        compare_cmd,
+        show_cmd,
+        report_cmd,
+        decisions_cmd,
+        cache_cmd,
+    ):
         for command in module.COMMANDS:
             cli.add_command(command)
 

@@ -11,8 +11,15 @@ from typing import Any
 
 def option_rows(options_model) -> list[dict[str, str]]:
     """One dict per field of a pydantic options model: option, type, default, description (all text)."""
-    return [{"option": name, "type": type_text(field.annotation), "default": default_text(field),
-             "description": field.description or ""} for name, field in options_model.model_fields.items()]
+    return [
+        {
+            "option": name,
+            "type": type_text(field.annotation),
+            "default": default_text(field),
+            "description": field.description or "",
+        }
+        for name, field in options_model.model_fields.items()
+    ]
 
 
 def type_text(annotation: Any) -> str:

@@ -29,12 +29,29 @@ def paired_table(store, run_id: str, against: str) -> Table:
         row = {"system": system}
         for metric in metrics:
             result = paired_difference(metric, values.get((against, metric), {}), values.get((system, metric), {}))
-            row.update({f"{metric} {part}": value for part, value in zip(PARTS, (
-                result.mean_diff, result.ci_low, result.ci_high, result.significant, result.wins, result.ties,
-                result.losses, result.n))})
+            row.update(
+                {
+                    f"{metric} {part}": value
+                    for part, value in zip(
+                        PARTS,
+                        (
+                            result.mean_diff,
+                            result.ci_low,
+                            result.ci_high,
+                            result.significant,
+                            result.wins,
+                            result.ties,
+                            result.losses,
+                            result.n,
+                        ),
+                    )
+                }
+            )
         rows.append(row)
-    legend = (f"cells: mean(system - {against}) [95% bootstrap interval], * = the interval excludes 0; "
-              f"W/T/L = samples where the system scores higher/the same/lower than {against}; n = paired samples")
+    legend = (
+        f"cells: mean(system - {against}) [95% bootstrap interval], * = the interval excludes 0; "
+        f"W/T/L = samples where the system scores higher/the same/lower than {against}; n = paired samples"
+    )
     return Table(f"run {run_id[:8]}: paired difference to {against}", columns, rows, [legend])
 
 

@@ -37,21 +37,39 @@ def plugins_command(fmt: str | None, show_options: bool, show_traceback: bool) -
 
 
 def _as_dict(host, infos) -> dict:
-    components = [{"kind": i.kind, "name": i.name, "plugin": i.plugin, "distribution": i.distribution,
-                   "version": i.version, "description": i.description,
-                   "options": i.cls.Options.model_json_schema(), "option_list": option_rows(i.cls.Options)}
-                  for i in infos]
-    failures = [{"plugin": f.name, "distribution": f.distribution, "version": f.version, "error": f.error,
-                 "hint": f.hint} for f in host.failures]
+    components = [
+        {
+            "kind": i.kind,
+            "name": i.name,
+            "plugin": i.plugin,
+            "distribution": i.distribution,
+            "version": i.version,
+            "description": i.description,
+            "options": i.cls.Options.model_json_schema(),
+            "option_list": option_rows(i.cls.Options),
+        }
+        for i in infos
+    ]
+    failures = [
+        {"plugin": f.name, "distribution": f.distribution, "version": f.version, "error": f.error, "hint": f.hint}
+        for f in host.failures
+    ]
     return {"components": components, "failures": failures}
 
 
 def components_table(infos) -> Table:
     """One row per registered component."""
-    rows = [{"kind": i.kind, "name": i.name, "plugin": i.plugin,
-             "origin": f"{i.distribution} {i.version}".strip(), "description": i.description} for i in infos]
-    return Table("ragassay components", [Column(k) for k in ("kind", "name", "plugin", "origin", "description")],
-                 rows)
+    rows = [
+        {
+            "kind": i.kind,
+            "name": i.name,
+            "plugin": i.plugin,
+            "origin": f"{i.distribution} {i.version}".strip(),
+            "description": i.description,
+        }
+        for i in infos
+    ]
+    return Table("ragassay components", [Column(k) for k in ("kind", "name", "plugin", "origin", "description")], rows)
 
 
 def options_table(infos) -> Table:
@@ -65,12 +83,17 @@ def _print_options(out, infos) -> None:
     """One block per component: what it is, then one line per option."""
     for info in infos:
         origin = f"{info.distribution} {info.version}".strip()
-        out.print(f"[bold]{esc(info.kind)} {esc(info.name)}[/] ({esc(info.plugin)}, {esc(origin)}): "
-                  f"{esc(info.description)}", highlight=False)
+        out.print(
+            f"[bold]{esc(info.kind)} {esc(info.name)}[/] ({esc(info.plugin)}, {esc(origin)}): {esc(info.description)}",
+            highlight=False,
+        )
         for option in option_rows(info.cls.Options):
             default = "required" if option["default"] == "required" else f"default {option['default']}"
-            out.print(f"  [bold]{esc(option['option'])}[/] ({esc(option['type'])}; {esc(default)}): "
-                      f"{esc(option['description'])}", highlight=False)
+            out.print(
+                f"  [bold]{esc(option['option'])}[/] ({esc(option['type'])}; {esc(default)}): "
+                f"{esc(option['description'])}",
+                highlight=False,
+            )
 
 
 def _print_failures(host, show_traceback: bool) -> None:

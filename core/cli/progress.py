@@ -6,7 +6,7 @@ import os
 import sys
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import click
 
@@ -44,8 +44,10 @@ class PlainProgress:
         elapsed = time.perf_counter() - self._started
         rate = self.done / elapsed if elapsed > 0 else 0.0
         eta = f"{(self.total - self.done) / rate:.0f}s" if rate > 0 else "unknown"
-        return (f"progress: {self.done}/{self.total} units, {self.failed} failed, {rate:.1f} units/s, "
-                f"elapsed {elapsed:.1f}s, eta {eta}")
+        return (
+            f"progress: {self.done}/{self.total} units, {self.failed} failed, {rate:.1f} units/s, "
+            f"elapsed {elapsed:.1f}s, eta {eta}"
+        )
 
     def _tick(self) -> None:
         while not self._stop.wait(self.every_s):
@@ -56,13 +58,24 @@ class BarProgress:
     """A rich progress bar counting units (one system on one sample)."""
 
     def __init__(self) -> None:
-        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
-                                   TimeRemainingColumn)
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
 
         self._progress = Progress(
-            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-            TextColumn("[red]{task.fields[failed]} failed"), TimeElapsedColumn(), TextColumn("ETA"),
-            TimeRemainingColumn(), transient=False,
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("[red]{task.fields[failed]} failed"),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            transient=False,
         )
         self._task = None
         self.failed = 0
@@ -89,8 +102,10 @@ def progress_every(option: float | None) -> float:
     if not every > 0:
         from ..errors import ConfigError
 
-        raise ConfigError(f"progress interval {raw!r} (--progress-every or {PROGRESS_EVERY_ENV}) is not a positive "
-                          f"number of seconds. Use e.g. --progress-every 10.")
+        raise ConfigError(
+            f"progress interval {raw!r} (--progress-every or {PROGRESS_EVERY_ENV}) is not a positive "
+            f"number of seconds. Use e.g. --progress-every 10."
+        )
     return every
 
 

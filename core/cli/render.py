@@ -101,8 +101,9 @@ def emit(out, tables: list[Table], fmt: str, data: Any = None) -> None:
 
     if fmt == "json":
         if data is None:
-            data = tables[0].records() if len(tables) == 1 else [
-                {"title": t.title, "rows": t.records()} for t in tables]
+            data = (
+                tables[0].records() if len(tables) == 1 else [{"title": t.title, "rows": t.records()} for t in tables]
+            )
         click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
     elif fmt == "csv":
         click.echo("\n".join(to_csv(t, titled=len(tables) > 1) for t in tables), nl=False)
@@ -133,8 +134,12 @@ def to_markdown(table: Table) -> str:
     def cell(text: str) -> str:
         return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", "<br>")
 
-    lines = [f"**{cell(table.title)}**", "", "| " + " | ".join(cell(c.title) for c in columns) + " |",
-             "| " + " | ".join("---:" if c.numeric else "---" for c in columns) + " |"]
+    lines = [
+        f"**{cell(table.title)}**",
+        "",
+        "| " + " | ".join(cell(c.title) for c in columns) + " |",
+        "| " + " | ".join("---:" if c.numeric else "---" for c in columns) + " |",
+    ]
     for i, row in enumerate(table.rows):
         texts = [cell(c.text(row)) for c in columns]
         texts = [f"**{t}**" if (i, c.key) in table.emphasis and t else t for t, c in zip(texts, columns)]
@@ -200,8 +205,13 @@ def _rich_table(table: Table, columns: list[Column], texts: dict, widths: dict, 
         header = column.title
         if column.numeric:
             header = "\n".join(textwrap.wrap(header, widths[column.key], break_long_words=True)) or header
-        rich.add_column(esc(header), justify="right" if column.numeric else "left", no_wrap=column.numeric,
-                        overflow="fold", min_width=widths[column.key] if column.numeric else None)
+        rich.add_column(
+            esc(header),
+            justify="right" if column.numeric else "left",
+            no_wrap=column.numeric,
+            overflow="fold",
+            min_width=widths[column.key] if column.numeric else None,
+        )
     for i in range(len(table.rows)):
         cells = []
         for column in columns:

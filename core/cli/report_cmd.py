@@ -55,16 +55,19 @@ def report_tables(report: dict) -> list[Table]:
 
 def print_report(out, report: dict) -> None:
     """Render a report (from :func:`ragassay.analysis.report.grammar_report`) to a rich console."""
-    out.print(f"[bold]GRAMMAR report[/]: run {esc(report['run'])} (project {esc(report['project'])}), "
-              f"correct = judge '{esc(report['judge'])}'")
+    out.print(
+        f"[bold]GRAMMAR report[/]: run {esc(report['run'])} (project {esc(report['project'])}), "
+        f"correct = judge '{esc(report['judge'])}'"
+    )
     if report["ungrouped_samples"]:
         out.print(f"{report['ungrouped_samples']} samples have no group_id: each forms a group of its own.")
     tables = report_tables(report)
     emit(out, tables[:2], "rich")
     for system in report["systems"]:
         for example in system["gap_examples"][:3]:
-            out.print(f"  gap group of {esc(system['system'])}: {esc(example['sql'] or example['group_id'])}",
-                      highlight=False)
+            out.print(
+                f"  gap group of {esc(system['system'])}: {esc(example['sql'] or example['group_id'])}", highlight=False
+            )
     emit(out, tables[2:], "rich")
     if not report["settings"]["hypotheses"]:
         out.print(esc("No hypothesis configured: add [[analysis.hypotheses]] to the config (see docs/grammar.md)."))
@@ -77,29 +80,65 @@ def _groups_table(report: dict) -> Table:
     rows = []
     for system in report["systems"]:
         o = system["overall"]
-        rows.append({"system": system["system"], "total": o["total"], "groups": sum(o["groups"].values()),
-                     "gap": o["groups"]["gap"], "robust": o["groups"]["robust"],
-                     "non-robust": o["groups"]["non-robust"], "knowledge_accuracy": o["knowledge_accuracy"],
-                     "Acc": o["Acc"], "R": o["R"], "lambda": o["lambda"],
-                     "excluded": ", ".join(f"{n} {k}" for k, n in system["excluded"].items() if n) or "-"})
+        rows.append(
+            {
+                "system": system["system"],
+                "total": o["total"],
+                "groups": sum(o["groups"].values()),
+                "gap": o["groups"]["gap"],
+                "robust": o["groups"]["robust"],
+                "non-robust": o["groups"]["non-robust"],
+                "knowledge_accuracy": o["knowledge_accuracy"],
+                "Acc": o["Acc"],
+                "R": o["R"],
+                "lambda": o["lambda"],
+                "excluded": ", ".join(f"{n} {k}" for k, n in system["excluded"].items() if n) or "-",
+            }
+        )
     return Table("semantic groups (section 3.4): Acc = Eq. 2, R = Eq. 1", columns, rows)
 
 
 def _blame_table(report: dict) -> Table:
-    headers = {"wrong": "wrong", "gap": "in gap groups", "lm": "LM", "retrieval": "retrieval",
-               "undetermined": "undetermined", "acc": "retrieval Acc", "r": "retrieval R", "gt_lm": "GT: LM",
-               "gt_retrieval": "GT: retrieval", "gt_acc": "GT retrieval Acc", "gt_r": "GT retrieval R"}
+    headers = {
+        "wrong": "wrong",
+        "gap": "in gap groups",
+        "lm": "LM",
+        "retrieval": "retrieval",
+        "undetermined": "undetermined",
+        "acc": "retrieval Acc",
+        "r": "retrieval R",
+        "gt_lm": "GT: LM",
+        "gt_retrieval": "GT: retrieval",
+        "gt_acc": "GT retrieval Acc",
+        "gt_r": "GT retrieval R",
+    }
     columns = [Column("system")] + [Column(k, header=h, numeric=True) for k, h in headers.items()]
     rows = []
     for system in report["systems"]:
         o, blame, gt = system["overall"], system["blame"], system["blame_ground_truth"] or {}
         only, gt_only = system["retrieval_only"], system["retrieval_only_ground_truth"] or {}
-        rows.append({"system": system["system"], "wrong": o["total"] - o["correct"], "gap": o["gap_total"],
-                     "lm": blame["lm"], "retrieval": blame["retrieval"], "undetermined": blame["undetermined"],
-                     "acc": only["Acc"], "r": only["R"], "gt_lm": gt.get("lm"), "gt_retrieval": gt.get("retrieval"),
-                     "gt_acc": gt_only.get("Acc"), "gt_r": gt_only.get("R")})
-    return Table("modular evaluation: wrong answers blamed (context comparison; ground truth)", columns, rows,
-                 ["GT: blame by the reference documents (where the samples name them); - where they do not"])
+        rows.append(
+            {
+                "system": system["system"],
+                "wrong": o["total"] - o["correct"],
+                "gap": o["gap_total"],
+                "lm": blame["lm"],
+                "retrieval": blame["retrieval"],
+                "undetermined": blame["undetermined"],
+                "acc": only["Acc"],
+                "r": only["R"],
+                "gt_lm": gt.get("lm"),
+                "gt_retrieval": gt.get("retrieval"),
+                "gt_acc": gt_only.get("Acc"),
+                "gt_r": gt_only.get("R"),
+            }
+        )
+    return Table(
+        "modular evaluation: wrong answers blamed (context comparison; ground truth)",
+        columns,
+        rows,
+        ["GT: blame by the reference documents (where the samples name them); - where they do not"],
+    )
 
 
 def _hypothesis_table(system: str, hypothesis: dict) -> Table:
@@ -107,27 +146,50 @@ def _hypothesis_table(system: str, hypothesis: dict) -> Table:
 
     robust = ", ".join(map(str, hypothesis["robust"]))
     non_robust = ", ".join(map(str, hypothesis["non_robust"]))
-    title = (f"{system}: hypothesis '{hypothesis['name']}' ({hypothesis['attribute']}: robust = {robust}, "
-             f"non-robust = {non_robust})")
-    columns = [Column("rows"), Column("n", numeric=True, show=lambda r: f"{r['n robust']}/{r['n non-robust']}",
-                                      in_data=False),
-               Column("n robust", numeric=True, in_text=False), Column("n non-robust", numeric=True, in_text=False),
-               Column("Acc robust", numeric=True), Column("Acc non-robust", numeric=True),
-               Column("Acc: robust > non-robust?"), Column("R robust", numeric=True),
-               Column("R non-robust", numeric=True), Column("R: robust > non-robust?"),
-               Column("lambda", numeric=True, show=lambda r: f"{fmt(r['lambda robust'], 2)}/"
-                                                           f"{fmt(r['lambda non-robust'], 2)}", in_data=False),
-               Column("lambda robust", numeric=True, in_text=False),
-               Column("lambda non-robust", numeric=True, in_text=False), Column("LM excluded", numeric=True)]
+    title = (
+        f"{system}: hypothesis '{hypothesis['name']}' ({hypothesis['attribute']}: robust = {robust}, "
+        f"non-robust = {non_robust})"
+    )
+    columns = [
+        Column("rows"),
+        Column("n", numeric=True, show=lambda r: f"{r['n robust']}/{r['n non-robust']}", in_data=False),
+        Column("n robust", numeric=True, in_text=False),
+        Column("n non-robust", numeric=True, in_text=False),
+        Column("Acc robust", numeric=True),
+        Column("Acc non-robust", numeric=True),
+        Column("Acc: robust > non-robust?"),
+        Column("R robust", numeric=True),
+        Column("R non-robust", numeric=True),
+        Column("R: robust > non-robust?"),
+        Column(
+            "lambda",
+            numeric=True,
+            show=lambda r: f"{fmt(r['lambda robust'], 2)}/{fmt(r['lambda non-robust'], 2)}",
+            in_data=False,
+        ),
+        Column("lambda robust", numeric=True, in_text=False),
+        Column("lambda non-robust", numeric=True, in_text=False),
+        Column("LM excluded", numeric=True),
+    ]
     rows = []
     for row in hypothesis["rows"]:
         r, n = row["robust"], row["non_robust"]
-        rows.append({"rows": row["sampling"] if row["modular"] is None else "  " + MODULAR_LABELS[row["modular"]],
-                     "n robust": r["total"], "n non-robust": n["total"], "Acc robust": r["Acc"],
-                     "Acc non-robust": n["Acc"], "Acc: robust > non-robust?": _yes(row["acc_separates"]),
-                     "R robust": r["R"], "R non-robust": n["R"], "R: robust > non-robust?": _yes(row["r_separates"]),
-                     "lambda robust": r["lambda"], "lambda non-robust": n["lambda"],
-                     "LM excluded": None if row["modular"] is None else row["excluded_lm"]})
+        rows.append(
+            {
+                "rows": row["sampling"] if row["modular"] is None else "  " + MODULAR_LABELS[row["modular"]],
+                "n robust": r["total"],
+                "n non-robust": n["total"],
+                "Acc robust": r["Acc"],
+                "Acc non-robust": n["Acc"],
+                "Acc: robust > non-robust?": _yes(row["acc_separates"]),
+                "R robust": r["R"],
+                "R non-robust": n["R"],
+                "R: robust > non-robust?": _yes(row["r_separates"]),
+                "lambda robust": r["lambda"],
+                "lambda non-robust": n["lambda"],
+                "LM excluded": None if row["modular"] is None else row["excluded_lm"],
+            }
+        )
     return Table(title, columns, rows)
 
 

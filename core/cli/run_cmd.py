@@ -13,20 +13,39 @@ from .common import config_option, console, project_path
 @click.command("run")
 @click.argument("config", required=False, type=click.Path(path_type=Path))
 @config_option
-@click.option("--new", is_flag=True,
-              help="Start a fresh run: neither resume this config's run nor reuse outputs of earlier runs.")
+@click.option(
+    "--new", is_flag=True, help="Start a fresh run: neither resume this config's run nor reuse outputs of earlier runs."
+)
 @click.option("--description", default="", help="Free text stored with a new run and shown by 'ragassay runs'.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no comparison table.")
-@click.option("--no-cache", "no_cache", is_flag=True,
-              help="Call the models even for requests in the LLM response cache (and do not store replies).")
-@click.option("--wait", is_flag=True,
-              help="If another process is running this config, wait for it to finish, then resume "
-                   "(default: refuse).")
-@click.option("--progress-every", "progress_every_s", type=float, default=None,
-              help="Seconds between progress lines when stderr is not a terminal "
-                   "(default: $RAGASSAY_PROGRESS_EVERY or 10).")
-def run_command(config: Path | None, config_path: Path, new: bool, description: str, quiet: bool,
-                no_cache: bool, wait: bool, progress_every_s: float | None) -> None:
+@click.option(
+    "--no-cache",
+    "no_cache",
+    is_flag=True,
+    help="Call the models even for requests in the LLM response cache (and do not store replies).",
+)
+@click.option(
+    "--wait",
+    is_flag=True,
+    help="If another process is running this config, wait for it to finish, then resume (default: refuse).",
+)
+@click.option(
+    "--progress-every",
+    "progress_every_s",
+    type=float,
+    default=None,
+    help="Seconds between progress lines when stderr is not a terminal (default: $RAGASSAY_PROGRESS_EVERY or 10).",
+)
+def run_command(
+    config: Path | None,
+    config_path: Path,
+    new: bool,
+    description: str,
+    quiet: bool,
+    no_cache: bool,
+    wait: bool,
+    progress_every_s: float | None,
+) -> None:
     """Run every system on every sample of the project (--config, or CONFIG: the same) and score the outputs.
 
     Results are stored as they are produced; re-running the same config resumes, skipping completed work.
@@ -43,8 +62,7 @@ def run_command(config: Path | None, config_path: Path, new: bool, description: 
 
     def on_start(summary) -> None:
         verb = "resuming" if summary.resumed else "starting"
-        click.echo(f"{verb} run {summary.run_id}: {summary.units} units "
-                   f"({summary.skipped} already done)", err=True)
+        click.echo(f"{verb} run {summary.run_id}: {summary.units} units ({summary.skipped} already done)", err=True)
         if progress is not None:
             progress.start(summary.units - summary.skipped)
 
@@ -53,8 +71,16 @@ def run_command(config: Path | None, config_path: Path, new: bool, description: 
             progress.advance(result.status == "failed")
 
     try:
-        summary = run(loaded, new=new, no_cache=no_cache, description=description, wait=wait,
-                      on_wait=_say_waiting, on_start=on_start, on_result=on_result)
+        summary = run(
+            loaded,
+            new=new,
+            no_cache=no_cache,
+            description=description,
+            wait=wait,
+            on_wait=_say_waiting,
+            on_start=on_start,
+            on_result=on_result,
+        )
     except KeyboardInterrupt:
         if progress is not None:
             progress.stop()
@@ -63,9 +89,12 @@ def run_command(config: Path | None, config_path: Path, new: bool, description: 
     finally:
         if progress is not None:
             progress.stop()
-    click.echo(f"run {summary.run_id}: {summary.completed} units done in {summary.elapsed_s:.1f}s, "
-               f"{summary.skipped} skipped, {summary.reused} reused from earlier runs, {summary.failed} failed, "
-               f"{summary.metric_errors} metric errors", err=True)
+    click.echo(
+        f"run {summary.run_id}: {summary.completed} units done in {summary.elapsed_s:.1f}s, "
+        f"{summary.skipped} skipped, {summary.reused} reused from earlier runs, {summary.failed} failed, "
+        f"{summary.metric_errors} metric errors",
+        err=True,
+    )
     for warning in summary.warnings:
         click.echo(f"  warning: {warning}", err=True)
     for system, qid, reason in summary.failures[:10]:
@@ -85,8 +114,11 @@ def run_command(config: Path | None, config_path: Path, new: bool, description: 
 
 def _say_waiting(holder) -> None:
     since = dt.datetime.fromtimestamp(holder.acquired_at).strftime("%Y-%m-%d %H:%M:%S")
-    click.echo(f"waiting: this config is being run by pid {holder.pid} on {holder.host} (since {since}); "
-               f"resuming when it finishes (Ctrl-C to stop waiting)", err=True)
+    click.echo(
+        f"waiting: this config is being run by pid {holder.pid} on {holder.host} (since {since}); "
+        f"resuming when it finishes (Ctrl-C to stop waiting)",
+        err=True,
+    )
 
 
 COMMANDS = [run_command]

@@ -37,19 +37,33 @@ def runs_table(runs: list[dict], systems: dict[str, list[str]]) -> Table:
     rows = []
     for run in runs:
         expected = run["systems"] * run["sample_count"]
-        rows.append({
-            "run": run["id"], "created": dt.datetime.fromtimestamp(run["created_at"]).strftime("%Y-%m-%d %H:%M"),
-            "project": run["project"], "state": _state(run, expected), "systems": ", ".join(systems[run["id"]]),
-            "samples": run["sample_count"], "outputs": run["outputs"], "expected": expected, "failed": run["failed"],
-            "config": relative_path(run["config_path"]), "description": run.get("description") or "",
-        })
+        rows.append(
+            {
+                "run": run["id"],
+                "created": dt.datetime.fromtimestamp(run["created_at"]).strftime("%Y-%m-%d %H:%M"),
+                "project": run["project"],
+                "state": _state(run, expected),
+                "systems": ", ".join(systems[run["id"]]),
+                "samples": run["sample_count"],
+                "outputs": run["outputs"],
+                "expected": expected,
+                "failed": run["failed"],
+                "config": relative_path(run["config_path"]),
+                "description": run.get("description") or "",
+            }
+        )
     columns = [
-        Column("run"), Column("created"), Column("project"), Column("state"),
+        Column("run"),
+        Column("created"),
+        Column("project"),
+        Column("state"),
         Column("systems", show=lambda row: abbreviate(row["systems"].split(", ") if row["systems"] else [])),
         Column("samples", numeric=True),
         Column("outputs", numeric=True, show=lambda r: f"{r['outputs']}/{r['expected']}"),
-        Column("expected", numeric=True, in_text=False), Column("failed", numeric=True),
-        Column("config"), Column("description"),
+        Column("expected", numeric=True, in_text=False),
+        Column("failed", numeric=True),
+        Column("config"),
+        Column("description"),
     ]
     return Table("runs", columns, rows)
 

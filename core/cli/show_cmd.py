@@ -38,9 +38,16 @@ def show_command(run: str, sample: str, config_path: Path, db: str | None, fmt: 
 def _jsonable(detail: dict) -> dict:
     return {
         "sample": detail["sample"].model_dump(mode="json"),
-        "outputs": [{**o["row"], "output": o["output"].model_dump(mode="json") if o["output"] else None,
-                     "output_json": None, "metrics": o["metrics"], "judgements": o["judgements"]}
-                    for o in detail["outputs"]],
+        "outputs": [
+            {
+                **o["row"],
+                "output": o["output"].model_dump(mode="json") if o["output"] else None,
+                "output_json": None,
+                "metrics": o["metrics"],
+                "judgements": o["judgements"],
+            }
+            for o in detail["outputs"]
+        ],
     }
 
 
@@ -51,15 +58,28 @@ def scores_table(detail: dict) -> Table:
         row, output = item["row"], item["output"]
         base = {"system": row["system"], "status": row["status"], "answer": output.answer if output else None}
         for metric in item["metrics"]:
-            rows.append({**base, "score": metric["metric"], "value": metric["value"],
-                         "note": metric["unscored_reason"] or ""})
+            rows.append(
+                {**base, "score": metric["metric"], "value": metric["value"], "note": metric["unscored_reason"] or ""}
+            )
         for judgement in item["judgements"]:
-            rows.append({**base, "score": f"judge:{judgement['judge']}", "value": judgement.get("score"),
-                         "note": f"{judgement['verdict']}: {judgement['explanation'] or ''}"})
+            rows.append(
+                {
+                    **base,
+                    "score": f"judge:{judgement['judge']}",
+                    "value": judgement.get("score"),
+                    "note": f"{judgement['verdict']}: {judgement['explanation'] or ''}",
+                }
+            )
         if not item["metrics"] and not item["judgements"]:
             rows.append({**base, "score": None, "value": None, "note": row["error"] or ""})
-    columns = [Column("system"), Column("status"), Column("score"), Column("value", numeric=True), Column("note"),
-               Column("answer")]
+    columns = [
+        Column("system"),
+        Column("status"),
+        Column("score"),
+        Column("value", numeric=True),
+        Column("note"),
+        Column("answer"),
+    ]
     return Table(f"sample {detail['sample'].question_id}", columns, rows)
 
 
@@ -84,11 +104,12 @@ def _print_detail(out, detail: dict) -> None:
             _print_details(out, metric.get("details"))
         for judgement in item["judgements"]:
             score = "" if judgement.get("score") is None else f" {fmt(judgement['score'])}"
-            out.print(f"  judge {esc(judgement['judge'])}: {esc(judgement['verdict'])}{score} "
-                      f"({esc(judgement['explanation'] or '')}){_cost(judgement)}")
+            out.print(
+                f"  judge {esc(judgement['judge'])}: {esc(judgement['verdict'])}{score} "
+                f"({esc(judgement['explanation'] or '')}){_cost(judgement)}"
+            )
             _print_details(out, judgement.get("details"))
     out.print("(contexts cut to 160 characters; --format json has them whole)", highlight=False)
-
 
 
 def _cost(row: dict) -> str:
@@ -96,8 +117,10 @@ def _cost(row: dict) -> str:
     if not row.get("calls") and not row.get("cache_hits"):
         return ""
     cost = "?" if row.get("cost_usd") is None else f"${row['cost_usd']:.4f}"
-    return esc(f" [{row['calls']} calls, {row['cache_hits']} cached, "
-               f"{row['input_tokens'] + row['output_tokens']} tokens, {cost}]")
+    return esc(
+        f" [{row['calls']} calls, {row['cache_hits']} cached, "
+        f"{row['input_tokens'] + row['output_tokens']} tokens, {cost}]"
+    )
 
 
 def _print_details(out, details: dict | None, limit: int = 20) -> None:

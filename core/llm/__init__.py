@@ -17,13 +17,29 @@ import importlib
 from typing import Any
 
 _EXPORTS = {
-    "ChatMessage": "types", "DecodingParams": "types", "LLMRequest": "types", "LLMResponse": "types",
-    "ToolCall": "types", "ToolSpec": "types", "LLMBackend": "backend", "LLMClient": "client",
-    "LLMGenerator": "generator", "LLMOptions": "generator", "RemoteOptions": "generator",
-    "PRICES_AS_OF": "pricing", "PriceTable": "pricing", "RetryPolicy": "retry", "RetryableError": "retry",
+    "ChatMessage": "types",
+    "DecodingParams": "types",
+    "LLMRequest": "types",
+    "LLMResponse": "types",
+    "ToolCall": "types",
+    "ToolSpec": "types",
+    "LLMBackend": "backend",
+    "LLMClient": "client",
+    "LLMGenerator": "generator",
+    "LLMOptions": "generator",
+    "RemoteOptions": "generator",
+    "PRICES_AS_OF": "pricing",
+    "PriceTable": "pricing",
+    "RetryPolicy": "retry",
+    "RetryableError": "retry",
     # for backend authors
-    "PerLoop": "backend", "shards_for": "backend", "read_key": "keys", "sdk_errors": "sdk",
-    "StructuredOutputError": "structured", "extract_json": "structured", "schema_instructions": "structured",
+    "PerLoop": "backend",
+    "shards_for": "backend",
+    "read_key": "keys",
+    "sdk_errors": "sdk",
+    "StructuredOutputError": "structured",
+    "extract_json": "structured",
+    "schema_instructions": "structured",
 }
 __all__ = sorted(_EXPORTS)
 

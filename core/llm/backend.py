@@ -10,7 +10,8 @@ from __future__ import annotations
 import asyncio
 import itertools
 import weakref
-from typing import Any, Callable, ClassVar, Generic, TypeVar
+from collections.abc import Callable
+from typing import Any, ClassVar, Generic, TypeVar
 
 from .retry import RetryPolicy
 from .types import LLMRequest, LLMResponse
@@ -70,7 +71,7 @@ class PerLoop(Generic[C]):
         self._factory = factory
         self._shards = max(1, shards)
         self._turn = itertools.count()
-        self._objects: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, list[C]]" = weakref.WeakKeyDictionary()
+        self._objects: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, list[C]] = weakref.WeakKeyDictionary()
 
     def get(self) -> C:
         loop = asyncio.get_running_loop()

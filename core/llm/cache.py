@@ -17,7 +17,19 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import (
-    Column, Float, Integer, MetaData, String, Table, Text, bindparam, create_engine, delete, event, func, select,
+    Column,
+    Float,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    bindparam,
+    create_engine,
+    delete,
+    event,
+    func,
+    select,
 )
 from sqlalchemy.exc import DatabaseError, OperationalError
 
@@ -28,7 +40,8 @@ CACHE_FORMAT = 1
 
 metadata = MetaData()
 responses = Table(
-    "llm_responses", metadata,
+    "llm_responses",
+    metadata,
     Column("key", String(64), primary_key=True),
     Column("backend", String(64), nullable=False),
     Column("model", Text, nullable=False),
@@ -40,9 +53,11 @@ responses = Table(
 meta = Table("llm_cache_meta", metadata, Column("format", Integer, nullable=False))
 
 _SQLITE_GET = "SELECT response_json FROM llm_responses WHERE key = ?"
-_SQLITE_PUT = ("INSERT OR REPLACE INTO llm_responses (key, backend, model, response_json, input_tokens, "
-               "output_tokens, created_at) VALUES (:key, :backend, :model, :response_json, :input_tokens, "
-               ":output_tokens, :created_at)")
+_SQLITE_PUT = (
+    "INSERT OR REPLACE INTO llm_responses (key, backend, model, response_json, input_tokens, "
+    "output_tokens, created_at) VALUES (:key, :backend, :model, :response_json, :input_tokens, "
+    ":output_tokens, :created_at)"
+)
 
 
 def cache_key(identity: dict[str, Any] | str, request: LLMRequest) -> str:
@@ -55,15 +70,21 @@ def cache_key(identity: dict[str, Any] | str, request: LLMRequest) -> str:
     """
     parts = [str(CACHE_FORMAT), identity if isinstance(identity, str) else canonical(identity)]
     if request.tools or request.response_schema is not None:
-        parts.append(canonical({
-            "tools": [t.model_dump() for t in request.tools],
-            "response": [request.response_name, request.response_schema] if request.response_schema else None,
-        }))
+        parts.append(
+            canonical(
+                {
+                    "tools": [t.model_dump() for t in request.tools],
+                    "response": [request.response_name, request.response_schema] if request.response_schema else None,
+                }
+            )
+        )
     sampled = request.params.temperature > 0
-    parts.append(request.model_dump_json(
-        include={"messages", "tool_choice", "params"} | ({"sample_index"} if sampled else set()),
-        exclude_defaults=True,
-    ))
+    parts.append(
+        request.model_dump_json(
+            include={"messages", "tool_choice", "params"} | ({"sample_index"} if sampled else set()),
+            exclude_defaults=True,
+        )
+    )
     return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()
 
 
@@ -88,8 +109,10 @@ class ResponseCache:
             self._conn = self.engine.connect()
         except (DatabaseError, OperationalError) as exc:
             self.engine.dispose()
-            raise StoreError(f"cannot open the LLM response cache {display_url(url)}: {exc.orig}. "
-                             f"Delete the file or clear it with: ragassay cache clear") from exc
+            raise StoreError(
+                f"cannot open the LLM response cache {display_url(url)}: {exc.orig}. "
+                f"Delete the file or clear it with: ragassay cache clear"
+            ) from exc
         self._get = select(responses.c.response_json).where(responses.c.key == bindparam("key"))
         self._pooled = self.engine.raw_connection() if self.engine.dialect.name == "sqlite" else None
         self._raw = self._pooled.driver_connection if self._pooled is not None else None
@@ -121,10 +144,15 @@ class ResponseCache:
 
     def put(self, key: str, backend: str, response: LLMResponse) -> None:
         """Store ``response`` under ``key`` (replacing an older entry)."""
-        row = {"key": key, "backend": backend, "model": response.model,
-               "response_json": response.model_dump_json(exclude={"cached", "cost_usd"}),
-               "input_tokens": response.usage.input_tokens, "output_tokens": response.usage.output_tokens,
-               "created_at": time.time()}
+        row = {
+            "key": key,
+            "backend": backend,
+            "model": response.model,
+            "response_json": response.model_dump_json(exclude={"cached", "cost_usd"}),
+            "input_tokens": response.usage.input_tokens,
+            "output_tokens": response.usage.output_tokens,
+            "created_at": time.time(),
+        }
         with self._lock:
             if self._raw is not None:
                 self._raw.execute(_SQLITE_PUT, row)
@@ -136,12 +164,22 @@ class ResponseCache:
 
     def stats(self) -> dict[str, Any]:
         """Entries and stored tokens per backend and model."""
-        query = (select(responses.c.backend, responses.c.model, func.count(), func.sum(responses.c.input_tokens),
-                        func.sum(responses.c.output_tokens))
-                 .group_by(responses.c.backend, responses.c.model).order_by(responses.c.backend, responses.c.model))
+        query = (
+            select(
+                responses.c.backend,
+                responses.c.model,
+                func.count(),
+                func.sum(responses.c.input_tokens),
+                func.sum(responses.c.output_tokens),
+            )
+            .group_by(responses.c.backend, responses.c.model)
+            .order_by(responses.c.backend, responses.c.model)
+        )
         with self._lock:
-            rows = [{"backend": b, "model": m, "entries": n, "input_tokens": i or 0, "output_tokens": o or 0}
-                    for b, m, n, i, o in self._conn.execute(query)]
+            rows = [
+                {"backend": b, "model": m, "entries": n, "input_tokens": i or 0, "output_tokens": o or 0}
+                for b, m, n, i, o in self._conn.execute(query)
+            ]
             self._conn.commit()
         return {"url": display_url(self.url), "entries": sum(r["entries"] for r in rows), "by_model": rows}
 

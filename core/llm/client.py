@@ -12,7 +12,8 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import weakref
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -39,16 +40,20 @@ class CallStats:
     failures: int = 0
 
 
-_inflight: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Future]]" = (
-    weakref.WeakKeyDictionary()
-)
+_inflight: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Future]] = weakref.WeakKeyDictionary()
 
 
 class LLMClient:
     """Calls ``backend`` through the cache, the shared concurrency limit and the retry policy."""
 
-    def __init__(self, backend: LLMBackend, *, cache: ResponseCache | None = None, prices: PriceTable | None = None,
-                 structured_retries: int = 2):
+    def __init__(
+        self,
+        backend: LLMBackend,
+        *,
+        cache: ResponseCache | None = None,
+        prices: PriceTable | None = None,
+        structured_retries: int = 2,
+    ):
         self.backend = backend
         self.cache = cache
         self.prices = prices or PriceTable()
@@ -57,10 +62,16 @@ class LLMClient:
         self.stats = CallStats()
         self._identity = canonical(backend.identity())  # part of every cache key
 
-    async def chat(self, messages: Sequence[ChatMessage | dict[str, Any]], *,
-                   tools: Sequence[ToolSpec | type[BaseModel]] = (), tool_choice: str | None = None,
-                   response_model: type[BaseModel] | None = None, params: DecodingParams | dict | None = None,
-                   sample_index: int = 0) -> LLMResponse:
+    async def chat(
+        self,
+        messages: Sequence[ChatMessage | dict[str, Any]],
+        *,
+        tools: Sequence[ToolSpec | type[BaseModel]] = (),
+        tool_choice: str | None = None,
+        response_model: type[BaseModel] | None = None,
+        params: DecodingParams | dict | None = None,
+        sample_index: int = 0,
+    ) -> LLMResponse:
         """Send ``messages``; returns text, tool calls, or (with ``response_model``) a validated object in
         ``parsed``. ``tool_choice``: 'auto', 'none', 'required' or a tool name (forced call)."""
         request = LLMRequest(
@@ -89,8 +100,11 @@ class LLMClient:
                 if attempt == self.structured_retries:
                     self.stats.failures += 1
                     record_usage(usage)  # the replies were paid for, even though none was usable
-                    raise ProviderError(scrub(f"{self.backend.label}: {exc}; gave up after {attempt + 1} "
-                                              f"repl{'ies' if attempt else 'y'}")) from None
+                    raise ProviderError(
+                        scrub(
+                            f"{self.backend.label}: {exc}; gave up after {attempt + 1} repl{'ies' if attempt else 'y'}"
+                        )
+                    ) from None
                 request = feedback(request, response, exc)
                 response = await self.complete(request)
                 usage = usage + response.usage
@@ -158,8 +172,13 @@ class LLMClient:
         """Stamp usage (in place: ``response`` is this call's own object) with the call count and a
         per-model breakdown, and price it."""
         u = response.usage
-        counts = {"input_tokens": u.input_tokens, "output_tokens": u.output_tokens,
-                  "cached_tokens": u.cached_tokens, "calls": calls, "cache_hits": hits}
+        counts = {
+            "input_tokens": u.input_tokens,
+            "output_tokens": u.output_tokens,
+            "cached_tokens": u.cached_tokens,
+            "calls": calls,
+            "cache_hits": hits,
+        }
         key = f"{self.backend.name}/{response.model or self.backend.model}"
         response.usage = TokenUsage(**counts, by_model={key: TokenUsage(**counts)})
         response.cost_usd = self.prices.cost(response.usage)

@@ -10,7 +10,8 @@ agentic RAG systems use on the same object: tools, forced tool calls, structured
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Sequence
+from collections.abc import Sequence
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -36,18 +37,25 @@ class LLMOptions(BaseModel):
     max_tokens: int | None = Field(None, ge=1, description="Most tokens to generate per call.")
     stop: list[str] = Field(default_factory=list, description="Stop sequences.")
     cache: bool = Field(True, description="Use the response cache for this component (also needs [llm] cache).")
-    cache_tag: str = Field("", description="Extra text mixed into cache keys, e.g. to tell two servers apart "
-                                           "that serve different models under one name.")
-    structured_retries: int = Field(2, ge=0, le=10, description="Corrective re-asks when structured output or "
-                                                                "a forced tool call is invalid.")
+    cache_tag: str = Field(
+        "",
+        description="Extra text mixed into cache keys, e.g. to tell two servers apart "
+        "that serve different models under one name.",
+    )
+    structured_retries: int = Field(
+        2, ge=0, le=10, description="Corrective re-asks when structured output or a forced tool call is invalid."
+    )
 
 
 class RemoteOptions(LLMOptions):
     """Options of backends reached over HTTP: endpoint, key, timeouts, retries, concurrency."""
 
     base_url: str | None = Field(None, description="Base URL of an OpenAI/Anthropic-compatible server.")
-    api_key_env: str | None = Field(None, description="Environment variable holding the API key "
-                                                      "(default: the provider's usual one). Keys never go in configs.")
+    api_key_env: str | None = Field(
+        None,
+        description="Environment variable holding the API key "
+        "(default: the provider's usual one). Keys never go in configs.",
+    )
     timeout_s: float = Field(60.0, gt=0, description="Seconds one attempt may take before it is retried.")
     max_retries: int = Field(4, ge=0, le=20, description="Retries after a 429, 5xx, timeout or connection error.")
     backoff_s: float = Field(1.0, ge=0, description="First backoff delay; doubles per retry (with jitter).")
@@ -81,8 +89,12 @@ class LLMGenerator(Generator):
         if self._client is None:
             runtime = runtime_from_context(self.context)
             cache = open_cache(runtime.cache_url) if runtime.cache and self.options.cache else None
-            self._client = LLMClient(self.make_backend(), cache=cache, prices=PriceTable(runtime.prices),
-                                     structured_retries=self.options.structured_retries)
+            self._client = LLMClient(
+                self.make_backend(),
+                cache=cache,
+                prices=PriceTable(runtime.prices),
+                structured_retries=self.options.structured_retries,
+            )
         return self._client
 
     def decoding(self, overrides: dict[str, Any] | None = None) -> DecodingParams:
@@ -90,31 +102,50 @@ class LLMGenerator(Generator):
         if not overrides and self._defaults is not None:
             return self._defaults
         o = self.options
-        base = {"temperature": o.temperature, "top_p": o.top_p, "seed": o.seed, "max_tokens": o.max_tokens,
-                "stop": o.stop}
+        base = {
+            "temperature": o.temperature,
+            "top_p": o.top_p,
+            "seed": o.seed,
+            "max_tokens": o.max_tokens,
+            "stop": o.stop,
+        }
         params = DecodingParams.model_validate({**base, **(overrides or {})})
         if not overrides:
             self._defaults = params  # shared, never mutated
         return params
 
-    async def chat(self, messages: Sequence[ChatMessage | dict[str, Any]], *,
-                   tools: Sequence[ToolSpec | type[BaseModel]] = (), tool_choice: str | None = None,
-                   response_model: type[BaseModel] | None = None, params: dict[str, Any] | None = None,
-                   sample_index: int = 0) -> LLMResponse:
+    async def chat(
+        self,
+        messages: Sequence[ChatMessage | dict[str, Any]],
+        *,
+        tools: Sequence[ToolSpec | type[BaseModel]] = (),
+        tool_choice: str | None = None,
+        response_model: type[BaseModel] | None = None,
+        params: dict[str, Any] | None = None,
+        sample_index: int = 0,
+    ) -> LLMResponse:
         """Call the model with tools, a forced tool (``tool_choice=name``) or a ``response_model``.
 
         Returns :class:`LLMResponse` (``parsed`` holds the validated object). Raises ProviderError.
         """
-        return await self.client.chat(messages, tools=tools, tool_choice=tool_choice, response_model=response_model,
-                                      params=self.decoding(params), sample_index=sample_index)
+        return await self.client.chat(
+            messages,
+            tools=tools,
+            tool_choice=tool_choice,
+            response_model=response_model,
+            params=self.decoding(params),
+            sample_index=sample_index,
+        )
 
     async def generate(self, request: GenerationRequest) -> Generation:
         """Send ``request.messages`` (or the bare question); ``request.params`` overrides decoding."""
         params = dict(request.params)
         unknown = set(params) - _PARAM_KEYS
         if unknown:
-            raise ConfigError(f"generator {self.name}: unknown request params {sorted(unknown)}; "
-                              f"allowed: {', '.join(sorted(_PARAM_KEYS))}")
+            raise ConfigError(
+                f"generator {self.name}: unknown request params {sorted(unknown)}; "
+                f"allowed: {', '.join(sorted(_PARAM_KEYS))}"
+            )
         sample_index = int(params.pop("sample_index", 0))
         messages = request.messages or [{"role": "user", "content": request.question}]
         response = await self.chat(messages, params=params, sample_index=sample_index)
@@ -123,9 +154,13 @@ class LLMGenerator(Generator):
 
 def response_trace(client: LLMClient, response: LLMResponse) -> dict[str, Any]:
     """What a response adds to an output's trace (no secrets: model, cache flag, finish, cost, tool calls)."""
-    trace: dict[str, Any] = {"backend": client.backend.name, "model": response.model or client.backend.model,
-                             "cached": response.cached, "finish_reason": response.finish_reason,
-                             "cost_usd": response.cost_usd}
+    trace: dict[str, Any] = {
+        "backend": client.backend.name,
+        "model": response.model or client.backend.model,
+        "cached": response.cached,
+        "finish_reason": response.finish_reason,
+        "cost_usd": response.cost_usd,
+    }
     if response.tool_calls:
         trace["tool_calls"] = [c.model_dump(include={"name", "arguments"}) for c in response.tool_calls]
     return trace

@@ -30,8 +30,10 @@ def read_key(env_name: str, backend: str, *, required: bool = True) -> str | Non
     value = os.environ.get(env_name, "").strip()
     if not value:
         if required:
-            raise ProviderError(f"{backend}: no API key: set the environment variable {env_name} "
-                                f"(or name another one with the api_key_env option)")
+            raise ProviderError(
+                f"{backend}: no API key: set the environment variable {env_name} "
+                f"(or name another one with the api_key_env option)"
+            )
         return None
     if len(value) >= 6:
         _known.add(value)

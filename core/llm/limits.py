@@ -22,7 +22,7 @@ class Limiter:
         self.active = 0
         self._waiters: collections.deque[asyncio.Future] = collections.deque()
 
-    async def __aenter__(self) -> "Limiter":
+    async def __aenter__(self) -> Limiter:
         while self.active >= self.limit:
             waiter = asyncio.get_running_loop().create_future()
             self._waiters.append(waiter)
@@ -49,7 +49,7 @@ class Limiter:
                 break
 
 
-_limiters: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, str], Limiter]]" = (
+_limiters: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, str], Limiter]] = (
     weakref.WeakKeyDictionary()
 )
 

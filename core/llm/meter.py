@@ -12,9 +12,7 @@ import contextvars
 
 from ..models import TokenUsage
 
-
-_current: contextvars.ContextVar["UsageMeter | None"] = contextvars.ContextVar("ragassay_usage_meter",
-                                                                               default=None)
+_current: contextvars.ContextVar[UsageMeter | None] = contextvars.ContextVar("ragassay_usage_meter", default=None)
 
 
 class UsageMeter:
@@ -29,7 +27,7 @@ class UsageMeter:
     def add(self, usage: TokenUsage) -> None:
         self.usage = usage if self.usage is None else self.usage + usage
 
-    def __enter__(self) -> "UsageMeter":
+    def __enter__(self) -> UsageMeter:
         self._token = _current.set(self)
         return self
 

@@ -19,7 +19,8 @@ any other model has no cost (None), never a guess.
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ..models import TokenUsage
 from .settings import ModelPrice
@@ -99,8 +100,11 @@ class PriceTable:
         cached_price = price.cached_input_per_million
         cached_price = price.input_per_million if cached_price is None else cached_price
         fresh = max(0, usage.input_tokens - usage.cached_tokens)
-        return (fresh * price.input_per_million + usage.cached_tokens * cached_price
-                + usage.output_tokens * price.output_per_million) / 1e6
+        return (
+            fresh * price.input_per_million
+            + usage.cached_tokens * cached_price
+            + usage.output_tokens * price.output_per_million
+        ) / 1e6
 
     def unpriced(self, usage: TokenUsage) -> list[str]:
         """The ``backend/model`` keys of ``usage`` that have no price."""

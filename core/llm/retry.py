@@ -19,7 +19,8 @@ import email.utils
 import logging
 import random
 import time
-from typing import Awaitable, Callable, Mapping, TypeVar
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TypeVar
 
 from ..errors import ProviderError
 from .keys import scrub
@@ -54,7 +55,7 @@ class RetryPolicy:
         """Seconds to wait before retry number ``retry`` (0-based)."""
         if retry_after is not None:
             return max(0.0, min(retry_after, self.max_retry_after_s))
-        base = min(self.max_backoff_s, self.backoff_s * (2 ** retry))
+        base = min(self.max_backoff_s, self.backoff_s * (2**retry))
         return base / 2 + random.uniform(0, base / 2)
 
 
@@ -115,8 +116,7 @@ async def call_with_retries(attempt: Callable[[], Awaitable[T]], policy: RetryPo
         log.warning(scrub(f"{label}: {error.reason}; retry {number + 1}/{policy.max_retries} in {wait:.2f} s"))
         await asyncio.sleep(wait)
     attempts = policy.max_retries + 1
-    raise _failed(f"{label}: {error.reason}; gave up after {attempts} attempt{'s' if attempts > 1 else ''}",
-                  attempts)
+    raise _failed(f"{label}: {error.reason}; gave up after {attempts} attempt{'s' if attempts > 1 else ''}", attempts)
 
 
 async def _within(coroutine: Awaitable[T], seconds: float) -> T:

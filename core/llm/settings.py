@@ -54,8 +54,9 @@ def cache_url(cache_path: str, cache_dir: Path) -> str:
 
 def runtime_settings(section: LLMSection, cache_dir: Path, *, no_cache: bool = False) -> dict[str, Any]:
     """What ``plan_run`` puts in ``ComponentContext.settings["llm"]`` (``--no-cache`` turns the cache off)."""
-    return LLMRuntime(cache=section.cache and not no_cache, cache_url=cache_url(section.cache_path, cache_dir),
-                      prices=section.prices).model_dump(mode="json")
+    return LLMRuntime(
+        cache=section.cache and not no_cache, cache_url=cache_url(section.cache_path, cache_dir), prices=section.prices
+    ).model_dump(mode="json")
 
 
 def runtime_from_context(context: Any) -> LLMRuntime:

@@ -57,7 +57,7 @@ def _balanced(text: str, start: int) -> str:
         elif char == "}":
             depth -= 1
             if depth == 0:
-                return text[start:i + 1]
+                return text[start : i + 1]
     return text[start:]
 
 
@@ -110,8 +110,11 @@ def feedback(request: LLMRequest, response: LLMResponse, error: StructuredOutput
     else:
         ask = "Reply again, calling the tool as required."
     messages = list(request.messages) + [
-        ChatMessage(role="assistant", content=response.text or json.dumps(
-            [c.model_dump(include={"name", "arguments"}) for c in response.tool_calls])),
+        ChatMessage(
+            role="assistant",
+            content=response.text
+            or json.dumps([c.model_dump(include={"name", "arguments"}) for c in response.tool_calls]),
+        ),
         ChatMessage(role="user", content=f"Your reply was not valid: {error}. {ask}"),
     ]
     return request.model_copy(update={"messages": messages})
@@ -120,5 +123,7 @@ def feedback(request: LLMRequest, response: LLMResponse, error: StructuredOutput
 def schema_instructions(request: LLMRequest) -> str:
     """Prompt text asking for JSON that follows ``request.response_schema`` (for backends without native support)."""
     schema = json.dumps(request.response_schema, separators=(",", ":"))
-    return (f"Reply with only a JSON object (no other text) that matches this JSON schema named "
-            f"'{request.response_name}': {schema}")
+    return (
+        f"Reply with only a JSON object (no other text) that matches this JSON schema named "
+        f"'{request.response_name}': {schema}"
+    )

@@ -33,7 +33,7 @@ class ChatMessage(BaseModel):
     name: str | None = Field(default=None, description="Name of the tool whose result this is (tool only).")
 
     @classmethod
-    def coerce(cls, value: "ChatMessage | dict[str, Any]") -> "ChatMessage":
+    def coerce(cls, value: ChatMessage | dict[str, Any]) -> ChatMessage:
         """Accept a ChatMessage or an OpenAI-style dict (``{"role": ..., "content": ...}``)."""
         if isinstance(value, ChatMessage):
             return value
@@ -51,9 +51,12 @@ def _coerce_call(call: Any) -> Any:
         import json
 
         raw = call["function"].get("arguments") or "{}"
-        return {"id": call.get("id", ""), "name": call["function"]["name"],
-                "arguments": json.loads(raw) if isinstance(raw, str) else raw,
-                "raw_arguments": raw if isinstance(raw, str) else json.dumps(raw)}
+        return {
+            "id": call.get("id", ""),
+            "name": call["function"]["name"],
+            "arguments": json.loads(raw) if isinstance(raw, str) else raw,
+            "raw_arguments": raw if isinstance(raw, str) else json.dumps(raw),
+        }
     return call
 
 
@@ -70,7 +73,7 @@ class ToolSpec(BaseModel):
     _model: type[BaseModel] | None = PrivateAttr(default=None)
 
     @classmethod
-    def from_model(cls, model: type[BaseModel], name: str | None = None, description: str | None = None) -> "ToolSpec":
+    def from_model(cls, model: type[BaseModel], name: str | None = None, description: str | None = None) -> ToolSpec:
         """A tool whose arguments are ``model``'s fields (name: the model's name; description: its docstring)."""
         schema = model.model_json_schema()
         schema.pop("title", None)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from sqlalchemy import create_engine, delete, event, func, insert, select, update
 from sqlalchemy.engine import Engine
@@ -87,13 +88,22 @@ class ResultsStore:
         now = time.time()
         with self._begin() as conn:
             conn.execute(insert(t.runs).values(**run, created_at=now, updated_at=now, status="running"))
-            conn.execute(insert(t.run_systems), [
-                {"run_id": run["id"], "name": n, "position": i, "spec_json": s} for i, (n, s) in enumerate(systems)
-            ])
-            conn.execute(insert(t.run_samples), [
-                {"run_id": run["id"], "question_id": s.question_id, "position": i, "sample_json": s.model_dump_json()}
-                for i, s in enumerate(samples)
-            ])
+            conn.execute(
+                insert(t.run_systems),
+                [{"run_id": run["id"], "name": n, "position": i, "spec_json": s} for i, (n, s) in enumerate(systems)],
+            )
+            conn.execute(
+                insert(t.run_samples),
+                [
+                    {
+                        "run_id": run["id"],
+                        "question_id": s.question_id,
+                        "position": i,
+                        "sample_json": s.model_dump_json(),
+                    }
+                    for i, s in enumerate(samples)
+                ],
+            )
 
     def set_run_status(self, run_id: str, status: str) -> None:
         with self._begin() as conn:
@@ -102,8 +112,11 @@ class ResultsStore:
     def finish_run(self, run_id: str, status: str, warnings: Sequence[str]) -> None:
         """Record the end of a session of a run: its status and every warning it raised."""
         with self._begin() as conn:
-            conn.execute(update(t.runs).where(t.runs.c.id == run_id).values(
-                status=status, updated_at=time.time(), warnings_json=json.dumps(list(warnings))))
+            conn.execute(
+                update(t.runs)
+                .where(t.runs.c.id == run_id)
+                .values(status=status, updated_at=time.time(), warnings_json=json.dumps(list(warnings)))
+            )
 
     def list_runs(self) -> list[dict[str, Any]]:
         """Runs, newest first, with output and failure counts, and ``state`` (running, complete, interrupted)."""
@@ -112,12 +125,20 @@ class ResultsStore:
                 t.outputs.c.run_id,
                 func.count().label("outputs"),
                 func.sum((t.outputs.c.status == "failed").cast(t.Integer)).label("failed"),
-            ).group_by(t.outputs.c.run_id).subquery()
+            )
+            .group_by(t.outputs.c.run_id)
+            .subquery()
         )
-        systems = select(t.run_systems.c.run_id, func.count().label("systems")).group_by(t.run_systems.c.run_id).subquery()
+        systems = (
+            select(t.run_systems.c.run_id, func.count().label("systems")).group_by(t.run_systems.c.run_id).subquery()
+        )
         query = (
-            select(t.runs, func.coalesce(counts.c.outputs, 0).label("outputs"),
-                   func.coalesce(counts.c.failed, 0).label("failed"), func.coalesce(systems.c.systems, 0).label("systems"))
+            select(
+                t.runs,
+                func.coalesce(counts.c.outputs, 0).label("outputs"),
+                func.coalesce(counts.c.failed, 0).label("failed"),
+                func.coalesce(systems.c.systems, 0).label("systems"),
+            )
             .outerjoin(counts, counts.c.run_id == t.runs.c.id)
             .outerjoin(systems, systems.c.run_id == t.runs.c.id)
             .order_by(t.runs.c.created_at.desc())
@@ -141,14 +162,18 @@ class ResultsStore:
 
     def run_systems(self, run_id: str) -> list[dict[str, Any]]:
         with self.engine.connect() as conn:
-            rows = conn.execute(select(t.run_systems).where(t.run_systems.c.run_id == run_id)
-                                .order_by(t.run_systems.c.position))
+            rows = conn.execute(
+                select(t.run_systems).where(t.run_systems.c.run_id == run_id).order_by(t.run_systems.c.position)
+            )
             return [dict(r._mapping) for r in rows]
 
     def run_samples(self, run_id: str) -> list[Sample]:
         with self.engine.connect() as conn:
-            rows = conn.execute(select(t.run_samples.c.sample_json).where(t.run_samples.c.run_id == run_id)
-                                .order_by(t.run_samples.c.position))
+            rows = conn.execute(
+                select(t.run_samples.c.sample_json)
+                .where(t.run_samples.c.run_id == run_id)
+                .order_by(t.run_samples.c.position)
+            )
             return [Sample.model_validate_json(r[0]) for r in rows]
 
     # -- units ----------------------------------------------------------------------------------
@@ -158,16 +183,23 @@ class ResultsStore:
         units: dict[tuple[str, str], StoredUnit] = {}
         by_id: dict[int, StoredUnit] = {}
         with self.engine.connect() as conn:
-            for row in conn.execute(select(t.outputs.c.id, t.outputs.c.system, t.outputs.c.question_id,
-                                           t.outputs.c.status).where(t.outputs.c.run_id == run_id)):
+            for row in conn.execute(
+                select(t.outputs.c.id, t.outputs.c.system, t.outputs.c.question_id, t.outputs.c.status).where(
+                    t.outputs.c.run_id == run_id
+                )
+            ):
                 unit = StoredUnit(row.id, row.status, set(), set())
                 units[(row.system, row.question_id)] = by_id[row.id] = unit
             ids = select(t.outputs.c.id).where(t.outputs.c.run_id == run_id)
-            for row in conn.execute(select(t.metric_values.c.output_id, t.metric_values.c.metric)
-                                    .where(t.metric_values.c.output_id.in_(ids))):
+            for row in conn.execute(
+                select(t.metric_values.c.output_id, t.metric_values.c.metric).where(
+                    t.metric_values.c.output_id.in_(ids)
+                )
+            ):
                 by_id[row.output_id].metrics.add(row.metric)
-            for row in conn.execute(select(t.judgements.c.output_id, t.judgements.c.judge)
-                                    .where(t.judgements.c.output_id.in_(ids))):
+            for row in conn.execute(
+                select(t.judgements.c.output_id, t.judgements.c.judge).where(t.judgements.c.output_id.in_(ids))
+            ):
                 by_id[row.output_id].judges.add(row.judge)
         return units
 
@@ -175,10 +207,13 @@ class ResultsStore:
         """(system key, sample key) -> id of the newest ok output of another run with those keys."""
         if not system_keys:
             return {}
-        query = (select(t.outputs.c.system_key, t.outputs.c.sample_key, func.max(t.outputs.c.id))
-                 .where(t.outputs.c.system_key.in_(list(system_keys)), t.outputs.c.status == "ok",
-                        t.outputs.c.run_id != run_id)
-                 .group_by(t.outputs.c.system_key, t.outputs.c.sample_key))
+        query = (
+            select(t.outputs.c.system_key, t.outputs.c.sample_key, func.max(t.outputs.c.id))
+            .where(
+                t.outputs.c.system_key.in_(list(system_keys)), t.outputs.c.status == "ok", t.outputs.c.run_id != run_id
+            )
+            .group_by(t.outputs.c.system_key, t.outputs.c.sample_key)
+        )
         with self.engine.connect() as conn:
             return {(key, sample): output_id for key, sample, output_id in conn.execute(query)}
 
@@ -209,16 +244,38 @@ class ResultsStore:
     def _metric_models(self, output_id: int) -> list[tuple[MetricValue, str | None]]:
         with self.engine.connect() as conn:
             rows = conn.execute(select(t.metric_values).where(t.metric_values.c.output_id == output_id)).all()
-        return [(MetricValue(metric=r.metric, value=r.value, unscored_reason=r.unscored_reason,
-                             details=json.loads(r.details_json) if r.details_json else {},
-                             usage=_usage(r)), r.metric_key) for r in rows]
+        return [
+            (
+                MetricValue(
+                    metric=r.metric,
+                    value=r.value,
+                    unscored_reason=r.unscored_reason,
+                    details=json.loads(r.details_json) if r.details_json else {},
+                    usage=_usage(r),
+                ),
+                r.metric_key,
+            )
+            for r in rows
+        ]
 
     def _judgement_models(self, output_id: int) -> list[tuple[Judgement, str | None]]:
         with self.engine.connect() as conn:
             rows = conn.execute(select(t.judgements).where(t.judgements.c.output_id == output_id)).all()
-        return [(Judgement(judge=r.judge, verdict=r.verdict, score=r.score, explanation=r.explanation or "",
-                           judge_id=r.judge_id or "", details=json.loads(r.details_json) if r.details_json else {},
-                           usage=_usage(r)), r.judge_key) for r in rows]
+        return [
+            (
+                Judgement(
+                    judge=r.judge,
+                    verdict=r.verdict,
+                    score=r.score,
+                    explanation=r.explanation or "",
+                    judge_id=r.judge_id or "",
+                    details=json.loads(r.details_json) if r.details_json else {},
+                    usage=_usage(r),
+                ),
+                r.judge_key,
+            )
+            for r in rows
+        ]
 
     def load_output(self, output_id: int) -> RAGOutput:
         with self.engine.connect() as conn:
@@ -240,10 +297,14 @@ class ResultsStore:
                 conn.execute(delete(t.outputs).where(t.outputs.c.id.in_(replaced)))
             fresh = [r for r in results if r.output_id is None]
             if fresh:
-                ids = conn.execute(
-                    insert(t.outputs).returning(t.outputs.c.id, sort_by_parameter_order=True),
-                    [_output_row(run_id, r, now, context.prices) for r in fresh],
-                ).scalars().all()
+                ids = (
+                    conn.execute(
+                        insert(t.outputs).returning(t.outputs.c.id, sort_by_parameter_order=True),
+                        [_output_row(run_id, r, now, context.prices) for r in fresh],
+                    )
+                    .scalars()
+                    .all()
+                )
                 for result, output_id in zip(fresh, ids):
                     result.output_id = output_id
             metric_rows = [_metric_row(r.output_id, m, context) for r in results for m in r.metrics]
@@ -259,8 +320,13 @@ class ResultsStore:
     def metric_rows(self, run_id: str) -> list[dict[str, Any]]:
         """One row per (output, metric), with the output's system and status."""
         query = (
-            select(t.outputs.c.system, t.outputs.c.question_id, t.metric_values.c.metric,
-                   t.metric_values.c.value, t.metric_values.c.unscored_reason)
+            select(
+                t.outputs.c.system,
+                t.outputs.c.question_id,
+                t.metric_values.c.metric,
+                t.metric_values.c.value,
+                t.metric_values.c.unscored_reason,
+            )
             .join(t.metric_values, t.metric_values.c.output_id == t.outputs.c.id)
             .where(t.outputs.c.run_id == run_id)
         )
@@ -269,8 +335,13 @@ class ResultsStore:
 
     def judgement_rows(self, run_id: str) -> list[dict[str, Any]]:
         query = (
-            select(t.outputs.c.system, t.outputs.c.question_id, t.judgements.c.judge, t.judgements.c.score,
-                   t.judgements.c.verdict)
+            select(
+                t.outputs.c.system,
+                t.outputs.c.question_id,
+                t.judgements.c.judge,
+                t.judgements.c.score,
+                t.judgements.c.verdict,
+            )
             .join(t.judgements, t.judgements.c.output_id == t.outputs.c.id)
             .where(t.outputs.c.run_id == run_id)
         )
@@ -280,9 +351,24 @@ class ResultsStore:
     def output_rows(self, run_id: str) -> list[dict[str, Any]]:
         """One row per stored output: status, error, latency, tokens, calls, cost, retrieval decision and count."""
         o = t.outputs.c
-        query = select(o.id, o.system, o.question_id, o.status, o.error, o.latency_s, o.input_tokens,
-                       o.output_tokens, o.cached_tokens, o.calls, o.cache_hits, o.cost_usd, o.unpriced, o.retrieved,
-                       o.retrieved_count, o.reused_from).where(o.run_id == run_id)
+        query = select(
+            o.id,
+            o.system,
+            o.question_id,
+            o.status,
+            o.error,
+            o.latency_s,
+            o.input_tokens,
+            o.output_tokens,
+            o.cached_tokens,
+            o.calls,
+            o.cache_hits,
+            o.cost_usd,
+            o.unpriced,
+            o.retrieved,
+            o.retrieved_count,
+            o.reused_from,
+        ).where(o.run_id == run_id)
         with self.engine.connect() as conn:
             return [dict(r._mapping) for r in conn.execute(query)]
 
@@ -293,15 +379,34 @@ class ResultsStore:
         with self.engine.connect() as conn:
             for table in (t.metric_values, t.judgements):
                 c = table.c
-                query = (select(t.outputs.c.system, func.sum(c.input_tokens), func.sum(c.output_tokens),
-                                func.sum(c.calls), func.sum(c.cache_hits), func.sum(c.cost_usd),
-                                func.group_concat(c.unpriced) if self.engine.dialect.name == "sqlite"
-                                else func.string_agg(c.unpriced, ","))
-                         .join(t.outputs, t.outputs.c.id == c.output_id)
-                         .where(t.outputs.c.run_id == run_id).group_by(t.outputs.c.system))
+                query = (
+                    select(
+                        t.outputs.c.system,
+                        func.sum(c.input_tokens),
+                        func.sum(c.output_tokens),
+                        func.sum(c.calls),
+                        func.sum(c.cache_hits),
+                        func.sum(c.cost_usd),
+                        func.group_concat(c.unpriced)
+                        if self.engine.dialect.name == "sqlite"
+                        else func.string_agg(c.unpriced, ","),
+                    )
+                    .join(t.outputs, t.outputs.c.id == c.output_id)
+                    .where(t.outputs.c.run_id == run_id)
+                    .group_by(t.outputs.c.system)
+                )
                 for system, tin, tout, calls, hits, cost, unpriced in conn.execute(query):
-                    row = totals.setdefault(system, {"input_tokens": 0, "output_tokens": 0, "calls": 0,
-                                                     "cache_hits": 0, "cost_usd": 0.0, "unpriced": ""})
+                    row = totals.setdefault(
+                        system,
+                        {
+                            "input_tokens": 0,
+                            "output_tokens": 0,
+                            "calls": 0,
+                            "cache_hits": 0,
+                            "cost_usd": 0.0,
+                            "unpriced": "",
+                        },
+                    )
                     row["input_tokens"] += tin or 0
                     row["output_tokens"] += tout or 0
                     row["calls"] += calls or 0
@@ -313,7 +418,8 @@ class ResultsStore:
     def output_payloads(self, run_id: str, *, ok_only: bool = True) -> list[tuple[str, str, RAGOutput]]:
         """(system, question_id, output) for the stored outputs of a run (ok ones only, by default)."""
         query = select(t.outputs.c.system, t.outputs.c.question_id, t.outputs.c.output_json).where(
-            t.outputs.c.run_id == run_id, t.outputs.c.output_json.is_not(None))
+            t.outputs.c.run_id == run_id, t.outputs.c.output_json.is_not(None)
+        )
         if ok_only:
             query = query.where(t.outputs.c.status == "ok")
         with self.engine.connect() as conn:
@@ -322,23 +428,31 @@ class ResultsStore:
     def sample_detail(self, run_id: str, question_id: str) -> dict[str, Any]:
         """A sample with every system's output, metric values and judgements."""
         with self.engine.connect() as conn:
-            raw = conn.execute(select(t.run_samples.c.sample_json).where(
-                t.run_samples.c.run_id == run_id, t.run_samples.c.question_id == question_id)).scalar()
+            raw = conn.execute(
+                select(t.run_samples.c.sample_json).where(
+                    t.run_samples.c.run_id == run_id, t.run_samples.c.question_id == question_id
+                )
+            ).scalar()
             if raw is None:
-                raise StoreError(f"run {run_id[:12]} has no sample '{question_id}'. "
-                                 f"Sample ids are the question_id values of the dataset.")
-            outs = conn.execute(select(t.outputs).where(t.outputs.c.run_id == run_id,
-                                                        t.outputs.c.question_id == question_id)).all()
+                raise StoreError(
+                    f"run {run_id[:12]} has no sample '{question_id}'. "
+                    f"Sample ids are the question_id values of the dataset."
+                )
+            outs = conn.execute(
+                select(t.outputs).where(t.outputs.c.run_id == run_id, t.outputs.c.question_id == question_id)
+            ).all()
             detail = {"sample": Sample.model_validate_json(raw), "outputs": []}
             for out in outs:
                 metrics = conn.execute(select(t.metric_values).where(t.metric_values.c.output_id == out.id)).all()
                 judges = conn.execute(select(t.judgements).where(t.judgements.c.output_id == out.id)).all()
-                detail["outputs"].append({
-                    "row": dict(out._mapping),
-                    "output": RAGOutput.model_validate_json(out.output_json) if out.output_json else None,
-                    "metrics": [_with_details(m) for m in metrics],
-                    "judgements": [_with_details(j) for j in judges],
-                })
+                detail["outputs"].append(
+                    {
+                        "row": dict(out._mapping),
+                        "output": RAGOutput.model_validate_json(out.output_json) if out.output_json else None,
+                        "metrics": [_with_details(m) for m in metrics],
+                        "judgements": [_with_details(j) for j in judges],
+                    }
+                )
         return detail
 
     # -- plumbing -------------------------------------------------------------------------------
@@ -353,13 +467,20 @@ class ResultsStore:
 def _output_row(run_id: str, r: UnitResult, now: float, prices: Any) -> dict[str, Any]:
     out = r.output
     return {
-        "run_id": run_id, "system": r.system, "question_id": r.question_id, "status": r.status, "error": r.error,
+        "run_id": run_id,
+        "system": r.system,
+        "question_id": r.question_id,
+        "status": r.status,
+        "error": r.error,
         "answer": out.answer if out else None,
         "output_json": out.model_dump_json() if out else None,
         "latency_s": out.latency_s if out else None,
         "input_tokens": out.usage.input_tokens if out else 0,
         "output_tokens": out.usage.output_tokens if out else 0,
-        "created_at": now, "system_key": r.system_key, "sample_key": r.sample_key, "reused_from": r.reused_from,
+        "created_at": now,
+        "system_key": r.system_key,
+        "sample_key": r.sample_key,
+        "reused_from": r.reused_from,
         **output_columns(out, prices),
     }
 
@@ -382,9 +503,15 @@ def _usage_row(usage: TokenUsage | None, prices: Any) -> dict[str, Any]:
     unpriced = prices.unpriced(usage)
     if not usage.by_model and (usage.input_tokens or usage.output_tokens):
         unpriced = ["(tokens reported without a model)"]
-    return {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens, "calls": usage.calls,
-            "cached_tokens": usage.cached_tokens, "cache_hits": usage.cache_hits,
-            "cost_usd": None if unpriced else prices.cost(usage), "unpriced": ", ".join(unpriced) or None}
+    return {
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "calls": usage.calls,
+        "cached_tokens": usage.cached_tokens,
+        "cache_hits": usage.cache_hits,
+        "cost_usd": None if unpriced else prices.cost(usage),
+        "unpriced": ", ".join(unpriced) or None,
+    }
 
 
 def _with_details(row: Any) -> dict[str, Any]:
@@ -397,21 +524,39 @@ def _with_details(row: Any) -> dict[str, Any]:
 
 def _usage(row: Any) -> TokenUsage:
     """The stored usage of a metric value or judgement row (totals only)."""
-    return TokenUsage(input_tokens=row.input_tokens or 0, output_tokens=row.output_tokens or 0,
-                      cached_tokens=row.cached_tokens or 0, calls=row.calls or 0, cache_hits=row.cache_hits or 0)
+    return TokenUsage(
+        input_tokens=row.input_tokens or 0,
+        output_tokens=row.output_tokens or 0,
+        cached_tokens=row.cached_tokens or 0,
+        calls=row.calls or 0,
+        cache_hits=row.cache_hits or 0,
+    )
 
 
 def _metric_row(output_id: int | None, m: MetricValue, context: WriteContext) -> dict[str, Any]:
-    return {"output_id": output_id, "metric": m.metric, "value": m.value, "unscored_reason": m.unscored_reason,
-            "details_json": json.dumps(m.details, sort_keys=True) if m.details else None,
-            "metric_key": context.metric_keys.get(m.metric), **_usage_row(m.usage, context.prices)}
+    return {
+        "output_id": output_id,
+        "metric": m.metric,
+        "value": m.value,
+        "unscored_reason": m.unscored_reason,
+        "details_json": json.dumps(m.details, sort_keys=True) if m.details else None,
+        "metric_key": context.metric_keys.get(m.metric),
+        **_usage_row(m.usage, context.prices),
+    }
 
 
 def _judgement_row(output_id: int | None, j: Judgement, context: WriteContext) -> dict[str, Any]:
-    return {"output_id": output_id, "judge": j.judge, "verdict": j.verdict, "score": j.score,
-            "explanation": j.explanation, "judge_id": j.judge_id,
-            "details_json": json.dumps(j.details, sort_keys=True) if j.details else None,
-            "judge_key": context.judge_keys.get(j.judge), **_usage_row(j.usage, context.prices)}
+    return {
+        "output_id": output_id,
+        "judge": j.judge,
+        "verdict": j.verdict,
+        "score": j.score,
+        "explanation": j.explanation,
+        "judge_id": j.judge_id,
+        "details_json": json.dumps(j.details, sort_keys=True) if j.details else None,
+        "judge_key": context.judge_keys.get(j.judge),
+        **_usage_row(j.usage, context.prices),
+    }
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:

@@ -20,7 +20,8 @@ import sys
 import threading
 import time
 import uuid
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from sqlalchemy import delete, insert, select, update
 from sqlalchemy.engine import Engine
@@ -81,8 +82,9 @@ def _pid_alive(pid: int) -> bool:
 class Lease:
     """A held lease: refreshed by a daemon thread until :meth:`release`. Use it as a context manager."""
 
-    def __init__(self, engine: Engine, holder: Holder, *, heartbeat_s: float = HEARTBEAT_EVERY_S,
-                 notes: list[str] | None = None):
+    def __init__(
+        self, engine: Engine, holder: Holder, *, heartbeat_s: float = HEARTBEAT_EVERY_S, notes: list[str] | None = None
+    ):
         self.engine = engine
         self.holder = holder
         self.notes = notes or []  # e.g. that a stale lease was taken over
@@ -113,13 +115,17 @@ class Lease:
         if self._thread is not threading.current_thread():
             self._thread.join(timeout=2 * self._heartbeat_s)
         with self.engine.begin() as conn:
-            conn.execute(delete(run_leases).where(run_leases.c.key == self.key,
-                                                  run_leases.c.owner == self.holder.owner))
+            conn.execute(
+                delete(run_leases).where(run_leases.c.key == self.key, run_leases.c.owner == self.holder.owner)
+            )
 
     def _update(self, **values: Any) -> bool:
         with self.engine.begin() as conn:
-            result = conn.execute(update(run_leases).where(
-                run_leases.c.key == self.key, run_leases.c.owner == self.holder.owner).values(**values))
+            result = conn.execute(
+                update(run_leases)
+                .where(run_leases.c.key == self.key, run_leases.c.owner == self.holder.owner)
+                .values(**values)
+            )
         return result.rowcount == 1
 
     def _beat(self) -> None:
@@ -137,9 +143,16 @@ class Lease:
         self.release()
 
 
-def acquire(engine: Engine, key: str, *, wait: bool = False, on_wait: Callable[[Holder], None] | None = None,
-            stale_after_s: float = STALE_AFTER_S, heartbeat_s: float = HEARTBEAT_EVERY_S,
-            poll_s: float = POLL_EVERY_S) -> Lease:
+def acquire(
+    engine: Engine,
+    key: str,
+    *,
+    wait: bool = False,
+    on_wait: Callable[[Holder], None] | None = None,
+    stale_after_s: float = STALE_AFTER_S,
+    heartbeat_s: float = HEARTBEAT_EVERY_S,
+    poll_s: float = POLL_EVERY_S,
+) -> Lease:
     """Take the lease ``key`` for this process, taking over a stale one.
 
     If a live process holds it: raise :class:`LeaseHeldError` (who holds it, since when, what to do), or with
@@ -157,14 +170,16 @@ def acquire(engine: Engine, key: str, *, wait: bool = False, on_wait: Callable[[
         reason = stale_reason(holder, stale_after_s)
         if reason is not None:
             if _take_over(engine, holder, me):
-                notes.append(f"took over the lease of an earlier run ({holder.describe()}): {reason}; "
-                             f"resuming what it stored")
+                notes.append(
+                    f"took over the lease of an earlier run ({holder.describe()}): {reason}; resuming what it stored"
+                )
                 return Lease(engine, me, heartbeat_s=heartbeat_s, notes=notes)
             continue
         if not wait:
             raise LeaseHeldError(
                 f"this config is already being run by {holder.describe()}. Wait for it with 'ragassay run --wait' "
-                f"(it then resumes and skips what that run stored), or stop that process first.")
+                f"(it then resumes and skips what that run stored), or stop that process first."
+            )
         if not announced and on_wait is not None:
             on_wait(holder)
         announced = True
@@ -189,10 +204,15 @@ def _holder(engine: Engine, key: str) -> Holder | None:
 def _take_over(engine: Engine, stale: Holder, me: Holder) -> bool:
     """Replace a stale holder by ``me``, unless someone else did first (compare-and-swap on owner and beat)."""
     with engine.begin() as conn:
-        result = conn.execute(update(run_leases).where(
-            run_leases.c.key == stale.key, run_leases.c.owner == stale.owner,
-            run_leases.c.heartbeat_at == stale.heartbeat_at,
-        ).values(**{**dataclasses.asdict(me), "run_id": None}))
+        result = conn.execute(
+            update(run_leases)
+            .where(
+                run_leases.c.key == stale.key,
+                run_leases.c.owner == stale.owner,
+                run_leases.c.heartbeat_at == stale.heartbeat_at,
+            )
+            .values(**{**dataclasses.asdict(me), "run_id": None})
+        )
     return result.rowcount == 1
 
 

@@ -9,10 +9,22 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from sqlalchemy import (
-    Column, Connection, Float, ForeignKey, Index, Integer, MetaData, String, Table, Text, UniqueConstraint, inspect,
+    Column,
+    Connection,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+    inspect,
     text,
 )
 
@@ -25,51 +37,95 @@ def _v1_initial(conn: Connection) -> None:
     """Version 1: runs, run_systems, run_samples, outputs, metric_values, judgements (DDL as released)."""
     v1 = MetaData()
     Table("schema_version", v1, Column("version", Integer, nullable=False))
-    Table("runs", v1,
-          Column("id", String(64), primary_key=True), Column("fingerprint", String(64), nullable=False, index=True),
-          Column("project", Text, nullable=False), Column("config_path", Text, nullable=False),
-          Column("config_json", Text, nullable=False), Column("spec_json", Text, nullable=False),
-          Column("ragassay_version", String(32), nullable=False), Column("status", String(16), nullable=False),
-          Column("sample_count", Integer, nullable=False), Column("created_at", Float, nullable=False),
-          Column("updated_at", Float, nullable=False))
-    Table("run_systems", v1,
-          Column("run_id", String(64), ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
-          Column("name", Text, primary_key=True), Column("position", Integer, nullable=False),
-          Column("spec_json", Text, nullable=False))
-    Table("run_samples", v1,
-          Column("run_id", String(64), ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
-          Column("question_id", Text, primary_key=True), Column("position", Integer, nullable=False),
-          Column("sample_json", Text, nullable=False))
-    outputs = Table("outputs", v1,
-                    Column("id", Integer, primary_key=True, autoincrement=True),
-                    Column("run_id", String(64), ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
-                    Column("system", Text, nullable=False), Column("question_id", Text, nullable=False),
-                    Column("status", String(8), nullable=False), Column("error", Text), Column("answer", Text),
-                    Column("output_json", Text), Column("latency_s", Float),
-                    Column("input_tokens", Integer, nullable=False, default=0),
-                    Column("output_tokens", Integer, nullable=False, default=0),
-                    Column("created_at", Float, nullable=False),
-                    UniqueConstraint("run_id", "system", "question_id", name="uq_output_unit"))
-    Table("metric_values", v1,
-          Column("output_id", Integer, ForeignKey("outputs.id", ondelete="CASCADE"), primary_key=True),
-          Column("metric", Text, primary_key=True), Column("value", Float), Column("unscored_reason", Text),
-          Column("details_json", Text))
-    Table("judgements", v1,
-          Column("output_id", Integer, ForeignKey("outputs.id", ondelete="CASCADE"), primary_key=True),
-          Column("judge", Text, primary_key=True), Column("verdict", Text, nullable=False), Column("score", Float),
-          Column("explanation", Text), Column("judge_id", Text))
+    Table(
+        "runs",
+        v1,
+        Column("id", String(64), primary_key=True),
+        Column("fingerprint", String(64), nullable=False, index=True),
+        Column("project", Text, nullable=False),
+        Column("config_path", Text, nullable=False),
+        Column("config_json", Text, nullable=False),
+        Column("spec_json", Text, nullable=False),
+        Column("ragassay_version", String(32), nullable=False),
+        Column("status", String(16), nullable=False),
+        Column("sample_count", Integer, nullable=False),
+        Column("created_at", Float, nullable=False),
+        Column("updated_at", Float, nullable=False),
+    )
+    Table(
+        "run_systems",
+        v1,
+        Column("run_id", String(64), ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
+        Column("name", Text, primary_key=True),
+        Column("position", Integer, nullable=False),
+        Column("spec_json", Text, nullable=False),
+    )
+    Table(
+        "run_samples",
+        v1,
+        Column("run_id", String(64), ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
+        Column("question_id", Text, primary_key=True),
+        Column("position", Integer, nullable=False),
+        Column("sample_json", Text, nullable=False),
+    )
+    outputs = Table(
+        "outputs",
+        v1,
+        Column("id", Integer, primary_key=True, autoincrement=True),
+        Column("run_id", String(64), ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+        Column("system", Text, nullable=False),
+        Column("question_id", Text, nullable=False),
+        Column("status", String(8), nullable=False),
+        Column("error", Text),
+        Column("answer", Text),
+        Column("output_json", Text),
+        Column("latency_s", Float),
+        Column("input_tokens", Integer, nullable=False, default=0),
+        Column("output_tokens", Integer, nullable=False, default=0),
+        Column("created_at", Float, nullable=False),
+        UniqueConstraint("run_id", "system", "question_id", name="uq_output_unit"),
+    )
+    Table(
+        "metric_values",
+        v1,
+        Column("output_id", Integer, ForeignKey("outputs.id", ondelete="CASCADE"), primary_key=True),
+        Column("metric", Text, primary_key=True),
+        Column("value", Float),
+        Column("unscored_reason", Text),
+        Column("details_json", Text),
+    )
+    Table(
+        "judgements",
+        v1,
+        Column("output_id", Integer, ForeignKey("outputs.id", ondelete="CASCADE"), primary_key=True),
+        Column("judge", Text, primary_key=True),
+        Column("verdict", Text, nullable=False),
+        Column("score", Float),
+        Column("explanation", Text),
+        Column("judge_id", Text),
+    )
     Index("ix_outputs_run_system", outputs.c.run_id, outputs.c.system)
     v1.create_all(conn)
 
 
-_USAGE_COLUMNS = ["calls INTEGER NOT NULL DEFAULT 0", "cached_tokens INTEGER NOT NULL DEFAULT 0",
-                  "cache_hits INTEGER NOT NULL DEFAULT 0", "cost_usd FLOAT", "unpriced TEXT"]
-_EVAL_COLUMNS = ["input_tokens INTEGER NOT NULL DEFAULT 0", "output_tokens INTEGER NOT NULL DEFAULT 0",
-                 *_USAGE_COLUMNS]
+_USAGE_COLUMNS = [
+    "calls INTEGER NOT NULL DEFAULT 0",
+    "cached_tokens INTEGER NOT NULL DEFAULT 0",
+    "cache_hits INTEGER NOT NULL DEFAULT 0",
+    "cost_usd FLOAT",
+    "unpriced TEXT",
+]
+_EVAL_COLUMNS = ["input_tokens INTEGER NOT NULL DEFAULT 0", "output_tokens INTEGER NOT NULL DEFAULT 0", *_USAGE_COLUMNS]
 V2_COLUMNS: dict[str, list[str]] = {
     "runs": ["description TEXT", "warnings_json TEXT"],
-    "outputs": ["system_key VARCHAR(64)", "sample_key VARCHAR(64)", "retrieved INTEGER", "retrieved_count INTEGER",
-                "reused_from INTEGER", *_USAGE_COLUMNS],
+    "outputs": [
+        "system_key VARCHAR(64)",
+        "sample_key VARCHAR(64)",
+        "retrieved INTEGER",
+        "retrieved_count INTEGER",
+        "reused_from INTEGER",
+        *_USAGE_COLUMNS,
+    ],
     "metric_values": ["metric_key VARCHAR(64)", *_EVAL_COLUMNS],
     "judgements": ["details_json TEXT", "judge_key VARCHAR(64)", *_EVAL_COLUMNS],
 }
@@ -88,7 +144,8 @@ def _v2_columns_and_keys(conn: Connection) -> None:
 def _create_run_leases(conn: Connection) -> None:
     """Version 2 (leases part): the ``run_leases`` table, as it was at version 2."""
     Table(
-        "run_leases", MetaData(),
+        "run_leases",
+        MetaData(),
         Column("key", String(64), primary_key=True),
         Column("run_id", String(64)),
         Column("owner", String(64), nullable=False),
@@ -106,37 +163,62 @@ def _backfill_v2(conn: Connection) -> None:
     from ..models import RAGOutput
 
     runs = {row.id: row for row in conn.execute(text("SELECT id, config_json, spec_json FROM runs"))}
-    system_keys = {(r.run_id, r.name): "v1:" + _digest(r.spec_json)[:61]
-                   for r in conn.execute(text("SELECT run_id, name, spec_json FROM run_systems"))}
-    sample_keys = {(r.run_id, r.question_id): _digest(r.sample_json)
-                   for r in conn.execute(text("SELECT run_id, question_id, sample_json FROM run_samples"))}
-    prices = {run_id: PriceTable(((json.loads(r.config_json or "{}").get("llm") or {}).get("prices")) or {})
-              for run_id, r in runs.items()}
+    system_keys = {
+        (r.run_id, r.name): "v1:" + _digest(r.spec_json)[:61]
+        for r in conn.execute(text("SELECT run_id, name, spec_json FROM run_systems"))
+    }
+    sample_keys = {
+        (r.run_id, r.question_id): _digest(r.sample_json)
+        for r in conn.execute(text("SELECT run_id, question_id, sample_json FROM run_samples"))
+    }
+    prices = {
+        run_id: PriceTable(((json.loads(r.config_json or "{}").get("llm") or {}).get("prices")) or {})
+        for run_id, r in runs.items()
+    }
     rows = conn.execute(text("SELECT id, run_id, system, question_id, output_json FROM outputs")).all()
     for row in rows:
-        values: dict[str, Any] = {"id": row.id, "system_key": system_keys.get((row.run_id, row.system)),
-                                  "sample_key": sample_keys.get((row.run_id, row.question_id))}
+        values: dict[str, Any] = {
+            "id": row.id,
+            "system_key": system_keys.get((row.run_id, row.system)),
+            "sample_key": sample_keys.get((row.run_id, row.question_id)),
+        }
         output = RAGOutput.model_validate_json(row.output_json) if row.output_json else None
         values.update(output_columns(output, prices[row.run_id]))
-        conn.execute(text("UPDATE outputs SET system_key = :system_key, sample_key = :sample_key, "
-                          "retrieved = :retrieved, retrieved_count = :retrieved_count, calls = :calls, "
-                          "cached_tokens = :cached_tokens, cache_hits = :cache_hits, cost_usd = :cost_usd, "
-                          "unpriced = :unpriced WHERE id = :id"), values)
+        conn.execute(
+            text(
+                "UPDATE outputs SET system_key = :system_key, sample_key = :sample_key, "
+                "retrieved = :retrieved, retrieved_count = :retrieved_count, calls = :calls, "
+                "cached_tokens = :cached_tokens, cache_hits = :cache_hits, cost_usd = :cost_usd, "
+                "unpriced = :unpriced WHERE id = :id"
+            ),
+            values,
+        )
     for run_id, run in runs.items():
         spec = json.loads(run.spec_json or "{}")
         for table, field, column in (("metric_values", "metrics", "metric"), ("judgements", "judges", "judge")):
             for label, component in (spec.get(field) or {}).items():
                 key = "v1:" + _digest(json.dumps(component, sort_keys=True))[:61]
-                conn.execute(text(f"UPDATE {table} SET {column}_key = :key WHERE {column} = :label AND output_id IN "
-                                  "(SELECT id FROM outputs WHERE run_id = :run_id)"),
-                             {"key": key, "label": label, "run_id": run_id})
+                conn.execute(
+                    text(
+                        f"UPDATE {table} SET {column}_key = :key WHERE {column} = :label AND output_id IN "
+                        "(SELECT id FROM outputs WHERE run_id = :run_id)"
+                    ),
+                    {"key": key, "label": label, "run_id": run_id},
+                )
 
 
 def output_columns(output: Any, prices: Any) -> dict[str, Any]:
     """The v2 columns derived from a stored :class:`RAGOutput` (None for a failed unit) and a price table."""
     if output is None:
-        return {"retrieved": None, "retrieved_count": None, "calls": 0, "cached_tokens": 0, "cache_hits": 0,
-                "cost_usd": None, "unpriced": None}
+        return {
+            "retrieved": None,
+            "retrieved_count": None,
+            "calls": 0,
+            "cached_tokens": 0,
+            "cache_hits": 0,
+            "cost_usd": None,
+            "unpriced": None,
+        }
     usage = output.usage
     unpriced = prices.unpriced(usage)
     if not usage.by_model and (usage.input_tokens or usage.output_tokens):
@@ -144,8 +226,11 @@ def output_columns(output: Any, prices: Any) -> dict[str, Any]:
     return {
         "retrieved": None if output.retrieved is None else int(output.retrieved),
         "retrieved_count": sum(1 for context in output.contexts if context.strip()),
-        "calls": usage.calls, "cached_tokens": usage.cached_tokens, "cache_hits": usage.cache_hits,
-        "cost_usd": None if unpriced else prices.cost(usage), "unpriced": ", ".join(unpriced) or None,
+        "calls": usage.calls,
+        "cached_tokens": usage.cached_tokens,
+        "cache_hits": usage.cache_hits,
+        "cost_usd": None if unpriced else prices.cost(usage),
+        "unpriced": ", ".join(unpriced) or None,
     }
 
 
@@ -156,8 +241,7 @@ def _digest(value: str) -> str:
 #: (version, description, function) in order.
 MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
     (1, "initial schema", _v1_initial),
-    (2, "columns for what readers re-parsed, reuse keys, details, evaluation cost, run leases",
-     _v2_columns_and_keys),
+    (2, "columns for what readers re-parsed, reuse keys, details, evaluation cost, run leases", _v2_columns_and_keys),
 ]
 
 

@@ -15,12 +15,14 @@ SCHEMA_VERSION = 2
 metadata = MetaData()
 
 schema_version = Table(
-    "schema_version", metadata,
+    "schema_version",
+    metadata,
     Column("version", Integer, nullable=False),
 )
 
 runs = Table(
-    "runs", metadata,
+    "runs",
+    metadata,
     Column("id", String(64), primary_key=True),
     Column("fingerprint", String(64), nullable=False, index=True),
     Column("project", Text, nullable=False),
@@ -37,7 +39,8 @@ runs = Table(
 )
 
 run_systems = Table(
-    "run_systems", metadata,
+    "run_systems",
+    metadata,
     Column("run_id", String(64), ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
     Column("name", Text, primary_key=True),
     Column("position", Integer, nullable=False),
@@ -45,7 +48,8 @@ run_systems = Table(
 )
 
 run_samples = Table(
-    "run_samples", metadata,
+    "run_samples",
+    metadata,
     Column("run_id", String(64), ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
     Column("question_id", Text, primary_key=True),
     Column("position", Integer, nullable=False),
@@ -65,7 +69,8 @@ def _usage_columns() -> list[Column]:
 
 
 outputs = Table(
-    "outputs", metadata,
+    "outputs",
+    metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("run_id", String(64), ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
     Column("system", Text, nullable=False),
@@ -88,7 +93,8 @@ outputs = Table(
 )
 
 metric_values = Table(
-    "metric_values", metadata,
+    "metric_values",
+    metadata,
     Column("output_id", Integer, ForeignKey("outputs.id", ondelete="CASCADE"), primary_key=True),
     Column("metric", Text, primary_key=True),
     Column("value", Float),  # NULL exactly when unscored
@@ -101,7 +107,8 @@ metric_values = Table(
 )
 
 judgements = Table(
-    "judgements", metadata,
+    "judgements",
+    metadata,
     Column("output_id", Integer, ForeignKey("outputs.id", ondelete="CASCADE"), primary_key=True),
     Column("judge", Text, primary_key=True),
     Column("verdict", Text, nullable=False),
@@ -117,7 +124,8 @@ judgements = Table(
 
 # Version 2: which process works on which run (see ragassay.store.lease); one row per live or stale lease.
 run_leases = Table(
-    "run_leases", metadata,
+    "run_leases",
+    metadata,
     Column("key", String(64), primary_key=True),  # the run's fingerprint: the INSERT conflict is the lock
     Column("run_id", String(64)),  # the run it covers, once opened or created
     Column("owner", String(64), nullable=False),  # a random token per holder

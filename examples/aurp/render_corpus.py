@@ -45,20 +45,26 @@ def company_profile(db: sqlite3.Connection) -> str:
     offices = [r[0] for r in db.execute("SELECT DISTINCT Office FROM Employee ORDER BY Office")]
     departments = [r[0] for r in db.execute("SELECT DISTINCT Department FROM Employee ORDER BY Department")]
     industries = [r[0].lower() for r in db.execute("SELECT DISTINCT Industry FROM Client ORDER BY Industry")]
-    return (f"# Aurp company profile\n\nAurp is a structural engineering consultancy founded in 2009 and "
-            f"headquartered in Melbourne, Australia. Aurp is led by {ceo} and employs {staff} people in offices "
-            f"in {', '.join(offices[:-1])} and {offices[-1]}.\n\nAurp offers bespoke architectural solutions, "
-            "sustainable urban planning, structural health monitoring, geotechnical advice and digital "
-            f"engineering. Its clients work in {', '.join(industries[:-1])} and {industries[-1]}.\n\n"
-            f"Aurp is organised around projects. Its departments are {', '.join(departments[:-1])} and "
-            f"{departments[-1]}.\n")
+    return (
+        f"# Aurp company profile\n\nAurp is a structural engineering consultancy founded in 2009 and "
+        f"headquartered in Melbourne, Australia. Aurp is led by {ceo} and employs {staff} people in offices "
+        f"in {', '.join(offices[:-1])} and {offices[-1]}.\n\nAurp offers bespoke architectural solutions, "
+        "sustainable urban planning, structural health monitoring, geotechnical advice and digital "
+        f"engineering. Its clients work in {', '.join(industries[:-1])} and {industries[-1]}.\n\n"
+        f"Aurp is organised around projects. Its departments are {', '.join(departments[:-1])} and "
+        f"{departments[-1]}.\n"
+    )
 
 
 def employee_page(db: sqlite3.Connection, row: sqlite3.Row, title_counts: Counter) -> str:
     name = row["Name"]
     article = "a" if title_counts[row["JobTitle"]] > 1 else "the"
-    lines = [f"# {name}", "", f"{name} is {article} {row['JobTitle']} at Aurp. {name} works in the "
-             f"{row['Department']} department. {name} is based in the {row['Office']} office."]
+    lines = [
+        f"# {name}",
+        "",
+        f"{name} is {article} {row['JobTitle']} at Aurp. {name} works in the "
+        f"{row['Department']} department. {name} is based in the {row['Office']} office.",
+    ]
     if row["ManagerID"] is None:
         lines[-1] += f" {name} reports to the board of Aurp."
     else:
@@ -69,11 +75,14 @@ def employee_page(db: sqlite3.Connection, row: sqlite3.Row, title_counts: Counte
 
 def client_page(db: sqlite3.Connection, row: sqlite3.Row) -> str:
     name = row["Name"]
-    projects = [r[0] for r in db.execute("SELECT Name FROM Project WHERE ClientID = ? ORDER BY ProjectID",
-                                         (row["ClientID"],))]
+    projects = [
+        r[0] for r in db.execute("SELECT Name FROM Project WHERE ClientID = ? ORDER BY ProjectID", (row["ClientID"],))
+    ]
     delivered = " ".join(f"Aurp delivered {p} for {name}." for p in projects)
-    return (f"# {name}\n\n{name} is a client of Aurp in the {row['Industry']} industry. {name} is based in "
-            f"{row['City']}. {delivered}\n")
+    return (
+        f"# {name}\n\n{name} is a client of Aurp in the {row['Industry']} industry. {name} is based in "
+        f"{row['City']}. {delivered}\n"
+    )
 
 
 def project_report(db: sqlite3.Connection, row: sqlite3.Row) -> str:
@@ -81,10 +90,12 @@ def project_report(db: sqlite3.Connection, row: sqlite3.Row) -> str:
     client = db.execute("SELECT Name FROM Client WHERE ClientID = ?", (row["ClientID"],)).fetchone()["Name"]
     manager = db.execute("SELECT Name FROM Employee WHERE EmployeeID = ?", (row["ManagerID"],)).fetchone()["Name"]
     progress = " ".join(PROGRESS[(pid + i) % len(PROGRESS)] for i in range(2))
-    return (f"# Project report: {name}\n\n## Summary\n\n{name} was delivered for {client}. {name} is located in "
-            f"{row['Location']}. {name} started on {row['StartDate']}. {name} was completed on {row['EndDate']}. "
-            f"The project manager of {name} was {manager}.\n\n## Progress\n\n{progress}\n\n## Outcome\n\n"
-            f"{OUTCOMES[pid % len(OUTCOMES)]}\n")
+    return (
+        f"# Project report: {name}\n\n## Summary\n\n{name} was delivered for {client}. {name} is located in "
+        f"{row['Location']}. {name} started on {row['StartDate']}. {name} was completed on {row['EndDate']}. "
+        f"The project manager of {name} was {manager}.\n\n## Progress\n\n{progress}\n\n## Outcome\n\n"
+        f"{OUTCOMES[pid % len(OUTCOMES)]}\n"
+    )
 
 
 def render(dump: Path, out: Path) -> int:

@@ -23,8 +23,9 @@ import json
 import os
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ragassay import require
 
@@ -78,7 +79,7 @@ class DenseCache:
 
     # -- embeddings ----------------------------------------------------------------------------
 
-    def load_vectors(self, key: str, count: int) -> "np.ndarray":
+    def load_vectors(self, key: str, count: int) -> np.ndarray:
         """The cached vectors of ``key``; raises :class:`CacheMiss` with the reason when unusable."""
         manifest = self._manifest(self.entry(key) / "manifest.json", key)
         data = self._verified(self.entry(key) / "vectors.npy", manifest["sha256"])
@@ -94,7 +95,7 @@ class DenseCache:
             raise CacheMiss("vectors contain NaN or infinite values")
         return vectors
 
-    def save_vectors(self, key: str, vectors: "np.ndarray", material: dict[str, Any]) -> None:
+    def save_vectors(self, key: str, vectors: np.ndarray, material: dict[str, Any]) -> None:
         """Store ``vectors`` under ``key`` (data first, then the manifest that vouches for it)."""
         np = require("numpy", "dense")
         buffer = io.BytesIO()
@@ -102,9 +103,16 @@ class DenseCache:
         data = buffer.getvalue()
         entry = self.entry(key)
         write_atomic(entry / "vectors.npy", data)
-        manifest = {"format": FORMAT_VERSION, "key": key, "count": int(vectors.shape[0]),
-                    "dim": int(vectors.shape[1]), "dtype": "float32", "sha256": hashlib.sha256(data).hexdigest(),
-                    "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "material": material}
+        manifest = {
+            "format": FORMAT_VERSION,
+            "key": key,
+            "count": int(vectors.shape[0]),
+            "dim": int(vectors.shape[1]),
+            "dtype": "float32",
+            "sha256": hashlib.sha256(data).hexdigest(),
+            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "material": material,
+        }
         write_atomic(entry / "manifest.json", json.dumps(manifest, indent=1, default=str).encode("utf-8"))
 
     # -- indexes -------------------------------------------------------------------------------
@@ -120,8 +128,14 @@ class DenseCache:
         """Store a serialised index (data first, then its manifest)."""
         entry = self.entry(key)
         write_atomic(entry / f"index-{ikey}.faiss", data)
-        manifest = {"format": FORMAT_VERSION, "key": key, "index_key": ikey, "params": params,
-                    "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
+        manifest = {
+            "format": FORMAT_VERSION,
+            "key": key,
+            "index_key": ikey,
+            "params": params,
+            "sha256": hashlib.sha256(data).hexdigest(),
+            "bytes": len(data),
+        }
         write_atomic(entry / f"index-{ikey}.json", json.dumps(manifest, indent=1).encode("utf-8"))
 
     # -- checks --------------------------------------------------------------------------------

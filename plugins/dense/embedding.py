@@ -8,7 +8,8 @@ ragassay's embedders refine all three; a third-party embedder that only implemen
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from ragassay import Embedder, Encoded, ProviderError, require
 
@@ -37,8 +38,11 @@ def encode(embedder: Embedder, texts: Sequence[str]) -> Encoded:
 
 def identity(embedder: Embedder) -> dict[str, Any]:
     """What decides the vectors of ``embedder``: part of the dense cache key."""
-    return {"embedder": embedder.name, "class": f"{type(embedder).__module__}.{type(embedder).__qualname__}",
-            **embedder.cache_identity()}
+    return {
+        "embedder": embedder.name,
+        "class": f"{type(embedder).__module__}.{type(embedder).__qualname__}",
+        **embedder.cache_identity(),
+    }
 
 
 def dimension(embedder: Embedder) -> int | None:
@@ -47,7 +51,7 @@ def dimension(embedder: Embedder) -> int | None:
     return value if isinstance(value, int) and value > 0 else None
 
 
-def l2_normalize(vectors: "np.ndarray") -> "np.ndarray":
+def l2_normalize(vectors: np.ndarray) -> np.ndarray:
     """Rows scaled to unit length (zero rows stay zero)."""
     np = require("numpy", "dense")
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)

@@ -26,10 +26,14 @@ class IndexOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     index: Literal["flat", "hnsw", "ivf"] = Field(
-        "flat", description="'flat': exact inner product; 'hnsw': graph index; 'ivf': inverted lists (IVF-Flat).")
+        "flat", description="'flat': exact inner product; 'hnsw': graph index; 'ivf': inverted lists (IVF-Flat)."
+    )
     hnsw_m: int = Field(32, ge=2, description="HNSW: neighbours per node (more: better recall, more memory).")
-    ef_construction: int = Field(40, ge=1, description="HNSW: candidate list size while building (FAISS default 40; "
-                                 "higher: better graph, slower build).")
+    ef_construction: int = Field(
+        40,
+        ge=1,
+        description="HNSW: candidate list size while building (FAISS default 40; higher: better graph, slower build).",
+    )
     ef_search: int = Field(64, ge=1, description="HNSW: candidate list size while searching (at least k is used).")
     ivf_nlist: int | None = Field(None, ge=1, description="IVF: number of cells; None: 4·sqrt(n), at most n/39.")
     ivf_nprobe: int = Field(16, ge=1, description="IVF: cells visited per query.")
@@ -58,7 +62,7 @@ def faiss_module(threads: int | None = None):
     return faiss
 
 
-def build(vectors: "np.ndarray", opts: IndexOptions):
+def build(vectors: np.ndarray, opts: IndexOptions):
     """A FAISS index holding ``vectors`` (float32, row i gets id i)."""
     faiss = faiss_module(opts.threads)
     count, dim = vectors.shape
@@ -84,7 +88,7 @@ def configure_search(index, opts: IndexOptions, k: int = 0) -> None:
         faiss.extract_index_ivf(index).nprobe = opts.ivf_nprobe
 
 
-def search(index, queries: "np.ndarray", k: int, opts: IndexOptions) -> tuple["np.ndarray", "np.ndarray"]:
+def search(index, queries: np.ndarray, k: int, opts: IndexOptions) -> tuple[np.ndarray, np.ndarray]:
     """Scores and row ids of the ``k`` best vectors for each query row (ids -1 where fewer exist)."""
     configure_search(index, opts, k)
     return index.search(queries, k)

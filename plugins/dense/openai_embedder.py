@@ -8,7 +8,8 @@ back in input order by each item's ``index``. The API key is read from the envir
 from __future__ import annotations
 
 import os
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -28,17 +29,29 @@ class OpenAIEmbedder(Embedder):
 
         model_config = ConfigDict(extra="forbid")
 
-        model: str = Field("text-embedding-3-small", description="Embedding model, e.g. text-embedding-3-small, "
-                           "text-embedding-3-large, text-embedding-ada-002 (the seeds' model).")
-        base_url: str | None = Field(None, description="API base URL of an OpenAI-compatible server (ending in "
-                                     "/v1); None: OPENAI_BASE_URL or api.openai.com.")
+        model: str = Field(
+            "text-embedding-3-small",
+            description="Embedding model, e.g. text-embedding-3-small, "
+            "text-embedding-3-large, text-embedding-ada-002 (the seeds' model).",
+        )
+        base_url: str | None = Field(
+            None,
+            description="API base URL of an OpenAI-compatible server (ending in "
+            "/v1); None: OPENAI_BASE_URL or api.openai.com.",
+        )
         api_key_env: str = Field("OPENAI_API_KEY", description="Environment variable holding the API key.")
-        dimensions: int | None = Field(None, ge=1, description="Shortened vector size (text-embedding-3 models "
-                                       "only); None: the model's native size.")
+        dimensions: int | None = Field(
+            None,
+            ge=1,
+            description="Shortened vector size (text-embedding-3 models only); None: the model's native size.",
+        )
         batch_size: int = Field(256, ge=1, le=2048, description="Texts per request (the API allows 2048).")
         max_input_chars: int | None = Field(
-            24000, ge=1, description="Cut longer texts to this many characters (recorded as truncated); the API "
-            "rejects inputs over 8191 tokens. None: send texts whole.")
+            24000,
+            ge=1,
+            description="Cut longer texts to this many characters (recorded as truncated); the API "
+            "rejects inputs over 8191 tokens. None: send texts whole.",
+        )
         timeout_s: float = Field(60.0, gt=0, description="Timeout of one request, in seconds.")
         max_retries: int = Field(3, ge=0, description="Retries of a failed request (the client's backoff).")
 
@@ -50,8 +63,12 @@ class OpenAIEmbedder(Embedder):
     def cache_identity(self) -> dict[str, Any]:
         """Model, server and the options that change vectors (not batch size, timeouts or the key)."""
         opts = self.options
-        return {"model": opts.model, "base_url": self._base_url(), "dimensions": opts.dimensions,
-                "max_input_chars": opts.max_input_chars}
+        return {
+            "model": opts.model,
+            "base_url": self._base_url(),
+            "dimensions": opts.dimensions,
+            "max_input_chars": opts.max_input_chars,
+        }
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One vector per text, in order."""
@@ -69,7 +86,7 @@ class OpenAIEmbedder(Embedder):
         rows: list[list[float]] = []
         size = self.options.batch_size
         for start in range(0, len(sent), size):
-            rows.extend(self._request(sent[start:start + size]))
+            rows.extend(self._request(sent[start : start + size]))
         vectors = np.asarray(rows, dtype=np.float32).reshape(len(texts), -1) if rows else np.zeros((0, 0), np.float32)
         return Encoded(vectors, [None] * len(texts), [len(s) < len(t) for s, t in zip(sent, texts)], None)
 
@@ -85,8 +102,10 @@ class OpenAIEmbedder(Embedder):
             raise ProviderError(f"openai embedder: request to {self._base_url()} failed: {exc}") from exc
         items = sorted(response.data, key=lambda item: item.index)
         if [item.index for item in items] != list(range(len(batch))):
-            raise ProviderError(f"openai embedder: asked for {len(batch)} embeddings, the server returned indexes "
-                                f"{[item.index for item in items]}")
+            raise ProviderError(
+                f"openai embedder: asked for {len(batch)} embeddings, the server returned indexes "
+                f"{[item.index for item in items]}"
+            )
         return [list(item.embedding) for item in items]
 
     def _client(self):
@@ -95,10 +114,16 @@ class OpenAIEmbedder(Embedder):
             openai = require("openai", "openai", "the openai embedder")
             key = os.environ.get(self.options.api_key_env)
             if not key and self.options.base_url is None:
-                raise ConfigError(f"openai embedder: set the API key in the environment variable "
-                                  f"{self.options.api_key_env} (or point base_url at a compatible server)")
-            client = openai.OpenAI(api_key=key or "not-needed", base_url=self._base_url(),
-                                   timeout=self.options.timeout_s, max_retries=self.options.max_retries)
+                raise ConfigError(
+                    f"openai embedder: set the API key in the environment variable "
+                    f"{self.options.api_key_env} (or point base_url at a compatible server)"
+                )
+            client = openai.OpenAI(
+                api_key=key or "not-needed",
+                base_url=self._base_url(),
+                timeout=self.options.timeout_s,
+                max_retries=self.options.max_retries,
+            )
             self._cached_client = client
         return client
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
@@ -33,12 +34,15 @@ class DenseOptions(IndexOptions):
     """Options of the dense retriever (index options included)."""
 
     embedder: EmbedderRef = Field(
-        EmbedderRef(name="local"), description="Embedder: a name ('local', 'openai') or {name = ..., options = {...}}.")
+        EmbedderRef(name="local"), description="Embedder: a name ('local', 'openai') or {name = ..., options = {...}}."
+    )
     similarity: Literal["cosine", "inner_product"] = Field(
-        "cosine", description="'cosine': L2-normalise vectors, then inner product; 'inner_product': raw vectors.")
+        "cosine", description="'cosine': L2-normalise vectors, then inner product; 'inner_product': raw vectors."
+    )
     cache: bool = Field(True, description="Keep embeddings and built indexes on disk and re-use them.")
-    cache_dir: str | None = Field(None, description="Cache folder (relative to the project); None: "
-                                  "<project cache_dir>/dense.")
+    cache_dir: str | None = Field(
+        None, description="Cache folder (relative to the project); None: <project cache_dir>/dense."
+    )
 
 
 class DenseRetriever(Retriever):
@@ -65,8 +69,10 @@ class DenseRetriever(Retriever):
         """Embed (or load from the cache) and index ``chunks``; empty chunks are skipped and counted."""
         chunks = list(chunks)
         if not chunks:
-            raise DatasetError("dense retriever: the corpus has no chunks to index; check the [corpus] paths or "
-                               "source and that the documents are not empty")
+            raise DatasetError(
+                "dense retriever: the corpus has no chunks to index; check the [corpus] paths or "
+                "source and that the documents are not empty"
+            )
         kept = [chunk for chunk in chunks if chunk.text.strip()]
         if not kept:
             raise DatasetError(f"dense retriever: all {len(chunks)} chunks are empty; nothing can be embedded")
@@ -91,8 +97,12 @@ class DenseRetriever(Retriever):
         if k <= 0:
             return [], {}
         encoded = encode(self.embedder, [query])
-        trace = {"query_tokens": encoded.tokens[0], "query_truncated": encoded.truncated[0],
-                 "max_query_tokens": encoded.max_tokens, "cache": self.stats.get("cache")}
+        trace = {
+            "query_tokens": encoded.tokens[0],
+            "query_truncated": encoded.truncated[0],
+            "max_query_tokens": encoded.max_tokens,
+            "cache": self.stats.get("cache"),
+        }
         query_vectors = self._prepare(encoded.vectors)
         with self._lock:  # a rebuild swaps the index; searches in flight keep the one they started with
             if query_vectors.shape[1] != self._index.d:
@@ -100,8 +110,10 @@ class DenseRetriever(Retriever):
             index = self._index
         scores, rows = faiss_index.search(index, query_vectors, min(k, len(self._chunks)), self.options)
         found = sorted(((float(s), int(r)) for s, r in zip(scores[0], rows[0]) if r >= 0), key=lambda x: (-x[0], x[1]))
-        return [ScoredChunk(chunk=self._chunks[row], score=score, rank=rank)
-                for rank, (score, row) in enumerate(found, start=1)], trace
+        return [
+            ScoredChunk(chunk=self._chunks[row], score=score, rank=rank)
+            for rank, (score, row) in enumerate(found, start=1)
+        ], trace
 
     # -- embeddings ----------------------------------------------------------------------------
 
@@ -111,7 +123,7 @@ class DenseRetriever(Retriever):
         folder = self.context.resolve(self.options.cache_dir) if self.options.cache_dir else None
         return DenseCache(folder or Path(self.context.cache_dir) / "dense")
 
-    def _vectors(self) -> "np.ndarray":
+    def _vectors(self) -> np.ndarray:
         """The chunk embeddings: from the cache when a verified entry exists, else embedded and stored."""
         cache = self._cache()
         if cache is not None:
@@ -130,24 +142,27 @@ class DenseRetriever(Retriever):
             self.stats["cache"] = "off"
         return self._embed_chunks(cache)
 
-    def _embed_chunks(self, cache: DenseCache | None) -> "np.ndarray":
+    def _embed_chunks(self, cache: DenseCache | None) -> np.ndarray:
         started = time.perf_counter()
         encoded = encode(self.embedder, [chunk.text for chunk in self._chunks])
         self.stats.update(embed_s=time.perf_counter() - started, truncated_chunks=encoded.truncated_count)
         if encoded.truncated_count:
-            log.info("dense retriever: %d chunk(s) longer than %s tokens were truncated by the embedder",
-                     encoded.truncated_count, encoded.max_tokens)
+            log.info(
+                "dense retriever: %d chunk(s) longer than %s tokens were truncated by the embedder",
+                encoded.truncated_count,
+                encoded.max_tokens,
+            )
         if cache is not None:
             material = {"chunks": len(self._chunks), "embedder": identity(self.embedder)}
             cache.save_vectors(self._key, encoded.vectors, material)
         return encoded.vectors
 
-    def _prepare(self, vectors: "np.ndarray") -> "np.ndarray":
+    def _prepare(self, vectors: np.ndarray) -> np.ndarray:
         return l2_normalize(vectors) if self.options.similarity == "cosine" else vectors
 
     # -- index ---------------------------------------------------------------------------------
 
-    def _build_index(self, vectors: "np.ndarray"):
+    def _build_index(self, vectors: np.ndarray):
         """The FAISS index over ``vectors``; HNSW and IVF indexes are loaded from / saved to the cache."""
         vectors = self._prepare(vectors)
         opts = self.options
@@ -174,11 +189,17 @@ class DenseRetriever(Retriever):
 
     def _rebuild_for_dimension(self, query_dim: int) -> None:
         """The embedder's vectors no longer match the index: re-embed the chunks, rebuild, re-cache."""
-        log.warning("dense retriever: queries embed to %d dimensions but the index holds %d; re-embedding the "
-                    "%d chunks", query_dim, self._index.d, len(self._chunks))
+        log.warning(
+            "dense retriever: queries embed to %d dimensions but the index holds %d; re-embedding the %d chunks",
+            query_dim,
+            self._index.d,
+            len(self._chunks),
+        )
         vectors = self._embed_chunks(self._cache())
         self.stats["cache"] = f"rebuilt: dimension {self._index.d} -> {vectors.shape[1]}"
         self._index = self._build_index(vectors)
         if self._index.d != query_dim:
-            raise ProviderError(f"embedder '{self.embedder.name}' gives {query_dim}-dimensional query vectors but "
-                                f"{self._index.d}-dimensional chunk vectors")
+            raise ProviderError(
+                f"embedder '{self.embedder.name}' gives {query_dim}-dimensional query vectors but "
+                f"{self._index.d}-dimensional chunk vectors"
+            )

@@ -16,8 +16,8 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from sqlalchemy import create_engine, inspect, text
 from sqlalchemy.engine import Connection, Engine, make_url
@@ -52,8 +52,10 @@ class Table:
     def describe(self) -> str:
         """One line per table, as given to the SQL template generator (Table 3's {GIVEN_SCHEMA})."""
         cols = ", ".join(f"{c} {t}{' PRIMARY KEY' if c in self.primary_key else ''}" for c, t in self.columns.items())
-        fks = "".join(f"; FOREIGN KEY ({', '.join(fk.columns)}) REFERENCES {fk.ref_table}({', '.join(fk.ref_columns)})"
-                      for fk in self.foreign_keys)
+        fks = "".join(
+            f"; FOREIGN KEY ({', '.join(fk.columns)}) REFERENCES {fk.ref_table}({', '.join(fk.ref_columns)})"
+            for fk in self.foreign_keys
+        )
         return f"{self.name}({cols}{fks})"
 
 
@@ -106,8 +108,10 @@ class SourceDatabase:
             for name in inspector.get_table_names() + inspector.get_view_names():
                 columns = {c["name"]: str(c["type"]) for c in inspector.get_columns(name)}
                 pk = tuple(inspector.get_pk_constraint(name).get("constrained_columns") or ())
-                fks = tuple(ForeignKey(tuple(fk["constrained_columns"]), fk["referred_table"],
-                                       tuple(fk["referred_columns"])) for fk in inspector.get_foreign_keys(name))
+                fks = tuple(
+                    ForeignKey(tuple(fk["constrained_columns"]), fk["referred_table"], tuple(fk["referred_columns"]))
+                    for fk in inspector.get_foreign_keys(name)
+                )
                 tables[name] = Table(name, columns, pk, fks)
         except (SQLAlchemyError, sqlite3.Error) as exc:
             self.close()
@@ -146,8 +150,9 @@ def open_url(url: str, base_dir: Path) -> SourceDatabase:
         with engine.connect():
             pass
     except (SQLAlchemyError, ImportError) as exc:
-        raise DatasetError(f"grammar: cannot open the database {parsed.render_as_string(hide_password=True)}: "
-                           f"{_reason(exc)}") from None
+        raise DatasetError(
+            f"grammar: cannot open the database {parsed.render_as_string(hide_password=True)}: {_reason(exc)}"
+        ) from None
     return SourceDatabase(engine, parsed.render_as_string(hide_password=True))
 
 

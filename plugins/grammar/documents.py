@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import string
 from collections import OrderedDict
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from sqlalchemy import text
 from sqlalchemy.engine import Connection
@@ -53,13 +54,15 @@ class DocumentMap:
         table_name, _, column_name = key.partition(".")
         table = self.schema.table(table_name)
         if table is None:
-            raise DatasetError(f"grammar: documents mapping '{key}': no table '{table_name}' "
-                               f"(tables: {', '.join(self.schema.tables)})")
+            raise DatasetError(
+                f"grammar: documents mapping '{key}': no table '{table_name}' (tables: {', '.join(self.schema.tables)})"
+            )
         if column_name:
             column = table.column(column_name)
             if column is None:
-                raise DatasetError(f"grammar: documents mapping '{key}': table {table.name} has no column "
-                                   f"'{column_name}'")
+                raise DatasetError(
+                    f"grammar: documents mapping '{key}': table {table.name} has no column '{column_name}'"
+                )
             self.by_column[(table.name, column)] = patterns
         else:
             self.default[table.name] = patterns
@@ -70,12 +73,15 @@ class DocumentMap:
                     continue
                 real = table.column(field)
                 if real is None:
-                    raise DatasetError(f"grammar: documents mapping '{key}': pattern {pattern!r} uses {{{field}}}, "
-                                       f"which is not a column of {table.name} (columns: {', '.join(table.columns)})")
+                    raise DatasetError(
+                        f"grammar: documents mapping '{key}': pattern {pattern!r} uses {{{field}}}, "
+                        f"which is not a column of {table.name} (columns: {', '.join(table.columns)})"
+                    )
                 fields[field] = real
 
-    def reference_ids(self, conn: Connection, rows: Iterable[tuple[str, tuple]],
-                      answer_columns: Iterable[tuple[str, str]]) -> list[str]:
+    def reference_ids(
+        self, conn: Connection, rows: Iterable[tuple[str, tuple]], answer_columns: Iterable[tuple[str, str]]
+    ) -> list[str]:
         """Document ids for the source rows ``(table, primary key values)`` of one answer, in order, unique."""
         answer_columns = list(answer_columns)
         ids: dict[str, None] = {}
@@ -110,4 +116,3 @@ class DocumentMap:
         else:
             self._rows.move_to_end((table, key))
         return cached
-

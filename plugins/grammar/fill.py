@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import re
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 from sqlalchemy import text
 from sqlalchemy.engine import Connection
@@ -54,8 +54,9 @@ class Filled:
     truncated: bool = False  # more source rows than kept
 
 
-def compile_template(tpl: SqlTemplate, schema: Schema, quote: Callable[[str], str],
-                     pk_of: Callable[[str], tuple[str, ...]]) -> CompiledTemplate:
+def compile_template(
+    tpl: SqlTemplate, schema: Schema, quote: Callable[[str], str], pk_of: Callable[[str], tuple[str, ...]]
+) -> CompiledTemplate:
     """Compile a template already checked by :func:`templates.template_problems`."""
     bound = bind_placeholders(tpl.sql)
     placeholders, _ = resolve_placeholders(bound.placeholders, schema)
@@ -65,7 +66,11 @@ def compile_template(tpl: SqlTemplate, schema: Schema, quote: Callable[[str], st
     parts = clauses(bound.sql)
     refs = [(schema.table(t).name, alias) for t, alias in table_refs(parts.get("FROM", "")) if schema.table(t)]
     compiled = CompiledTemplate(tpl, bound.sql, placeholders, entity, texts, _answer_columns(parts, refs, schema))
-    if refs and not ({"UNION", "INTERSECT", "EXCEPT"} & set(parts)) and not bound.sql.lstrip("( ").upper().startswith("WITH"):
+    if (
+        refs
+        and not ({"UNION", "INTERSECT", "EXCEPT"} & set(parts))
+        and not bound.sql.lstrip("( ").upper().startswith("WITH")
+    ):
         keys = [(table, alias, pk_of(table)) for table, alias in refs]
         select = ", ".join(f"{quote(alias)}.{quote(col)}" for _, alias, pk in keys for col in pk)
         where = f" WHERE {parts['WHERE']}" if "WHERE" in parts else ""
@@ -78,7 +83,7 @@ def _text_parts(template: str, order: dict[tuple[str, str], int]) -> list[str | 
     parts: list[str | int] = []
     last = 0
     for match in PLACEHOLDER.finditer(template):
-        parts.append(template[last:match.start()])
+        parts.append(template[last : match.start()])
         parts.append(order[(match.group(1).strip().lower(), match.group(2).strip().lower())])
         last = match.end()
     parts.append(template[last:])
@@ -93,8 +98,13 @@ def _answer_columns(parts: dict[str, str], refs: list[tuple[str, str]], schema: 
         if item is None:
             continue
         qualifier, column = item
-        candidates = [by_alias[qualifier.lower()]] if qualifier and qualifier.lower() in by_alias else \
-            [t for t, _ in refs] if qualifier is None else []
+        candidates = (
+            [by_alias[qualifier.lower()]]
+            if qualifier and qualifier.lower() in by_alias
+            else [t for t, _ in refs]
+            if qualifier is None
+            else []
+        )
         for table in candidates:
             real = schema.tables[table].column(column)
             if real is not None:
@@ -126,8 +136,13 @@ def count_distinct(conn: Connection, quote: Callable[[str], str], table: str, co
     return int(conn.execute(text(f"SELECT COUNT(DISTINCT {col}) FROM {quote(table)}")).scalar() or 0)
 
 
-def fill(conn: Connection, compiled: CompiledTemplate, value_lists: list[list], stats: dict[str, int],
-         max_source_rows: int = 20) -> Iterator[Filled]:
+def fill(
+    conn: Connection,
+    compiled: CompiledTemplate,
+    value_lists: list[list],
+    stats: dict[str, int],
+    max_source_rows: int = 20,
+) -> Iterator[Filled]:
     """Every combination with exactly one non-NULL answer row; ``stats`` counts what was dropped and why."""
     statement = text(compiled.sql)
     provenance = text(compiled.provenance_sql) if compiled.provenance_sql else None
@@ -138,8 +153,15 @@ def fill(conn: Connection, compiled: CompiledTemplate, value_lists: list[list], 
             continue
         params = {f"p{i}": value for i, value in enumerate(combo)}
         rows = conn.execute(statement, params).fetchmany(2)
-        reason = "empty" if not rows else "multiple answers" if len(rows) > 1 else \
-            "null answer" if any(v is None for v in rows[0]) else None
+        reason = (
+            "empty"
+            if not rows
+            else "multiple answers"
+            if len(rows) > 1
+            else "null answer"
+            if any(v is None for v in rows[0])
+            else None
+        )
         if reason is not None:
             stats[reason] = stats.get(reason, 0) + 1
             continue
@@ -156,7 +178,7 @@ def fill(conn: Connection, compiled: CompiledTemplate, value_lists: list[list], 
 def _split_keys(row: tuple, tables: list[tuple[str, int]]) -> list[tuple[str, tuple]]:
     out, i = [], 0
     for table, width in tables:
-        key = tuple(row[i:i + width])
+        key = tuple(row[i : i + width])
         i += width
         if all(v is not None for v in key):  # an outer join may leave a side empty
             out.append((table, key))

@@ -27,8 +27,9 @@ class GrammarJudgeOptions(BaseModel):
 
     generator: GeneratorRef = Field(description="Generator that judges: a name, or { name, options }.")
     prompt: str = Field(JUDGE_PROMPT, description="Prompt with {query}, {true_answer} and {given_response}.")
-    params: dict[str, Any] = Field(default_factory=lambda: {"temperature": 0.0},
-                                   description="Decoding parameters given to the generator.")
+    params: dict[str, Any] = Field(
+        default_factory=lambda: {"temperature": 0.0}, description="Decoding parameters given to the generator."
+    )
 
 
 def parse_verdict(reply: str) -> str | None:
@@ -54,10 +55,17 @@ class GrammarLLMJudge(Judge):
             return self._verdict("unscored", None, "the sample has no reference answer")
         if self._generator is None:
             self._generator = self.context.build(self.options.generator)
-        prompt = fill(self.options.prompt, {"query": sample.question, "given_response": output.answer,
-                                            "true_answer": " | ".join(sample.reference_answers)})
-        request = GenerationRequest(question=prompt, messages=[{"role": "user", "content": prompt}],
-                                    params=self.options.params)
+        prompt = fill(
+            self.options.prompt,
+            {
+                "query": sample.question,
+                "given_response": output.answer,
+                "true_answer": " | ".join(sample.reference_answers),
+            },
+        )
+        request = GenerationRequest(
+            question=prompt, messages=[{"role": "user", "content": prompt}], params=self.options.params
+        )
         reply = (await self._generator.generate(request)).text
         verdict = parse_verdict(reply)
         if verdict is None:

@@ -30,8 +30,11 @@ from .sqltext import PLACEHOLDER, bind_placeholders, clauses, clean_sql, select_
 from .templates import SqlTemplate, TemplatesFile, TextTemplate, sql_problems, text_problems
 
 Criterion = Literal["short", "long", "interrogative", "directive", "formal", "casual"]
-_STATEMENT = re.compile(r"[\s(]*(SELECT|WITH|INSERT|UPDATE|DELETE|DROP|ALTER|CREATE|REPLACE|PRAGMA|ATTACH|"
-                        r"TRUNCATE|MERGE|GRANT|EXEC|CALL)\b", re.IGNORECASE)
+_STATEMENT = re.compile(
+    r"[\s(]*(SELECT|WITH|INSERT|UPDATE|DELETE|DROP|ALTER|CREATE|REPLACE|PRAGMA|ATTACH|"
+    r"TRUNCATE|MERGE|GRANT|EXEC|CALL)\b",
+    re.IGNORECASE,
+)
 _PREFIX = re.compile(r"^\s*(?:[-*+\u2022]|\d+[.)]|sql:)\s*", re.IGNORECASE)
 
 
@@ -43,12 +46,16 @@ class GenerateOptions(BaseModel):
     generator: GeneratorRef = Field(description="Generator component: a name, or { name, options }.")
     tables: list[str] = Field(default_factory=list, description="Target tables S_target (default: every table).")
     requirements: list[str] = Field(default_factory=list, description="Lines for Table 3's {SPECIFIC_REQUIREMENTS}.")
-    criteria: list[Criterion] = Field(default_factory=lambda: ["short", "long"],
-                                      description="Linguistic criteria C_t; each becomes a text template attribute.")
-    texts_per_criterion: int = Field(default=2, ge=1, le=20, description="Text templates asked per criterion "
-                                     "(N per SQL template = criteria x this).")
-    params: dict[str, Any] = Field(default_factory=lambda: {"temperature": 0.0},
-                                   description="Decoding parameters given to the generator.")
+    criteria: list[Criterion] = Field(
+        default_factory=lambda: ["short", "long"],
+        description="Linguistic criteria C_t; each becomes a text template attribute.",
+    )
+    texts_per_criterion: int = Field(
+        default=2, ge=1, le=20, description="Text templates asked per criterion (N per SQL template = criteria x this)."
+    )
+    params: dict[str, Any] = Field(
+        default_factory=lambda: {"temperature": 0.0}, description="Decoding parameters given to the generator."
+    )
 
 
 def run_sync(coro):
@@ -67,15 +74,17 @@ def generate_templates(db: SourceDatabase, context: ComponentContext, options: G
     name = options.generator.name
 
     def ask(prompt: str) -> str:
-        request = GenerationRequest(question=prompt, messages=[{"role": "user", "content": prompt}],
-                                    params=options.params)
+        request = GenerationRequest(
+            question=prompt, messages=[{"role": "user", "content": prompt}], params=options.params
+        )
         try:
             return run_sync(generator.generate(request)).text
         except RagassayError:
             raise
         except Exception as exc:  # noqa: BLE001 - any provider error becomes one clear message
-            raise DatasetError(f"grammar: template generation: generator '{name}' failed: "
-                               f"{type(exc).__name__}: {exc}") from None
+            raise DatasetError(
+                f"grammar: template generation: generator '{name}' failed: {type(exc).__name__}: {exc}"
+            ) from None
 
     out = TemplatesFile()
     with db.connect() as conn:
@@ -89,8 +98,14 @@ def generate_templates(db: SourceDatabase, context: ComponentContext, options: G
                 tpl_id = f"{table.lower()}_{sum(t.table == table for t in out.templates) + 1}"
                 texts = _texts(ask, tpl_id, sql, options, out)
                 if not texts:
-                    out.rejected.append({"kind": "sql", "table": table, "text": sql,
-                                         "reason": "no acceptable text template was generated for it"})
+                    out.rejected.append(
+                        {
+                            "kind": "sql",
+                            "table": table,
+                            "text": sql,
+                            "reason": "no acceptable text template was generated for it",
+                        }
+                    )
                     continue
                 out.templates.append(SqlTemplate(id=tpl_id, sql=clean_sql(sql), table=table, texts=texts))
     return out
@@ -101,8 +116,10 @@ def _targets(db: SourceDatabase, options: GenerateOptions) -> list[str]:
         return list(db.schema.tables)
     missing = [t for t in options.tables if db.schema.table(t) is None]
     if missing:
-        raise DatasetError(f"grammar: generate.tables names {', '.join(missing)}, not in the database "
-                           f"(tables: {', '.join(db.schema.tables)})")
+        raise DatasetError(
+            f"grammar: generate.tables names {', '.join(missing)}, not in the database "
+            f"(tables: {', '.join(db.schema.tables)})"
+        )
     return [db.schema.table(t).name for t in options.tables]
 
 
@@ -167,8 +184,11 @@ def _texts(ask, tpl_id: str, sql: str, options: GenerateOptions, out: TemplatesF
     for criterion in options.criteria:
         attribute = TEXT_CRITERIA[criterion][0]
         for line in response_lines(ask(text_prompt(clean_sql(sql), criterion, options.texts_per_criterion))):
-            item = TextTemplate(id=f"{criterion}{sum(t.attributes.get(attribute) == criterion for t in texts) + 1}",
-                                text=line, attributes={attribute: criterion})
+            item = TextTemplate(
+                id=f"{criterion}{sum(t.attributes.get(attribute) == criterion for t in texts) + 1}",
+                text=line,
+                attributes={attribute: criterion},
+            )
             probe = SqlTemplate(id=tpl_id, sql=sql, texts=[item])
             problems = text_problems(probe, placeholders) or _text_criterion(line, criterion)
             if re.match(r"\s*(SELECT|WITH)\b", line, re.IGNORECASE):
@@ -176,8 +196,15 @@ def _texts(ask, tpl_id: str, sql: str, options: GenerateOptions, out: TemplatesF
             if any(_normal(t.text) == _normal(line) for t in texts):
                 problems = problems or ["duplicates another text template"]
             if problems:
-                out.rejected.append({"kind": "text", "template": tpl_id, "criterion": criterion, "text": line,
-                                     "reason": "; ".join(p.replace(f"text '{item.id}' ", "") for p in problems)})
+                out.rejected.append(
+                    {
+                        "kind": "text",
+                        "template": tpl_id,
+                        "criterion": criterion,
+                        "text": line,
+                        "reason": "; ".join(p.replace(f"text '{item.id}' ", "") for p in problems),
+                    }
+                )
             else:
                 texts.append(item)
     return texts

@@ -63,11 +63,16 @@ placeholder value(s).
 #: Linguistic criteria C_t: name -> (attribute it sets, instruction given to the generator).
 TEXT_CRITERIA: dict[str, tuple[str, str]] = {
     "short": ("query_length", "Short: a brief query of at most 12 words."),
-    "long": ("query_length", "Long: a verbose query of at least 25 words, with polite framing and context about "
-                             "why the information is needed."),
+    "long": (
+        "query_length",
+        "Long: a verbose query of at least 25 words, with polite framing and context about "
+        "why the information is needed.",
+    ),
     "interrogative": ("sentence_type", "Interrogative: phrased as a question that ends with a question mark."),
-    "directive": ("sentence_type", "Directive: phrased as an instruction or request (e.g. 'Tell me ...', "
-                                   "'Find ...'), not as a question."),
+    "directive": (
+        "sentence_type",
+        "Directive: phrased as an instruction or request (e.g. 'Tell me ...', 'Find ...'), not as a question.",
+    ),
     "formal": ("register", "Formal: a formal, professional register."),
     "casual": ("register", "Casual: a casual, conversational register."),
 }
@@ -98,8 +103,9 @@ def sql_prompt(schema: str, requirements: list[str]) -> str:
 
 def text_prompt(sql_template: str, criterion: str, n: int) -> str:
     """The g_t prompt for one SQL template and one linguistic criterion."""
-    return fill(TEXT_TEMPLATE_PROMPT, {"CRITERION": TEXT_CRITERIA[criterion][1], "N": str(n),
-                                       "SQL_TEMPLATE": sql_template})
+    return fill(
+        TEXT_TEMPLATE_PROMPT, {"CRITERION": TEXT_CRITERIA[criterion][1], "N": str(n), "SQL_TEMPLATE": sql_template}
+    )
 
 
 def judge_prompt(query: str, true_answer: str, given_response: str) -> str:

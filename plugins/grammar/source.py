@@ -10,7 +10,8 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from typing import Any, Iterator, Literal
+from collections.abc import Iterator
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -38,12 +39,14 @@ class SamplingOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    mode: Literal["all", "stratified", "unbalanced"] = Field("all", description="'all' pairs; 'stratified': "
-                                                              "per_group per semantic group; 'unbalanced': reduce.")
+    mode: Literal["all", "stratified", "unbalanced"] = Field(
+        "all", description="'all' pairs; 'stratified': per_group per semantic group; 'unbalanced': reduce."
+    )
     per_group: int = Field(1, ge=1, description="stratified: text queries kept per group (per value of `by`).")
     by: str | None = Field(None, description="stratified: text template attribute balanced within each group.")
-    reduce: dict[str, float] = Field(default_factory=dict, description="unbalanced: table -> fraction of its "
-                                     "text queries removed at random.")
+    reduce: dict[str, float] = Field(
+        default_factory=dict, description="unbalanced: table -> fraction of its text queries removed at random."
+    )
     seed: int = Field(0, description="Seed of the random choices.")
 
     @field_validator("reduce")
@@ -61,28 +64,42 @@ class GrammarOptions(BaseModel):
     url: str | None = Field(None, description="SQLAlchemy URL of the database (read-only use).")
     sql_dump: str | None = Field(None, description="SQL text dump loaded into a private in-memory SQLite database.")
     templates: str = Field("templates.yaml", description="Templates file (.yaml/.yml/.toml), relative to the project.")
-    generate: GenerateOptions | None = Field(None, description="Have an LLM write the templates file when it is "
-                                             "missing (accepted and rejected templates are saved for review).")
-    documents: list[str] = Field(default_factory=list, description="Glob patterns of the corpus documents "
-                                 "(what documents() yields; .md/.txt/.json/.jsonl as for [corpus] paths).")
-    document_map: dict[str, str | list[str]] = Field(default_factory=dict, description="Row -> document id "
-                                                     "patterns, merged over the templates file's 'documents'.")
+    generate: GenerateOptions | None = Field(
+        None,
+        description="Have an LLM write the templates file when it is "
+        "missing (accepted and rejected templates are saved for review).",
+    )
+    documents: list[str] = Field(
+        default_factory=list,
+        description="Glob patterns of the corpus documents "
+        "(what documents() yields; .md/.txt/.json/.jsonl as for [corpus] paths).",
+    )
+    document_map: dict[str, str | list[str]] = Field(
+        default_factory=dict, description="Row -> document id patterns, merged over the templates file's 'documents'."
+    )
     sampling: SamplingOptions = Field(default_factory=SamplingOptions, description="Stratified or unbalanced.")
     max_source_rows: int = Field(20, ge=1, description="Source row ids kept per answer (aggregates can have many).")
 
     @model_validator(mode="after")
-    def _one_database(self) -> "GrammarOptions":
+    def _one_database(self) -> GrammarOptions:
         given = [k for k in ("path", "url", "sql_dump") if getattr(self, k)]
         if len(given) != 1:
-            raise ValueError("give exactly one of path, url or sql_dump" + (f" (got {', '.join(given)})" if given else ""))
+            raise ValueError(
+                "give exactly one of path, url or sql_dump" + (f" (got {', '.join(given)})" if given else "")
+            )
         return self
 
 
 class _State:
     """What the source prepared once: database, compiled templates, documents mapping."""
 
-    def __init__(self, db: database.SourceDatabase, compiled: list[CompiledTemplate], docs: DocumentMap,
-                 corpus_ids: set[str] | None):
+    def __init__(
+        self,
+        db: database.SourceDatabase,
+        compiled: list[CompiledTemplate],
+        docs: DocumentMap,
+        corpus_ids: set[str] | None,
+    ):
         self.db, self.compiled, self.docs, self.corpus_ids = db, compiled, docs, corpus_ids
 
 
@@ -124,22 +141,36 @@ class GrammarSource(DatasetSource):
             for compiled in state.compiled:
                 counts = [count_distinct(conn, state.db.quote, t, c) for t, c in compiled.placeholders]
                 q, n = math.prod(counts), len(compiled.texts)
-                rows.append({"template": compiled.template.id, "table": compiled.table,
-                             "placeholders": ", ".join(f"{t}.{c} ({k})" for (t, c), k in zip(compiled.placeholders,
-                                                                                             counts)),
-                             "Q": q, "N": n, "N x Q": n * q, "note": "column has no values" if 0 in counts else ""})
-        total = {"template": f"total (M = {len(rows)})", "table": "", "placeholders": "",
-                 "Q": sum(r["Q"] for r in rows), "N": sum(r["N"] for r in rows),
-                 "N x Q": sum(r["N x Q"] for r in rows),
-                 "note": "upper bound: queries without exactly one answer row are dropped; sampling "
-                         f"'{self.options.sampling.mode}' applies"}
+                rows.append(
+                    {
+                        "template": compiled.template.id,
+                        "table": compiled.table,
+                        "placeholders": ", ".join(f"{t}.{c} ({k})" for (t, c), k in zip(compiled.placeholders, counts)),
+                        "Q": q,
+                        "N": n,
+                        "N x Q": n * q,
+                        "note": "column has no values" if 0 in counts else "",
+                    }
+                )
+        total = {
+            "template": f"total (M = {len(rows)})",
+            "table": "",
+            "placeholders": "",
+            "Q": sum(r["Q"] for r in rows),
+            "N": sum(r["N"] for r in rows),
+            "N x Q": sum(r["N x Q"] for r in rows),
+            "note": "upper bound: queries without exactly one answer row are dropped; sampling "
+            f"'{self.options.sampling.mode}' applies",
+        }
         return rows + [total]
 
     def summary(self) -> list[dict[str, Any]]:
         """Per template, after :meth:`samples` ran: combinations, kept groups, and why the others were dropped."""
         reasons = ("combinations", "kept", "empty", "multiple answers", "null answer", "empty value")
-        return [{"template": tid, **{k: stats.get(k, 0) for k in reasons}}
-                for tid, stats in getattr(self, "stats", {}).items()]
+        return [
+            {"template": tid, **{k: stats.get(k, 0) for k in reasons}}
+            for tid, stats in getattr(self, "stats", {}).items()
+        ]
 
     # -- preparation -------------------------------------------------------------------------------
 
@@ -163,8 +194,10 @@ class GrammarSource(DatasetSource):
             generated = generate_templates(db, self.context, self.options.generate)
             save_templates(generated, path, header=_GENERATED_HEADER)
             if not generated.templates:
-                raise DatasetError(f"grammar: the LLM wrote no acceptable template; the rejections and their "
-                                   f"reasons are in {path} (delete it to try again)")
+                raise DatasetError(
+                    f"grammar: the LLM wrote no acceptable template; the rejections and their "
+                    f"reasons are in {path} (delete it to try again)"
+                )
         parsed = load_templates(path)
         if not parsed.templates:
             raise DatasetError(f"grammar: {path} has no templates")
@@ -176,8 +209,9 @@ class GrammarSource(DatasetSource):
                     raise DatasetError(f"grammar: {path}: template '{tpl.id}': " + "; ".join(problems))
                 compiled.append(compile_template(tpl, db.schema, db.quote, lambda t: self._pk(db, t)))
                 check_provenance(conn, compiled[-1])
-        docs = DocumentMap({**parsed.documents, **self.options.document_map}, db.schema, db.quote,
-                           lambda t: self._pk(db, t))
+        docs = DocumentMap(
+            {**parsed.documents, **self.options.document_map}, db.schema, db.quote, lambda t: self._pk(db, t)
+        )
         corpus_ids = {d.id for d in self.documents()} if docs and self.options.documents else None
         return _State(db, compiled, docs, corpus_ids)
 
@@ -192,23 +226,37 @@ class GrammarSource(DatasetSource):
         """The text queries of one filled SQL query (one semantic group)."""
         tpl = compiled.template
         values = {f"{t}.{c}": json_value(v) for (t, c), v in zip(compiled.placeholders, filled.values)}
-        digest = hashlib.blake2b(json.dumps(list(values.values()), ensure_ascii=False, default=str).encode(),
-                                 digest_size=5).hexdigest()
+        digest = hashlib.blake2b(
+            json.dumps(list(values.values()), ensure_ascii=False, default=str).encode(), digest_size=5
+        ).hexdigest()
         group_id = f"{tpl.id}/{digest}"
         doc_ids = state.docs.reference_ids(conn, filled.source_rows, compiled.answer_columns) if state.docs else []
         missing = [d for d in doc_ids if state.corpus_ids is not None and d not in state.corpus_ids]
         if missing:
-            raise DatasetError(f"grammar: the documents mapping gives '{missing[0]}' for group {group_id}, but no "
-                               "corpus document has that id; fix the mapping or the 'documents' patterns")
+            raise DatasetError(
+                f"grammar: the documents mapping gives '{missing[0]}' for group {group_id}, but no "
+                "corpus document has that id; fix the mapping or the 'documents' patterns"
+            )
         shared = {
-            "reference_answers": [answer_text(filled.answer)], "reference_context_ids": doc_ids, "group_id": group_id,
-            "sql_template_id": tpl.id, "table": compiled.table, "placeholders": values,
+            "reference_answers": [answer_text(filled.answer)],
+            "reference_context_ids": doc_ids,
+            "group_id": group_id,
+            "sql_template_id": tpl.id,
+            "table": compiled.table,
+            "placeholders": values,
             "sql": display_sql(tpl.sql, dict(zip(compiled.placeholders, filled.values))),
             "source_rows": [f"{t}:{'|'.join(value_text(v) for v in key)}" for t, key in filled.source_rows],
         }
-        return [Sample(question_id=f"{group_id}/{item.id}", question=render_text(parts, filled.values),
-                       text_template_id=item.id, **item.attributes, **shared)
-                for item, parts in compiled.texts]
+        return [
+            Sample(
+                question_id=f"{group_id}/{item.id}",
+                question=render_text(parts, filled.values),
+                text_template_id=item.id,
+                **item.attributes,
+                **shared,
+            )
+            for item, parts in compiled.texts
+        ]
 
     def _sampled(self, group: list[Sample], compiled: CompiledTemplate) -> list[Sample]:
         sampling = self.options.sampling

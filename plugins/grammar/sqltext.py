@@ -18,8 +18,9 @@ import re
 from ragassay import MissingDependencyError
 
 PLACEHOLDER = re.compile(r"\[([^\[\].'\"]+)\.([^\[\].'\"]+)\]")
-_CLAUSE = re.compile(r"\b(SELECT|FROM|WHERE|GROUP\s+BY|HAVING|ORDER\s+BY|LIMIT|OFFSET|UNION|INTERSECT|EXCEPT|WINDOW)\b",
-                     re.IGNORECASE)
+_CLAUSE = re.compile(
+    r"\b(SELECT|FROM|WHERE|GROUP\s+BY|HAVING|ORDER\s+BY|LIMIT|OFFSET|UNION|INTERSECT|EXCEPT|WINDOW)\b", re.IGNORECASE
+)
 _TYPOGRAPHIC = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
 
 
@@ -79,16 +80,37 @@ def _literal_end(sql: str, start: int) -> int:
 
 
 #: Statements and clauses that write or change something: never allowed in a template.
-_WRITES = ("Insert", "Update", "Delete", "Drop", "Create", "Alter", "AlterTable", "Merge", "Into", "Command",
-           "Pragma", "Attach", "Detach", "Grant", "Revoke", "TruncateTable", "Copy", "Use", "Set", "Transaction")
+_WRITES = (
+    "Insert",
+    "Update",
+    "Delete",
+    "Drop",
+    "Create",
+    "Alter",
+    "AlterTable",
+    "Merge",
+    "Into",
+    "Command",
+    "Pragma",
+    "Attach",
+    "Detach",
+    "Grant",
+    "Revoke",
+    "TruncateTable",
+    "Copy",
+    "Use",
+    "Set",
+    "Transaction",
+)
 
 
 def _sqlglot():
     try:
         import sqlglot
     except ImportError as exc:  # pragma: no cover - it is a dependency of ragassay
-        raise MissingDependencyError(f"the grammar source needs sqlglot ({exc}). Install it with: "
-                                     "pip install 'sqlglot>=25'") from exc
+        raise MissingDependencyError(
+            f"the grammar source needs sqlglot ({exc}). Install it with: pip install 'sqlglot>=25'"
+        ) from exc
     return sqlglot
 
 
@@ -126,8 +148,11 @@ def select_only_problems(sql: str) -> list[str]:
     if any(s.kind == "comment" for s in segments):
         problems.append("contains a comment; remove it")
     if len(statements) != 1:
-        problems.append(f"contains {len(statements)} statements (';' separates more than one statement)"
-                        if statements else "does not parse: no statement")
+        problems.append(
+            f"contains {len(statements)} statements (';' separates more than one statement)"
+            if statements
+            else "does not parse: no statement"
+        )
     if not statements:
         return problems
     from sqlglot import exp
@@ -136,8 +161,9 @@ def select_only_problems(sql: str) -> list[str]:
     if not isinstance(first, exp.Query):
         keyword = sql.split(None, 1)[0].upper()
         problems.append(f"is not a SELECT query (starts with {keyword!r}); only SELECT is allowed")
-    writes = sorted({_write_name(node) for statement in statements for node in statement.walk()
-                     if type(node).__name__ in _WRITES})
+    writes = sorted(
+        {_write_name(node) for statement in statements for node in statement.walk() if type(node).__name__ in _WRITES}
+    )
     if writes:
         problems.append(f"uses {', '.join(writes)}: only read-only SELECT queries are allowed")
     return problems
@@ -180,8 +206,10 @@ def bind_placeholders(sql: str) -> BoundSQL:
         elif segment.kind == "code":
             out.append(PLACEHOLDER.sub(param, segment.text))
         elif PLACEHOLDER.search(segment.text):
-            raise ValueError(f"placeholder inside the literal {segment.text}: write the placeholder on its own, "
-                             "e.g. Name = '[Company.Name]'")
+            raise ValueError(
+                f"placeholder inside the literal {segment.text}: write the placeholder on its own, "
+                "e.g. Name = '[Company.Name]'"
+            )
         else:
             out.append(segment.text)
     return BoundSQL("".join(out), tuple(names))
@@ -200,10 +228,13 @@ def clauses(sql: str) -> dict[str, str]:
         depth += ch == "("
         depth -= ch == ")"
         depths.append(depth)
-    marks = [(m.start(), m.end(), " ".join(m.group(1).upper().split())) for m in _CLAUSE.finditer(mask)
-             if depths[m.start()] == 0]
+    marks = [
+        (m.start(), m.end(), " ".join(m.group(1).upper().split()))
+        for m in _CLAUSE.finditer(mask)
+        if depths[m.start()] == 0
+    ]
     found: dict[str, str] = {}
-    for i, (start, end, name) in enumerate(marks):
+    for i, (_start, end, name) in enumerate(marks):
         stop = marks[i + 1][0] if i + 1 < len(marks) else len(sql)
         if name not in found:
             found[name] = sql[end:stop].strip()
@@ -225,7 +256,7 @@ def split_top_level(text: str, sep: str = ",") -> list[str]:
 
 
 def unquote(name: str) -> str:
-    return name[1:-1] if name[:1] in "\"`" and name[-1:] in "\"`" else name
+    return name[1:-1] if name[:1] in '"`' and name[-1:] in '"`' else name
 
 
 def table_refs(from_clause: str) -> list[tuple[str, str]]:

@@ -38,9 +38,22 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-RESERVED = {"question_id", "question", "metadata", "reference_answers", "reference_contexts",
-            "reference_context_ids", "is_answerable", "group_id", "sql_template_id", "text_template_id", "table",
-            "placeholders", "sql", "source_rows"}
+RESERVED = {
+    "question_id",
+    "question",
+    "metadata",
+    "reference_answers",
+    "reference_contexts",
+    "reference_context_ids",
+    "is_answerable",
+    "group_id",
+    "sql_template_id",
+    "text_template_id",
+    "table",
+    "placeholders",
+    "sql",
+    "source_rows",
+}
 
 
 class TextTemplate(BaseModel):
@@ -51,7 +64,8 @@ class TextTemplate(BaseModel):
     id: str = Field(description="Id, unique within its SQL template.")
     text: str = Field(description="Text with the same [Table.Column] placeholders as the SQL template.")
     attributes: dict[str, str | int | float | bool] = Field(
-        default_factory=dict, description="Free attributes copied onto each sample, e.g. query_length: long.")
+        default_factory=dict, description="Free attributes copied onto each sample, e.g. query_length: long."
+    )
 
 
 class SqlTemplate(BaseModel):
@@ -73,7 +87,8 @@ class TemplatesFile(BaseModel):
 
     templates: list[SqlTemplate] = Field(default_factory=list, description="SQL templates.")
     documents: dict[str, str | list[str]] = Field(
-        default_factory=dict, description="'Table' or 'Table.Column' -> document id pattern(s) with {Column} fields.")
+        default_factory=dict, description="'Table' or 'Table.Column' -> document id pattern(s) with {Column} fields."
+    )
     rejected: list[dict[str, Any]] = Field(default_factory=list, description="Rejected generated templates.")
 
 
@@ -82,8 +97,10 @@ def load_templates(path: Path) -> TemplatesFile:
     try:
         raw = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise DatasetError(f"grammar: templates file not found: {path}; write one (see docs/grammar.md) or "
-                           "set the 'generate' option to have an LLM write it") from None
+        raise DatasetError(
+            f"grammar: templates file not found: {path}; write one (see docs/grammar.md) or "
+            "set the 'generate' option to have an LLM write it"
+        ) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise DatasetError(f"grammar: cannot read templates file {path}: {exc}") from None
     data = _parse(raw, path)
@@ -124,8 +141,10 @@ def _check_ids(parsed: TemplatesFile, path: Path) -> None:
         for item in tpl.texts:
             clash = RESERVED & set(item.attributes)
             if clash:
-                raise DatasetError(f"grammar: {path}: template '{tpl.id}' text '{item.id}': attribute "
-                                   f"{', '.join(sorted(clash))} is reserved; rename it")
+                raise DatasetError(
+                    f"grammar: {path}: template '{tpl.id}' text '{item.id}': attribute "
+                    f"{', '.join(sorted(clash))} is reserved; rename it"
+                )
 
 
 def save_templates(parsed: TemplatesFile, path: Path, header: str = "") -> None:
@@ -134,27 +153,33 @@ def save_templates(parsed: TemplatesFile, path: Path, header: str = "") -> None:
 
     if path.suffix.lower() not in (".yaml", ".yml"):
         raise DatasetError(f"grammar: generated templates are saved as YAML; name the file .yaml, not {path.name}")
-    body = yaml.safe_dump(parsed.model_dump(mode="json", exclude_defaults=False), sort_keys=False,
-                          allow_unicode=True, width=120)
+    body = yaml.safe_dump(
+        parsed.model_dump(mode="json", exclude_defaults=False), sort_keys=False, allow_unicode=True, width=120
+    )
     comment = "".join(f"# {line}\n" for line in header.splitlines())
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(comment + body, encoding="utf-8")
 
 
-def resolve_placeholders(placeholders: tuple[tuple[str, str], ...], schema: Schema) -> tuple[list[tuple[str, str]],
-                                                                                                list[str]]:
+def resolve_placeholders(
+    placeholders: tuple[tuple[str, str], ...], schema: Schema
+) -> tuple[list[tuple[str, str]], list[str]]:
     """Real (table, column) names of placeholders, and a problem for each that names nothing."""
     resolved, problems = [], []
     for table_name, column_name in placeholders:
         table = schema.table(table_name)
         if table is None:
-            problems.append(f"placeholder [{table_name}.{column_name}]: no table '{table_name}' "
-                            f"(tables: {', '.join(schema.tables)})")
+            problems.append(
+                f"placeholder [{table_name}.{column_name}]: no table '{table_name}' "
+                f"(tables: {', '.join(schema.tables)})"
+            )
             continue
         column = table.column(column_name)
         if column is None:
-            problems.append(f"placeholder [{table_name}.{column_name}]: table {table.name} has no column "
-                            f"'{column_name}' (columns: {', '.join(table.columns)})")
+            problems.append(
+                f"placeholder [{table_name}.{column_name}]: table {table.name} has no column "
+                f"'{column_name}' (columns: {', '.join(table.columns)})"
+            )
             continue
         resolved.append((table.name, column))
     return resolved, problems

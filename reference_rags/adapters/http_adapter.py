@@ -31,7 +31,8 @@ class ResponseMapping(BaseModel):
     contexts: str | None = Field(None, description="Path of the list of context texts (optional).")
     context_ids: str | None = Field(None, description="Path of the list of context ids (optional).")
     context_text_field: str | None = Field(
-        None, description="If contexts is a list of objects: the field holding the text (ids via context_id_field).")
+        None, description="If contexts is a list of objects: the field holding the text (ids via context_id_field)."
+    )
     context_id_field: str | None = Field(None, description="If contexts is a list of objects: the id field.")
 
 
@@ -41,8 +42,10 @@ class HttpOptions(BaseModel):
     url: str = Field(description="Endpoint URL.")
     method: str = Field("POST", description="HTTP method.")
     headers: dict[str, str] = Field(default_factory=dict, description="Headers; values may use ${ENV_VAR}.")
-    request: Any = Field(default_factory=lambda: {"question": "{question}"},
-                         description="JSON body template; strings may use {question}, {question_id}, {sample.X}.")
+    request: Any = Field(
+        default_factory=lambda: {"question": "{question}"},
+        description="JSON body template; strings may use {question}, {question_id}, {sample.X}.",
+    )
     response: ResponseMapping = Field(default_factory=ResponseMapping, description="Where the fields are.")
     timeout_s: float = Field(30.0, gt=0, description="Timeout of one request.")
     retries: int = Field(3, ge=0, le=20, description="Retries on timeouts, connection errors, 408/429/5xx.")
@@ -84,8 +87,7 @@ class HttpRAG(RAGSystem):
         for attempt in range(self.options.retries + 1):
             last = attempt == self.options.retries
             try:
-                response = await self._client.request(self.options.method, self.options.url, json=body,
-                                                      headers=headers)
+                response = await self._client.request(self.options.method, self.options.url, json=body, headers=headers)
             except (httpx.TimeoutException, httpx.TransportError) as exc:
                 if last:
                     raise ConnectionError(f"{type(exc).__name__} after {attempt + 1} attempts") from None
@@ -97,7 +99,7 @@ class HttpRAG(RAGSystem):
                         raise ValueError(f"endpoint returned non-JSON body: {response.text[:120]!r}") from None
                 if response.status_code not in RETRY_STATUS or last:
                     raise RuntimeError(f"endpoint answered HTTP {response.status_code}: {response.text[:200]}")
-            await asyncio.sleep(self.options.backoff_s * (2 ** attempt) * (0.5 + random.random()))
+            await asyncio.sleep(self.options.backoff_s * (2**attempt) * (0.5 + random.random()))
         raise AssertionError("unreachable")
 
     def _map(self, data: Any) -> dict[str, Any]:
@@ -118,8 +120,11 @@ class HttpRAG(RAGSystem):
 
 def lookup(data: Any, path: str) -> Any:
     """Follow a JSON pointer ('/a/0/b') or a dotted path ('a.0.b'); KeyError names the missing step."""
-    parts = [p.replace("~1", "/").replace("~0", "~") for p in path.lstrip("/").split("/")] if path.startswith(
-        "/") else path.split(".")
+    parts = (
+        [p.replace("~1", "/").replace("~0", "~") for p in path.lstrip("/").split("/")]
+        if path.startswith("/")
+        else path.split(".")
+    )
     current = data
     for part in parts:
         if isinstance(current, list) and part.isdigit() and int(part) < len(current):
@@ -151,6 +156,7 @@ def _field(sample: Sample, name: str) -> Any:
 
 def expand_env(value: str) -> str:
     """Replace ${VAR} with the environment variable's value (KeyError-free: missing → clear error)."""
+
     def repl(match: re.Match) -> str:
         name = match.group(1)
         if name not in os.environ:

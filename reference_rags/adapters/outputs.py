@@ -9,8 +9,14 @@ from pydantic import ValidationError
 from ragassay import RAGOutput
 
 #: Accepted field names (Unitxt spells the ids 'contexts_id').
-ALIASES = {"contexts_id": "context_ids", "context_ids": "context_ids", "contexts": "contexts",
-           "answer": "answer", "context_document_ids": "context_document_ids", "retrieved": "retrieved"}
+ALIASES = {
+    "contexts_id": "context_ids",
+    "context_ids": "context_ids",
+    "contexts": "contexts",
+    "answer": "answer",
+    "context_document_ids": "context_document_ids",
+    "retrieved": "retrieved",
+}
 
 
 def to_output(value: Any, where: str) -> RAGOutput:
@@ -20,8 +26,10 @@ def to_output(value: Any, where: str) -> RAGOutput:
     if isinstance(value, str):
         return RAGOutput(answer=value)
     if not isinstance(value, dict):
-        raise TypeError(f"{where} returned {type(value).__name__}; return a str, a dict with 'answer' "
-                        "(and optionally 'contexts', 'context_ids'), or a ragassay.RAGOutput")
+        raise TypeError(
+            f"{where} returned {type(value).__name__}; return a str, a dict with 'answer' "
+            "(and optionally 'contexts', 'context_ids'), or a ragassay.RAGOutput"
+        )
     if "answer" not in value:
         raise ValueError(f"{where} returned no 'answer' (keys: {', '.join(map(str, value)) or 'none'})")
     fields = {ALIASES[k]: v for k, v in value.items() if k in ALIASES}

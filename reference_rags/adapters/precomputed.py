@@ -14,8 +14,9 @@ from __future__ import annotations
 import csv
 import json
 import math
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -47,8 +48,9 @@ class PrecomputedRAG(RAGSystem):
             if key in (None, ""):
                 raise DatasetError(f"{path}, line {line}: no '{self.options.id_field}' field.")
             if str(key) in self.rows:
-                raise DatasetError(f"{path}, line {line}: {self.options.id_field} '{key}' already on line "
-                                   f"{self.rows[str(key)][0]}.")
+                raise DatasetError(
+                    f"{path}, line {line}: {self.options.id_field} '{key}' already on line {self.rows[str(key)][0]}."
+                )
             self.rows[str(key)] = (line, row)
             _check_trace_fields(row, f"{path}, line {line}")
         self.path = path
@@ -80,12 +82,14 @@ def _check_trace_fields(row: dict[str, Any], where: str) -> None:
         return
     scores = row["scores"]
     if not isinstance(scores, list) or not all(
-            isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in scores):
+        isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in scores
+    ):
         raise DatasetError(f"{where}: 'scores' must be a list of finite numbers, one per context.")
     ranked = next((row[k] for k in ("context_ids", "contexts_id", "contexts") if row.get(k)), [])
     if len(scores) != len(ranked):
-        raise DatasetError(f"{where}: {len(scores)} scores for {len(ranked)} contexts; give one score per "
-                           "context, in the same order.")
+        raise DatasetError(
+            f"{where}: {len(scores)} scores for {len(ranked)} contexts; give one score per context, in the same order."
+        )
 
 
 def read_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -6,7 +6,8 @@ import asyncio
 import importlib
 import inspect
 import sys
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -19,11 +20,15 @@ class PythonOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     callable: str = Field(description="'module:function' (or 'module:object.method') answering one question.")
-    path: list[str] = Field(default_factory=list,
-                            description="Folders added to sys.path first, relative to the config's folder.")
+    path: list[str] = Field(
+        default_factory=list, description="Folders added to sys.path first, relative to the config's folder."
+    )
     pass_sample: bool = Field(False, description="Call function(question, sample) instead of function(question).")
-    in_thread: bool = Field(True, description="Run a synchronous function in a worker thread so samples overlap; "
-                                              "set false for code that is not thread-safe.")
+    in_thread: bool = Field(
+        True,
+        description="Run a synchronous function in a worker thread so samples overlap; "
+        "set false for code that is not thread-safe.",
+    )
 
     @field_validator("callable")
     @classmethod
@@ -52,8 +57,9 @@ class PythonRAG(RAGSystem):
         try:
             target: Any = importlib.import_module(module_name)
         except ImportError as exc:
-            raise ConfigError(f"python adapter: cannot import '{module_name}': {exc}. "
-                              "Check options.callable and options.path.") from None
+            raise ConfigError(
+                f"python adapter: cannot import '{module_name}': {exc}. Check options.callable and options.path."
+            ) from None
         for part in attr.split("."):
             if not hasattr(target, part):
                 raise ConfigError(f"python adapter: '{module_name}' has no attribute '{attr}'.")

@@ -16,11 +16,16 @@ from ragassay.errors import ConfigError
 
 # group, form, answer given, documents retrieved (reference answer is always "right", reference doc "d1")
 SCRIPT = {
-    "g1/s": ("right", ["d1"]), "g1/l": ("right", ["d1"]),  # robust
-    "g2/s": ("right", ["d1"]), "g2/l": ("wrong", ["d1"]),  # non-robust, same documents: the LM failed
-    "g3/s": ("right", ["d1"]), "g3/l": ("wrong", ["d9"]),  # non-robust, other documents: retrieval failed
-    "g4/s": ("wrong", ["d9"]), "g4/l": ("wrong", ["d9"]),  # gap
-    "g5/s": ("right", ["d1"]), "g5/l": "fail",  # the long one fails: excluded and counted
+    "g1/s": ("right", ["d1"]),
+    "g1/l": ("right", ["d1"]),  # robust
+    "g2/s": ("right", ["d1"]),
+    "g2/l": ("wrong", ["d1"]),  # non-robust, same documents: the LM failed
+    "g3/s": ("right", ["d1"]),
+    "g3/l": ("wrong", ["d9"]),  # non-robust, other documents: retrieval failed
+    "g4/s": ("wrong", ["d9"]),
+    "g4/l": ("wrong", ["d9"]),  # gap
+    "g5/s": ("right", ["d1"]),
+    "g5/l": "fail",  # the long one fails: excluded and counted
 }
 
 
@@ -34,8 +39,9 @@ class ScriptedRAG(RAGSystem):
         if entry == "fail":
             raise RuntimeError("scripted failure")
         answer, docs = entry
-        return RAGOutput(answer=answer, contexts=["x"] * len(docs), context_ids=[f"{d}#0" for d in docs],
-                         context_document_ids=docs)
+        return RAGOutput(
+            answer=answer, contexts=["x"] * len(docs), context_ids=[f"{d}#0" for d in docs], context_document_ids=docs
+        )
 
 
 class Plugin:
@@ -46,11 +52,20 @@ class Plugin:
 
 @pytest.fixture
 def run_project(tmp_path):
-    rows = [{"question_id": qid, "question": f"question {qid}", "reference_answers": ["right"],
-             "reference_context_ids": ["d1"], "group_id": qid.split("/")[0],
-             "query_length": "short" if qid.endswith("/s") else "long"} for qid in SCRIPT]
+    rows = [
+        {
+            "question_id": qid,
+            "question": f"question {qid}",
+            "reference_answers": ["right"],
+            "reference_context_ids": ["d1"],
+            "group_id": qid.split("/")[0],
+            "query_length": "short" if qid.endswith("/s") else "long",
+        }
+        for qid in SCRIPT
+    ]
     (tmp_path / "qa.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    (tmp_path / "ragassay.toml").write_text(textwrap.dedent("""
+    (tmp_path / "ragassay.toml").write_text(
+        textwrap.dedent("""
         [dataset]
         options = { path = "qa.jsonl" }
         [systems.s]
@@ -63,7 +78,8 @@ def run_project(tmp_path):
         attribute = "query_length"
         robust = ["short"]
         non_robust = ["long"]
-    """))
+    """)
+    )
     summary = ragassay.run(tmp_path, plugins=[("t", Plugin())])
     return tmp_path, summary.run_id
 
@@ -86,8 +102,11 @@ def test_report_counts_groups_blame_and_exclusions(run_project):
     assert system["blame_ground_truth"] == {"lm": 1, "retrieval": 3, "undetermined": 0}
     assert system["retrieval_only"]["R"] == pytest.approx(5 / 6)
     rows = system["hypotheses"][0]["rows"]
-    assert [r["label"] for r in rows] == ["All samples", "All samples +Modular Evaluation (Retrieval)",
-                                          "All samples +Modular Evaluation (Retrieval, ground truth)"]
+    assert [r["label"] for r in rows] == [
+        "All samples",
+        "All samples +Modular Evaluation (Retrieval)",
+        "All samples +Modular Evaluation (Retrieval, ground truth)",
+    ]
     assert rows[0]["robust"]["R"] == pytest.approx(1.0) and rows[0]["non_robust"]["R"] == pytest.approx(1 / 3)
 
 

@@ -11,8 +11,11 @@ from ragassay.analysis.groups import GAP, NON_ROBUST, ROBUST, Outcome, categoriz
 
 def outcomes(spec: dict[str, str], attribute: str | None = None) -> list[Outcome]:
     """{'g1': '001'} -> outcomes of group g1, correct where the character is 1."""
-    return [Outcome(f"{gid}/{i}", gid, flag == "1", {"form": attribute or ("short" if i % 2 == 0 else "long")})
-            for gid, flags in spec.items() for i, flag in enumerate(flags)]
+    return [
+        Outcome(f"{gid}/{i}", gid, flag == "1", {"form": attribute or ("short" if i % 2 == 0 else "long")})
+        for gid, flags in spec.items()
+        for i, flag in enumerate(flags)
+    ]
 
 
 def test_classify_follows_figure_1():

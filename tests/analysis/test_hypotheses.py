@@ -18,13 +18,27 @@ def make(group: str, short: str, long: str, table: str = "T", docs=("a",)) -> li
     for form, flags in (("short", short), ("long", long)):
         for i, flag in enumerate(flags):
             retrieved = frozenset(docs) if flag == "1" else frozenset(["noise"] if i % 2 else docs)
-            out.append(Outcome(f"{group}/{form}{i}", group, flag == "1", {"query_length": form, "table": table},
-                               retrieved, frozenset(docs)))
+            out.append(
+                Outcome(
+                    f"{group}/{form}{i}",
+                    group,
+                    flag == "1",
+                    {"query_length": form, "table": table},
+                    retrieved,
+                    frozenset(docs),
+                )
+            )
     return out
 
 
-DATA = (make("g1", "11", "10") + make("g2", "11", "00") + make("g3", "00", "00") + make("g4", "11", "11", "U")
-        + make("g5", "1", "0", "U") + [Outcome("other", "g1", False, {"query_length": "medium"})])
+DATA = (
+    make("g1", "11", "10")
+    + make("g2", "11", "00")
+    + make("g3", "00", "00")
+    + make("g4", "11", "11", "U")
+    + make("g5", "1", "0", "U")
+    + [Outcome("other", "g1", False, {"query_length": "medium"})]
+)
 
 
 def test_clusters_come_from_the_attribute():
@@ -53,11 +67,16 @@ def test_no_ground_truth_row_without_reference_documents():
 
 
 def test_table_has_every_sampling_variant_and_is_reproducible():
-    sampling = SamplingSettings.model_validate({"stratified": {"per_group": 1, "by": "query_length", "seed": 1},
-                                                "unbalanced": {"reduce": {"U": 1.0}, "seed": 1}})
+    sampling = SamplingSettings.model_validate(
+        {
+            "stratified": {"per_group": 1, "by": "query_length", "seed": 1},
+            "unbalanced": {"reduce": {"U": 1.0}, "seed": 1},
+        }
+    )
     rows = hypothesis_table(DATA, LONG, sampling)
-    assert [r.sampling for r in rows] == ["All samples"] * 3 + ["Unbalanced Sampling (US)"] * 3 + \
-        ["Stratified Sampling (SS)"] * 3
+    assert [r.sampling for r in rows] == ["All samples"] * 3 + ["Unbalanced Sampling (US)"] * 3 + [
+        "Stratified Sampling (SS)"
+    ] * 3
     us, ss = rows[3], rows[6]
     assert us.robust.total == 6 and us.non_robust.total == 6  # table U removed entirely
     assert ss.robust.total == ss.non_robust.total == 5  # one per form per group

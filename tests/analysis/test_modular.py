@@ -5,8 +5,15 @@ from __future__ import annotations
 import pytest
 
 from ragassay.analysis.groups import Outcome, score
-from ragassay.analysis.modular import (LM, RETRIEVAL, UNDETERMINED, blame_counts, context_blame, ground_truth_blame,
-                                       without_lm_failures)
+from ragassay.analysis.modular import (
+    LM,
+    RETRIEVAL,
+    UNDETERMINED,
+    blame_counts,
+    context_blame,
+    ground_truth_blame,
+    without_lm_failures,
+)
 
 
 def o(qid: str, group: str, correct: bool, retrieved=None, reference=()) -> Outcome:
@@ -54,5 +61,11 @@ def test_excluding_lm_failures_gives_the_retrievals_own_r():
 
 def test_ground_truth_blame_uses_reference_documents():
     blame = ground_truth_blame(GROUP + [o("gap", "h", False, ["z"], ["a"]), o("noref", "h", False, ["a"])])
-    assert blame == {"lm": LM, "ret": RETRIEVAL, "sup": LM, "none": UNDETERMINED, "gap": RETRIEVAL,
-                     "noref": UNDETERMINED}
+    assert blame == {
+        "lm": LM,
+        "ret": RETRIEVAL,
+        "sup": LM,
+        "none": UNDETERMINED,
+        "gap": RETRIEVAL,
+        "noref": UNDETERMINED,
+    }

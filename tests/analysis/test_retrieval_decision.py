@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ragassay.analysis.retrieval_decision import DecisionOutcome as O, score_decisions
+from ragassay.analysis.retrieval_decision import DecisionOutcome as O
+from ragassay.analysis.retrieval_decision import score_decisions
 
 
 def test_precision_recall_accuracy_tokens_and_quality_lost():

@@ -6,13 +6,22 @@ import random
 from collections import Counter
 
 from ragassay.analysis.groups import Outcome
-from ragassay.analysis.sampling import (keep_unbalanced, stratified_subset, stratify_group, unbalanced_subset,
-                                        unit_interval)
+from ragassay.analysis.sampling import (
+    keep_unbalanced,
+    stratified_subset,
+    stratify_group,
+    unbalanced_subset,
+    unit_interval,
+)
 
 
 def items(groups: int = 50, per_form: int = 3) -> list[Outcome]:
-    return [Outcome(f"g{g}/{form}{i}", f"g{g}", True, {"form": form, "table": "A" if g % 2 else "B"})
-            for g in range(groups) for form in ("short", "long") for i in range(per_form)]
+    return [
+        Outcome(f"g{g}/{form}{i}", f"g{g}", True, {"form": form, "table": "A" if g % 2 else "B"})
+        for g in range(groups)
+        for form in ("short", "long")
+        for i in range(per_form)
+    ]
 
 
 def test_stratify_group_keeps_per_group_for_each_value_in_original_order():

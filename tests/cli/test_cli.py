@@ -11,9 +11,11 @@ from conftest import QA, cli_env, ragassay_cli, write_project
 
 
 def test_help_is_fast_and_imports_nothing_heavy():
-    code = ("import sys, ragassay.cli.main as m\n"
-            "heavy = [x for x in ('pydantic', 'sqlalchemy', 'rich', 'pluggy', 'rank_bm25', 'langchain_text_splitters',"
-            " 'torch', 'numpy') if x in sys.modules]\nprint(heavy)")
+    code = (
+        "import sys, ragassay.cli.main as m\n"
+        "heavy = [x for x in ('pydantic', 'sqlalchemy', 'rich', 'pluggy', 'rank_bm25', 'langchain_text_splitters',"
+        " 'torch', 'numpy') if x in sys.modules]\nprint(heavy)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
     result = ragassay_cli("--help")
@@ -47,8 +49,9 @@ def test_run_compare_runs_show(project):
 
     show = ragassay_cli("show", run_id, "q2", "--config", str(project))
     assert show.returncode == 0 and "Who fished salmon" in show.stdout and "token_recall" in show.stdout
-    data = json.loads(ragassay_cli("show", run_id, "q2", "--json", "--db",
-                                   str(project.parent / "ragassay-results.db")).stdout)
+    data = json.loads(
+        ragassay_cli("show", run_id, "q2", "--json", "--db", str(project.parent / "ragassay-results.db")).stdout
+    )
     assert data["sample"]["reference_answers"] == ["O'Brien"]
     assert {o["system"] for o in data["outputs"]} == {"keyword", "bm25"}
 
@@ -77,7 +80,9 @@ def test_bad_inputs_give_one_line_and_exit_2(project, tmp_path):
 
 
 def test_bad_dataset_line_is_reported_and_stored_results_survive(tmp_path):
-    path = write_project(tmp_path, """
+    path = write_project(
+        tmp_path,
+        """
         [corpus]
         paths = ["corpus/*"]
         [dataset]
@@ -85,7 +90,8 @@ def test_bad_dataset_line_is_reported_and_stored_results_survive(tmp_path):
         [systems.k]
         retriever = "keyword"
         generator = "extractive"
-    """)
+    """,
+    )
     assert ragassay_cli("run", str(path), "-q").returncode == 0
     db = tmp_path / "ragassay-results.db"
     before = sqlite3.connect(db).execute("select count(*) from outputs").fetchone()
@@ -107,7 +113,9 @@ def test_plugins_lists_components_with_origin(tmp_path):
 
 
 def test_results_database_elsewhere_via_url(tmp_path):
-    path = write_project(tmp_path, """
+    path = write_project(
+        tmp_path,
+        """
         [project]
         results = "sqlite:///%s"
         [corpus]
@@ -117,6 +125,8 @@ def test_results_database_elsewhere_via_url(tmp_path):
         [systems.k]
         retriever = "keyword"
         generator = "extractive"
-    """ % (tmp_path / "elsewhere" / "r.db"))
+    """
+        % (tmp_path / "elsewhere" / "r.db"),
+    )
     assert ragassay_cli("run", str(path), "-q", env=cli_env()).returncode == 0
     assert (tmp_path / "elsewhere" / "r.db").exists()

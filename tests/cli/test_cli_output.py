@@ -12,14 +12,17 @@ import pytest
 
 from conftest import BASIC_CONFIG, cli_env, ragassay_cli, write_project
 
-GRID_CONFIG = BASIC_CONFIG.replace('[evaluation]\n    judges = ["match"]', '''[grid.depth]
+GRID_CONFIG = BASIC_CONFIG.replace(
+    '[evaluation]\n    judges = ["match"]',
+    """[grid.depth]
     extends = "bm25"
     "options.top_k" = [1, 2, 3]
 
     [evaluation]
     metrics = ["token_recall", "k_precision", "exact_match", "contains_answer", "context_mrr", "recall_at_k",
                "token_f1"]
-    judges = ["match"]''')
+    judges = ["match"]""",
+)
 GRID_SYSTEMS = ["keyword", "bm25", "depth[top_k=1]", "depth[top_k=2]", "depth[top_k=3]"]
 
 
@@ -133,8 +136,12 @@ def test_show_formats(grid):
 
 def test_a_project_folder_given_as_run_id_gets_one_clear_line(grid):
     root, _ = grid
-    for args in (("report", str(root)), ("compare", str(root)), ("show", str(root), "q1"),
-                 ("report", str(root / "ragassay.toml"), "-c", str(root))):
+    for args in (
+        ("report", str(root)),
+        ("compare", str(root)),
+        ("show", str(root), "q1"),
+        ("report", str(root / "ragassay.toml"), "-c", str(root)),
+    ):
         result = ragassay_cli(*args, cwd=root.parent)
         assert result.returncode == 2, (args, result.stderr)
         assert result.stderr.startswith("error: '") and "not a run id; name the project with --config" in result.stderr
@@ -177,5 +184,10 @@ def test_plugins_options_are_readable_at_80_columns():
     for value in numbers([p.get("default") for c in data["components"] for p in c["options"]["properties"].values()]):
         assert re.search(rf"default [^)]*\b{re.escape(str(value))}\b", flat), value
     rows = list(csv.DictReader(io.StringIO(cli80("plugins", "--options", "--format", "csv"))))
-    assert {"kind": "retriever", "component": "bm25", "option": "k1", "type": "float", "default": "1.5"}.items() \
-        <= next(r for r in rows if r["component"] == "bm25" and r["option"] == "k1").items()
+    assert {
+        "kind": "retriever",
+        "component": "bm25",
+        "option": "k1",
+        "type": "float",
+        "default": "1.5",
+    }.items() <= next(r for r in rows if r["component"] == "bm25" and r["option"] == "k1").items()

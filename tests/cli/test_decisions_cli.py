@@ -12,8 +12,8 @@ pytest.importorskip("openai")
 pytestmark = pytest.mark.slow
 
 ANSWERS = {"alpha": "Ada Lovelace Labs", "Beta": "O'Brien", "gamma": "radioactive decay"}
-KNOWN_WITHOUT_SOURCES = {"gamma"}   # the "model" knows this one
-WANTS_RETRIEVAL = {"alpha"}        # the agent asks for retrieval only here (so it misses Beta)
+KNOWN_WITHOUT_SOURCES = {"gamma"}  # the "model" knows this one
+WANTS_RETRIEVAL = {"alpha"}  # the agent asks for retrieval only here (so it misses Beta)
 
 CONFIG = """
     [corpus]

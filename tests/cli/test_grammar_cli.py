@@ -6,6 +6,7 @@ import json
 import shutil
 
 import pytest
+
 from conftest import REPO, ragassay_cli
 
 pytestmark = pytest.mark.slow
@@ -15,8 +16,11 @@ pytestmark = pytest.mark.slow
 def aurp(tmp_path_factory):
     """The Aurp example copied (results are written next to its config)."""
     target = tmp_path_factory.mktemp("aurp") / "aurp"
-    shutil.copytree(REPO / "examples" / "aurp", target,
-                    ignore=shutil.ignore_patterns("*.db", "*.db-*", "__pycache__", ".ragassay-cache"))
+    shutil.copytree(
+        REPO / "examples" / "aurp",
+        target,
+        ignore=shutil.ignore_patterns("*.db", "*.db-*", "__pycache__", ".ragassay-cache"),
+    )
     return target
 
 
@@ -48,8 +52,14 @@ def test_run_then_report_on_aurp(aurp):
     assert "3328 units done" in run.stderr and "judge:match" in run.stdout
     report = ragassay_cli("report", "--config", str(aurp))
     assert report.returncode == 0, report.stderr
-    for expected in ("semantic groups", "keyword matching is not robust to long queries", "Unbalanced Sampling (US)",
-                     "Stratified Sampling (SS)", "+Modular Evaluation (Retrieval)", "knowledge acc"):
+    for expected in (
+        "semantic groups",
+        "keyword matching is not robust to long queries",
+        "Unbalanced Sampling (US)",
+        "Stratified Sampling (SS)",
+        "+Modular Evaluation (Retrieval)",
+        "knowledge acc",
+    ):
         assert expected in report.stdout, expected
     data = json.loads(ragassay_cli("report", "--config", str(aurp), "--json").stdout)
     assert [s["system"] for s in data["systems"]] == ["keyword", "bm25", "dense", "hybrid"]
@@ -72,8 +82,9 @@ def test_bad_input_gives_one_line_and_exit_2(aurp, tmp_path):
     }
     for args, expected in cases.items():
         result = ragassay_cli(*args)
-        assert result.returncode == 2 and result.stderr.startswith("error: grammar: " if "generate" in args
-                                                                   else "error: "), result.stderr
+        assert result.returncode == 2 and result.stderr.startswith(
+            "error: grammar: " if "generate" in args else "error: "
+        ), result.stderr
         assert expected in result.stderr and "Traceback" not in result.stderr
     templates = broken / "templates.yaml"
     config.write_text(config.read_text().replace('path = "missing.db"', 'sql_dump = "aurp.sql"'))

@@ -92,8 +92,10 @@ def test_compare_shows_tokens_and_cost_and_explains_unknown_prices(tmp_path, ser
     assert lines["unpriced"].split("│")[-4].strip() == "?"  # the cost column (then eval calls, eval cost)
     assert "no price for openai/my-vllm-model" in compare.stdout
     assert '[llm.prices."my-vllm-model"]' in compare.stdout
-    assert f"run {run_id[:8]}: 6000 input and 120 output tokens, 6 model calls, 0 cached replies, cost $ ?" in \
-        compare.stdout
+    assert (
+        f"run {run_id[:8]}: 6000 input and 120 output tokens, 6 model calls, 0 cached replies, cost $ ?"
+        in compare.stdout
+    )
 
 
 def test_failed_calls_fail_their_sample_and_no_key_leaks_anywhere(tmp_path, server):
@@ -112,13 +114,23 @@ def test_failed_calls_fail_their_sample_and_no_key_leaks_anywhere(tmp_path, serv
     env = cli_env(OPENAI_API_KEY=planted)
     result = run(config, env=env)
     assert "6 units done" in result.stderr and "4 failed" in result.stderr  # the run went on
-    assert "HTTP 401" in result.stderr and "no response within 0.5 s (timeout); gave up after 2 attempts" in result.stderr
+    assert (
+        "HTTP 401" in result.stderr and "no response within 0.5 s (timeout); gave up after 2 attempts" in result.stderr
+    )
     run_id = result.stderr.split("run ")[1].split(":")[0]
     show = ragassay_cli("show", run_id, "q2", "--config", str(config), env=env)
     compare = ragassay_cli("compare", run_id, "--config", str(config), env=env)
     stats = ragassay_cli("cache", "stats", "--config", str(config), env=env)
-    texts = [result.stdout, result.stderr, show.stdout, show.stderr, compare.stdout, compare.stderr,
-             stats.stdout, stats.stderr]
+    texts = [
+        result.stdout,
+        result.stderr,
+        show.stdout,
+        show.stderr,
+        compare.stdout,
+        compare.stderr,
+        stats.stdout,
+        stats.stderr,
+    ]
     assert all(planted not in text for text in texts)
     files = [p for p in tmp_path.rglob("*") if p.is_file()]
     assert any(p.name == "llm-cache.db" for p in files) and any(p.name == "ragassay-results.db" for p in files)

@@ -33,7 +33,9 @@ def test_disabling_the_broken_plugins_silences_them(plugin_site):
 
 
 def test_installed_plugin_components_work_from_a_config(plugin_site, tmp_path):
-    path = write_project(tmp_path, """
+    path = write_project(
+        tmp_path,
+        """
         [corpus]
         paths = ["corpus/*"]
         [dataset]
@@ -45,12 +47,15 @@ def test_installed_plugin_components_work_from_a_config(plugin_site, tmp_path):
         rag = { name = "example/slow_echo", options = { delay_s = 0.0 } }
         [evaluation]
         metrics = ["example/answer_words", "context_mrr"]
-    """)
+    """,
+    )
     result = ragassay_cli("run", str(path), "-q", env=cli_env(plugin_site))
     assert result.returncode == 0, result.stderr  # the broken plugins do not stop a run
     con = sqlite3.connect(tmp_path / "ragassay-results.db")
-    words = con.execute("select o.answer, m.value from outputs o join metric_values m on m.output_id = o.id "
-                        "where o.system = 'echo' and m.metric = 'example/answer_words'").fetchall()
+    words = con.execute(
+        "select o.answer, m.value from outputs o join metric_values m on m.output_id = o.id "
+        "where o.system = 'echo' and m.metric = 'example/answer_words'"
+    ).fetchall()
     assert words and all(value == len(answer.split()) for answer, value in words)
     spec = con.execute("select spec_json from run_systems where name = 'longest'").fetchone()[0]
     parts = json.loads(spec)["parts"]

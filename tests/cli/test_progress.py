@@ -6,10 +6,11 @@ import re
 
 import pytest
 
-from conftest import cli_env, ragassay_cli
-from processes import slow_project
 from ragassay.cli.progress import PlainProgress, progress_every
 from ragassay.errors import ConfigError
+
+from conftest import cli_env, ragassay_cli
+from processes import slow_project
 
 LINE = re.compile(r"^progress: (\d+)/30 units, 0 failed, [\d.]+ units/s, elapsed [\d.]+s, eta (\d+s|unknown)$")
 
@@ -41,8 +42,9 @@ def test_progress_line_counts_units_failures_rate_and_eta():
         progress.advance(failed)
     progress.stop()
     assert lines == []  # nothing before the first interval
-    match = re.match(r"^progress: 4/10 units, 1 failed, ([\d.]+) units/s, elapsed [\d.]+s, eta (\d+)s$",
-                     progress.line())
+    match = re.match(
+        r"^progress: 4/10 units, 1 failed, ([\d.]+) units/s, elapsed [\d.]+s, eta (\d+)s$", progress.line()
+    )
     assert match and float(match.group(1)) > 0
 
 

@@ -12,10 +12,16 @@ from ragassay.cli.render import Column, Table, emit, esc, print_rich, to_markdow
 
 def wide_table() -> Table:
     metrics = [f"metric_number_{i}" for i in range(12)]
-    rows = [{"system": name, **{m: 1 / (i + j + 3) for j, m in enumerate(metrics)}}
-            for i, name in enumerate(["depth[top_k=1|3|5]", "a system with a very long name indeed"])]
-    return Table("wide [test]", [Column("system")] + [Column(m, numeric=True, digits=6) for m in metrics], rows,
-                 ["legend: [n] means n"])
+    rows = [
+        {"system": name, **{m: 1 / (i + j + 3) for j, m in enumerate(metrics)}}
+        for i, name in enumerate(["depth[top_k=1|3|5]", "a system with a very long name indeed"])
+    ]
+    return Table(
+        "wide [test]",
+        [Column("system")] + [Column(m, numeric=True, digits=6) for m in metrics],
+        rows,
+        ["legend: [n] means n"],
+    )
 
 
 def test_esc_keeps_markup_like_text():

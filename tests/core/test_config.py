@@ -32,7 +32,7 @@ def test_folder_and_pyproject_tool_section(tmp_path):
 
 
 def test_pyproject_errors_are_prefixed_with_tool_section(tmp_path):
-    write(tmp_path, '[tool.ragassay.project]\nconcurrency = 0\n[tool.ragassay.systems.a]\n', "pyproject.toml")
+    write(tmp_path, "[tool.ragassay.project]\nconcurrency = 0\n[tool.ragassay.systems.a]\n", "pyproject.toml")
     with pytest.raises(ConfigError, match=r"pyproject.toml: tool.ragassay.project.concurrency: .*(got 0)"):
         load_config(tmp_path)
 
@@ -78,8 +78,15 @@ def test_duplicate_metric_labels_rejected():
 
 
 def test_judge_alias_and_labels():
-    config = parse_config({"systems": {"a": {}}, "evaluation": {
-        "judge": "match", "metrics": [{"name": "recall_at_k", "options": {"k": 1}, "label": "r@1"}, "recall_at_k"]}})
+    config = parse_config(
+        {
+            "systems": {"a": {}},
+            "evaluation": {
+                "judge": "match",
+                "metrics": [{"name": "recall_at_k", "options": {"k": 1}, "label": "r@1"}, "recall_at_k"],
+            },
+        }
+    )
     assert [j.name for j in config.evaluation.judges] == ["match"]
     assert [m.key for m in config.evaluation.metrics] == ["r@1", "recall_at_k"]
 
@@ -125,8 +132,12 @@ def test_grid_expands_every_combination(tmp_path):
     loaded = load_config(write(tmp_path, SYSTEMS))
     names = list(expand_systems(loaded.config, loaded))
     grid = [n for n in names if n.startswith("depth[")]
-    assert grid == ["depth[top_k=1,retriever=keyword]", "depth[top_k=1,retriever=bm25]",
-                    "depth[top_k=2,retriever=keyword]", "depth[top_k=2,retriever=bm25]"]
+    assert grid == [
+        "depth[top_k=1,retriever=keyword]",
+        "depth[top_k=1,retriever=bm25]",
+        "depth[top_k=2,retriever=keyword]",
+        "depth[top_k=2,retriever=bm25]",
+    ]
 
 
 def test_unknown_component_lists_installed_and_closest(tmp_path, host):
@@ -139,15 +150,21 @@ def test_unknown_component_lists_installed_and_closest(tmp_path, host):
 
 
 def test_bad_component_option_names_the_path(tmp_path, host):
-    loaded = load_config(write(tmp_path, '[systems.a]\nretriever = { name = "bm25", options = { k9 = 1 } }\n'
-                                         'generator = "extractive"\n'))
-    with pytest.raises(ConfigError, match=r"systems.a.retriever.options.k9: unknown key; did you mean 'k1'\? Allowed keys: k1, b"):
+    loaded = load_config(
+        write(tmp_path, '[systems.a]\nretriever = { name = "bm25", options = { k9 = 1 } }\ngenerator = "extractive"\n')
+    )
+    with pytest.raises(
+        ConfigError, match=r"systems.a.retriever.options.k9: unknown key; did you mean 'k1'\? Allowed keys: k1, b"
+    ):
         resolve_systems(loaded, host.registry)
 
 
 def test_unknown_role_and_missing_required_role(tmp_path, host):
     loaded = load_config(write(tmp_path, '[systems.a]\nretreiver = "bm25"\ngenerator = "extractive"\n'))
-    with pytest.raises(ConfigError, match=r"systems.a.retreiver: rag 'naive' has no part 'retreiver'. Its parts: chunker, retriever, generator"):
+    with pytest.raises(
+        ConfigError,
+        match=r"systems.a.retreiver: rag 'naive' has no part 'retreiver'. Its parts: chunker, retriever, generator",
+    ):
         resolve_systems(loaded, host.registry)
     loaded = load_config(write(tmp_path, '[systems.a]\ngenerator = "extractive"\n'))
     with pytest.raises(ConfigError, match=r"systems.a.retriever: rag 'naive' needs a retriever"):

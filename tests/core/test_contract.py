@@ -14,9 +14,7 @@ import sqlite3
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
-from conftest import QA, write_project
-from ragassay import (DerivedMetric, Metric, MetricResult, RAGSystem, Retriever, RetrieverRef, ScoredChunk,
-                      hookimpl)
+from ragassay import DerivedMetric, Metric, MetricResult, RAGSystem, Retriever, RetrieverRef, ScoredChunk, hookimpl
 from ragassay.analysis.comparison import summarize_runs
 from ragassay.api import results_store
 from ragassay.config import load_config
@@ -24,6 +22,8 @@ from ragassay.errors import ComponentNotFoundError, ConfigError
 from ragassay.models import Chunk, RAGOutput
 from ragassay.plugin_manager import load_plugins
 from ragassay.runner import Runner, plan_run
+
+from conftest import QA, write_project
 
 
 class CountingRAG(RAGSystem):
@@ -166,34 +166,52 @@ def rows(path, sql):
 
 
 def test_bad_nested_option_fails_at_plan_time_with_the_key_path(tmp_path, kit):
-    path = write_project(tmp_path, HEAD + """
+    path = write_project(
+        tmp_path,
+        HEAD
+        + """
         [systems.s]
         retriever = { name = "kit/stack", options = { retrievers = ["kit/fixed", { name = "kit/fixed", options = { k1 = -1 } }] } }
         generator = "extractive"
-    """)
-    with pytest.raises(ConfigError, match=r"systems\.s\.retriever\.options\.retrievers\[1\]\.options\.k1: .*"
-                                          r"greater than or equal to 0"):
+    """,
+    )
+    with pytest.raises(
+        ConfigError,
+        match=r"systems\.s\.retriever\.options\.retrievers\[1\]\.options\.k1: .*"
+        r"greater than or equal to 0",
+    ):
         plan_run(load_config(path), kit.registry)
     assert not (tmp_path / "ragassay-results.db").exists()  # nothing ran, nothing was stored
 
 
 def test_unknown_nested_component_fails_at_plan_time(tmp_path, kit):
-    path = write_project(tmp_path, HEAD + """
+    path = write_project(
+        tmp_path,
+        HEAD
+        + """
         [systems.s]
         retriever = { name = "kit/stack", options = { retrievers = ["kit/fixd"] } }
         generator = "extractive"
-    """)
-    with pytest.raises(ComponentNotFoundError, match=r"retrievers\[0\]: no retriever named 'kit/fixd'.*"
-                                                     r"Did you mean 'kit/fixed'"):
+    """,
+    )
+    with pytest.raises(
+        ComponentNotFoundError,
+        match=r"retrievers\[0\]: no retriever named 'kit/fixd'.*"
+        r"Did you mean 'kit/fixed'",
+    ):
         plan_run(load_config(path), kit.registry)
 
 
 def test_nested_components_are_in_the_spec_and_the_fingerprint(tmp_path, kit):
-    path = write_project(tmp_path, HEAD + """
+    path = write_project(
+        tmp_path,
+        HEAD
+        + """
         [systems.s]
         retriever = { name = "kit/stack", options = { retrievers = ["kit/fixed"] } }
         generator = "extractive"
-    """)
+    """,
+    )
     plan = plan_run(load_config(path), kit.registry)
     retriever = plan.systems[0].spec().parts["retriever"]
     nested = retriever.components["retrievers[0]"]
@@ -209,14 +227,18 @@ def test_nested_components_are_in_the_spec_and_the_fingerprint(tmp_path, kit):
 
 
 def test_details_direction_range_and_derived_metrics(tmp_path, kit):
-    path = write_project(tmp_path, HEAD + """
+    path = write_project(
+        tmp_path,
+        HEAD
+        + """
         [systems.short]
         rag = "kit/counting"
         [systems.long]
         rag = "testkit/echo"
         [evaluation]
         metrics = ["exact_match", "kit/length", "kit/overflow", { name = "kit/half", label = "half" }]
-    """.replace('rag = "testkit/echo"', 'rag = "kit/counting"\noptions = { variant = 1 }'))
+    """.replace('rag = "testkit/echo"', 'rag = "kit/counting"\noptions = { variant = 1 }'),
+    )
     summary, comparison, _ = run(path, kit)
     assert summary.failed == 0
     details = rows(path, "select details_json from metric_values where metric = 'kit/length'")
@@ -224,9 +246,12 @@ def test_details_direction_range_and_derived_metrics(tmp_path, kit):
     reasons = rows(path, "select distinct unscored_reason from metric_values where metric = 'kit/overflow'")
     assert reasons == [("error: metric returned 2.0, outside its declared range [0, 1]",)]
     # derived: (exact_match + length) / 2, computed from the same unit's values
-    pairs = rows(path, "select m1.value, m2.value, d.value from metric_values m1 join metric_values m2 on "
-                       "m1.output_id = m2.output_id join metric_values d on d.output_id = m1.output_id where "
-                       "m1.metric = 'exact_match' and m2.metric = 'kit/length' and d.metric = 'half'")
+    pairs = rows(
+        path,
+        "select m1.value, m2.value, d.value from metric_values m1 join metric_values m2 on "
+        "m1.output_id = m2.output_id join metric_values d on d.output_id = m1.output_id where "
+        "m1.metric = 'exact_match' and m2.metric = 'kit/length' and d.metric = 'half'",
+    )
     assert pairs and all(abs(d - (a + b) / 2) < 1e-12 for a, b, d in pairs)
     assert comparison.direction("kit/length") == "lower" and comparison.direction("exact_match") == "higher"
     lengths = [row.cells["kit/length"].mean for row in comparison.rows]
@@ -234,14 +259,21 @@ def test_details_direction_range_and_derived_metrics(tmp_path, kit):
 
 
 def test_derived_metric_without_its_inputs_is_a_config_error(tmp_path, kit):
-    path = write_project(tmp_path, HEAD + """
+    path = write_project(
+        tmp_path,
+        HEAD
+        + """
         [systems.s]
         rag = "kit/counting"
         [evaluation]
         metrics = ["exact_match", "kit/half"]
-    """)
-    with pytest.raises(ConfigError, match=r"evaluation.metrics\[1\]: derived metric 'kit/half' is computed from "
-                                          r"kit/length"):
+    """,
+    )
+    with pytest.raises(
+        ConfigError,
+        match=r"evaluation.metrics\[1\]: derived metric 'kit/half' is computed from "
+        r"kit/length",
+    ):
         plan_run(load_config(path), kit.registry)
 
 
@@ -249,32 +281,46 @@ def test_derived_metric_without_its_inputs_is_a_config_error(tmp_path, kit):
 
 
 def test_adding_a_system_reuses_the_unchanged_ones_and_identical_systems_run_once(tmp_path, kit):
-    one = HEAD + """
+    one = (
+        HEAD
+        + """
         [systems.a]
         rag = "kit/counting"
         [evaluation]
         metrics = ["exact_match"]
     """
+    )
     path = write_project(tmp_path, one)
     first, _, _ = run(path, kit)
     assert CountingRAG.calls == 3 and first.reused == 0
-    path.write_text(path.read_text().replace("[evaluation]", """[systems.b]
+    path.write_text(
+        path.read_text().replace(
+            "[evaluation]",
+            """[systems.b]
 rag = { name = "kit/counting", options = { variant = 1 } }
 [systems.a_again]
 rag = "kit/counting"
-[evaluation]"""))
+[evaluation]""",
+        )
+    )
     second, comparison, _ = run(path, kit)
     assert second.run_id != first.run_id
     # a: copied from the first run; a_again: the same spec as a, copied too; b: new, answered
     assert CountingRAG.calls == 3 + 3 and second.reused == 6
     assert {row.system: row.cells["exact_match"].n for row in comparison.rows} == {"a": 3, "b": 3, "a_again": 3}
-    reused = rows(path, f"select system, count(reused_from) from outputs where run_id = '{second.run_id}' "
-                        "group by system order by system")
+    reused = rows(
+        path,
+        f"select system, count(reused_from) from outputs where run_id = '{second.run_id}' "
+        "group by system order by system",
+    )
     assert reused == [("a", 3), ("a_again", 3), ("b", 0)]
 
 
 def test_identical_systems_in_one_new_run_answer_once(tmp_path, kit):
-    path = write_project(tmp_path, HEAD + """
+    path = write_project(
+        tmp_path,
+        HEAD
+        + """
         [systems.a]
         rag = "kit/counting"
         [grid.same]
@@ -282,7 +328,8 @@ def test_identical_systems_in_one_new_run_answer_once(tmp_path, kit):
         "options.variant" = [0, 1]
         [evaluation]
         metrics = ["exact_match"]
-    """)
+    """,
+    )
     summary, comparison, _ = run(path, kit)
     # a and same[variant=0] have the same spec: 3 answers for them, 3 for same[variant=1]
     assert CountingRAG.calls == 6 and summary.completed == 9 and summary.failed == 0
@@ -290,12 +337,16 @@ def test_identical_systems_in_one_new_run_answer_once(tmp_path, kit):
 
 
 def test_new_reuses_nothing(tmp_path, kit):
-    path = write_project(tmp_path, HEAD + """
+    path = write_project(
+        tmp_path,
+        HEAD
+        + """
         [systems.a]
         rag = "kit/counting"
         [evaluation]
         metrics = ["exact_match"]
-    """)
+    """,
+    )
     run(path, kit)
     summary, _, _ = run(path, kit, new=True)
     assert CountingRAG.calls == 6 and summary.reused == 0
@@ -305,12 +356,19 @@ def test_new_reuses_nothing(tmp_path, kit):
 
 
 def test_reference_ids_matching_nothing_are_an_error_before_any_work(tmp_path, kit):
-    qa = [{**sample, "reference_context_ids": [sample["reference_context_ids"][0].split("/")[1].split(".")[0]]}
-          for sample in QA]  # "alpha" for the document "corpus/alpha.md"
-    path = write_project(tmp_path, HEAD + """
+    qa = [
+        {**sample, "reference_context_ids": [sample["reference_context_ids"][0].split("/")[1].split(".")[0]]}
+        for sample in QA
+    ]  # "alpha" for the document "corpus/alpha.md"
+    path = write_project(
+        tmp_path,
+        HEAD
+        + """
         [systems.a]
         rag = "kit/counting"
-    """, qa=qa)
+    """,
+        qa=qa,
+    )
     with pytest.raises(ConfigError) as error:
         plan_run(load_config(path), kit.registry)
     message = str(error.value)
@@ -321,10 +379,15 @@ def test_reference_ids_matching_nothing_are_an_error_before_any_work(tmp_path, k
 
 def test_some_unmatched_reference_ids_are_a_stored_warning(tmp_path, kit):
     qa = [dict(QA[0], reference_context_ids=["corpus/alpha.md", "corpus/alpha-typo.md"]), QA[1], QA[2]]
-    path = write_project(tmp_path, HEAD + """
+    path = write_project(
+        tmp_path,
+        HEAD
+        + """
         [systems.a]
         rag = "kit/counting"
-    """, qa=qa)
+    """,
+        qa=qa,
+    )
     summary, _, _ = run(path, kit)
     assert any("1 of 4 reference context ids (in 1 samples) match no corpus document" in w for w in summary.warnings)
     stored = json.loads(rows(path, "select warnings_json from runs")[0][0])
@@ -332,12 +395,16 @@ def test_some_unmatched_reference_ids_are_a_stored_warning(tmp_path, kit):
 
 
 def test_empty_retrievals_are_counted_and_warned_about(tmp_path, kit):
-    path = write_project(tmp_path, HEAD + """
+    path = write_project(
+        tmp_path,
+        HEAD
+        + """
         [systems.full]
         rag = "kit/counting"
         [systems.empty]
         rag = { name = "kit/counting", options = { empty = true } }
-    """)
+    """,
+    )
     summary, comparison, _ = run(path, kit)
     assert {row.system: row.retrievals for row in comparison.rows} == {"full": 3, "empty": 0}
     assert "empty: 3 output(s) came back with no retrieved context" in " ".join(summary.warnings)
@@ -345,10 +412,15 @@ def test_empty_retrievals_are_counted_and_warned_about(tmp_path, kit):
 
 def test_dataset_limit_streams_the_source(tmp_path, kit):
     qa = QA + [{"question_id": "broken"}]  # a bad line after the limit is never read
-    path = write_project(tmp_path, HEAD.replace("[dataset]", "[dataset]\nlimit = 2") + """
+    path = write_project(
+        tmp_path,
+        HEAD.replace("[dataset]", "[dataset]\nlimit = 2")
+        + """
         [systems.a]
         rag = "kit/counting"
-    """, qa=qa)
+    """,
+        qa=qa,
+    )
     summary, _, plan = run(path, kit)
     assert len(plan.samples) == 2 and summary.completed == 2
 
@@ -356,10 +428,14 @@ def test_dataset_limit_streams_the_source(tmp_path, kit):
 def test_generating_needs_no_systems_and_uses_the_llm_section(tmp_path):
     from ragassay.project import Project
 
-    path = write_project(tmp_path, HEAD + """
+    path = write_project(
+        tmp_path,
+        HEAD
+        + """
         [llm]
         cache_path = "elsewhere/responses.db"
-    """)
+    """,
+    )
     project = Project.load(path)
     assert [s.question_id for s in project.samples()] == ["q1", "q2", "q3"]
     assert project.context.settings["llm"]["cache_url"].endswith("elsewhere/responses.db")
@@ -371,8 +447,10 @@ def test_chunk_ids_count_as_matching_their_document():
     from ragassay.models import Document, Sample
     from ragassay.reference_check import check_reference_ids
 
-    check = check_reference_ids([Sample(question_id="q", question="?", reference_context_ids=["a.md#2", "b.md"])],
-                                [Document(id="a.md", text="x")])
+    check = check_reference_ids(
+        [Sample(question_id="q", question="?", reference_context_ids=["a.md#2", "b.md"])],
+        [Document(id="a.md", text="x")],
+    )
     assert check.unmatched == ["b.md"] and check.matched == 1
 
 

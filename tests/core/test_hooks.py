@@ -13,8 +13,18 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ragassay import hookimpl
 from ragassay.api import results_store
-from ragassay.components import (Chunker, DatasetSource, Embedder, Generation, Generator, Judge, Metric, RAGSystem,
-                                 Reranker, Retriever)
+from ragassay.components import (
+    Chunker,
+    DatasetSource,
+    Embedder,
+    Generation,
+    Generator,
+    Judge,
+    Metric,
+    RAGSystem,
+    Reranker,
+    Retriever,
+)
 from ragassay.config import load_config
 from ragassay.models import Chunk, Document, Judgement, RAGOutput, Sample, ScoredChunk
 from ragassay.plugin_manager import load_plugins
@@ -215,8 +225,12 @@ def test_hook_register_retrievers(stored):
 def test_hook_register_generators(stored):
     _, con = stored
     assert {o["answer"] for o in outputs(con, "naive").values()} == {"LINE 2"}
-    em = dict(con.execute("select o.question_id, m.value from metric_values m join outputs o on o.id = m.output_id "
-                          "where o.system = 'naive' and m.metric = 'exact_match'"))
+    em = dict(
+        con.execute(
+            "select o.question_id, m.value from metric_values m join outputs o on o.id = m.output_id "
+            "where o.system = 'naive' and m.metric = 'exact_match'"
+        )
+    )
     assert em == {"i0": 0.0, "i1": 0.0, "i2": 1.0}
 
 
@@ -227,12 +241,18 @@ def test_hook_register_rags(stored):
 
 def test_hook_register_metrics(stored):
     _, con = stored
-    assert con.execute("select min(value), count(*) from metric_values where metric = 'kit/shout'").fetchone() == (1.0, 9)
+    assert con.execute("select min(value), count(*) from metric_values where metric = 'kit/shout'").fetchone() == (
+        1.0,
+        9,
+    )
 
 
 def test_hook_register_judges(stored):
     _, con = stored
-    assert con.execute("select verdict, count(*) from judgements where judge = 'kit/always'").fetchone() == ("correct", 9)
+    assert con.execute("select verdict, count(*) from judgements where judge = 'kit/always'").fetchone() == (
+        "correct",
+        9,
+    )
 
 
 def test_hook_register_embedders(stored):

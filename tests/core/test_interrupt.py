@@ -31,8 +31,12 @@ def interrupt(proc):
 
 def run_in_background(config, plugin_site, stderr_path, *args):
     with open(stderr_path, "w") as err:
-        return subprocess.Popen([sys.executable, "-m", "ragassay", "run", str(config), "-q", *args],
-                                env=cli_env(plugin_site), stdout=subprocess.DEVNULL, stderr=err)
+        return subprocess.Popen(
+            [sys.executable, "-m", "ragassay", "run", str(config), "-q", *args],
+            env=cli_env(plugin_site),
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+        )
 
 
 def test_ctrl_c_during_a_blocking_prepare(plugin_site, tmp_path):

@@ -30,7 +30,9 @@ def count_outputs(db):
 def test_kill_minus_9_loses_only_in_flight_work(plugin_site, tmp_path):
     log = tmp_path / "answered.log"
     qa = [{"question_id": f"s{i:03d}", "question": f"question number {i}"} for i in range(N)]
-    path = write_project(tmp_path, f"""
+    path = write_project(
+        tmp_path,
+        f"""
         [project]
         concurrency = 2
         [dataset]
@@ -39,7 +41,10 @@ def test_kill_minus_9_loses_only_in_flight_work(plugin_site, tmp_path):
         rag = {{ name = "example/slow_echo", options = {{ delay_s = 0.05, log = "{log}" }} }}
         [evaluation]
         metrics = ["token_recall", "example/answer_words"]
-    """, qa=qa, docs={})
+    """,
+        qa=qa,
+        docs={},
+    )
     db = tmp_path / "ragassay-results.db"
     cmd = [sys.executable, "-m", "ragassay", "run", str(path), "-q"]
     proc = subprocess.Popen(cmd, env=cli_env(plugin_site), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -68,7 +73,7 @@ def test_kill_minus_9_loses_only_in_flight_work(plugin_site, tmp_path):
     assert len(rows) == N and len({r[0] for r in rows}) == N
     assert con.execute("select count(*) from metric_values").fetchone()[0] == 2 * N
     assert con.execute("select status from runs").fetchone() == ("complete",)
-    answered_second = log.read_text().split()[len(answered_first):]
+    answered_second = log.read_text().split()[len(answered_first) :]
     assert not stored_first & set(answered_second), "completed work was redone"
     lost = len(answered_first) - len(stored_first)
     assert 0 <= lost <= 2 + 2 * 6  # in flight: at most the workers' items plus one flush interval's worth

@@ -7,12 +7,13 @@ import sqlite3
 
 import pytest
 
-from conftest import EchoRAG, write_project
+from ragassay.analysis.comparison import summarize_runs
 from ragassay.api import results_store
 from ragassay.config import load_config
 from ragassay.errors import DatasetError
-from ragassay.analysis.comparison import summarize_runs
 from ragassay.runner import Runner, plan_run
+
+from conftest import EchoRAG, write_project
 
 ECHO = """
     [project]
@@ -59,8 +60,9 @@ def test_every_system_sample_metric_and_judge_is_stored(tmp_path, host):
     assert db_rows(path, "select count(*) from metric_values") == [(25,)]
     values = dict(db_rows(path, "select metric, max(value) from metric_values group by metric"))
     assert values["token_recall"] == 1.0 and values["exact_match"] == 1.0 and values["context_mrr"] == 1.0
-    reasons = dict(db_rows(path, "select metric, min(unscored_reason) from metric_values where value is null"
-                                 " group by metric"))
+    reasons = dict(
+        db_rows(path, "select metric, min(unscored_reason) from metric_values where value is null group by metric")
+    )
     assert reasons == {"testkit/explode": "error: ValueError: boom", "testkit/nan": "error: metric returned nan"}
     assert summary.metric_errors == 10
     assert db_rows(path, "select verdict, count(*) from judgements group by verdict") == [("correct", 5)]
@@ -118,7 +120,9 @@ def test_metric_unscored_when_references_are_missing(tmp_path, host):
 
 
 def test_empty_corpus_is_a_clear_error(tmp_path, host):
-    path = write_project(tmp_path, """
+    path = write_project(
+        tmp_path,
+        """
         [corpus]
         paths = ["corpus/*"]
         [dataset]
@@ -126,7 +130,9 @@ def test_empty_corpus_is_a_clear_error(tmp_path, host):
         [systems.k]
         retriever = "keyword"
         generator = "extractive"
-    """, docs={"empty.md": ""})
+    """,
+        docs={"empty.md": ""},
+    )
     with pytest.raises(DatasetError, match="corpus has no text"):
         run_once(path, host)
 

@@ -34,16 +34,20 @@ def test_key_is_stable_and_covers_every_input():
 
 def test_sample_index_is_part_of_the_key_only_when_sampling():
     greedy = [cache_key(IDENTITY, request(sample_index=i)) for i in range(3)]
-    sampled = [cache_key(IDENTITY, request(sample_index=i, params=DecodingParams(temperature=0.7)))
-               for i in range(3)]
+    sampled = [cache_key(IDENTITY, request(sample_index=i, params=DecodingParams(temperature=0.7))) for i in range(3)]
     assert len(set(greedy)) == 1 and len(set(sampled)) == 3
 
 
 def test_put_get_roundtrip_survives_reopening(tmp_path):
     url = f"sqlite:///{tmp_path}/c/llm-cache.db"
     cache = ResponseCache(url)
-    response = LLMResponse(text="answer", model="gpt-4o-mini", finish_reason="stop",
-                           usage=TokenUsage(input_tokens=7, output_tokens=2, calls=1), cost_usd=0.1)
+    response = LLMResponse(
+        text="answer",
+        model="gpt-4o-mini",
+        finish_reason="stop",
+        usage=TokenUsage(input_tokens=7, output_tokens=2, calls=1),
+        cost_usd=0.1,
+    )
     cache.put("k1", "openai", response)
     cache.close()
     again = ResponseCache(url)
@@ -56,11 +60,15 @@ def test_put_get_roundtrip_survives_reopening(tmp_path):
 def test_stats_and_clear_by_backend_and_model(tmp_path):
     cache = ResponseCache(f"sqlite:///{tmp_path}/c.db")
     for i, (backend, model) in enumerate([("openai", "a"), ("openai", "b"), ("anthropic", "c")]):
-        cache.put(f"k{i}", backend, LLMResponse(text="x", model=model, usage=TokenUsage(input_tokens=10,
-                                                                                       output_tokens=1)))
+        cache.put(
+            f"k{i}", backend, LLMResponse(text="x", model=model, usage=TokenUsage(input_tokens=10, output_tokens=1))
+        )
     stats = cache.stats()
     assert stats["entries"] == 3 and {r["model"]: r["input_tokens"] for r in stats["by_model"]} == {
-        "a": 10, "b": 10, "c": 10}
+        "a": 10,
+        "b": 10,
+        "c": 10,
+    }
     assert cache.clear(backend="openai", model="b") == 1
     assert cache.clear(backend="openai") == 1
     assert cache.get("k2") is not None and cache.clear() == 1 and cache.stats()["entries"] == 0

@@ -130,15 +130,17 @@ def test_invalid_structured_output_is_re_asked_with_the_error():
 def test_structured_output_gives_up_after_the_bounded_retries():
     backend = ScriptedBackend(*[LLMResponse(text="nope")] * 5)
     with pytest.raises(ProviderError, match="no valid JSON object; gave up after 2 replies"):
-        asyncio.run(LLMClient(backend, structured_retries=1).chat([{"role": "user", "content": "j"}],
-                                                                  response_model=Verdict))
+        asyncio.run(
+            LLMClient(backend, structured_retries=1).chat([{"role": "user", "content": "j"}], response_model=Verdict)
+        )
     assert len(backend.requests) == 2
 
 
 def test_a_forced_tool_call_is_enforced():
     call = ToolCall(id="c", name="Verdict", arguments={"correct": False})
     backend = ScriptedBackend(LLMResponse(text="I won't"), LLMResponse(tool_calls=[call]))
-    response = asyncio.run(LLMClient(backend).chat([{"role": "user", "content": "x"}], tools=[Verdict],
-                                                   tool_choice="Verdict"))
+    response = asyncio.run(
+        LLMClient(backend).chat([{"role": "user", "content": "x"}], tools=[Verdict], tool_choice="Verdict")
+    )
     assert response.tool_call("Verdict").arguments == {"correct": False}
     assert "must call the tool 'Verdict'" in backend.requests[1].messages[-1].content

@@ -27,12 +27,15 @@ def test_scrub_removes_known_keys_even_without_a_recognisable_shape(monkeypatch)
     assert "zzODDsecretVALUE99" not in scrub("server said: bad key zzODDsecretVALUE99 (401)")
 
 
-@pytest.mark.parametrize("text", [
-    "Incorrect API key provided: sk-proj-AbCdEf1234567890",
-    "header Authorization: Bearer abcdefghijklmnop",
-    '{"api_key": "qwertyuiop123456"}',
-    "x-api-key=longsecretvalue42",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Incorrect API key provided: sk-proj-AbCdEf1234567890",
+        "header Authorization: Bearer abcdefghijklmnop",
+        '{"api_key": "qwertyuiop123456"}',
+        "x-api-key=longsecretvalue42",
+    ],
+)
 def test_scrub_removes_key_shapes(text):
     cleaned = scrub(text)
     assert "[redacted]" in cleaned

@@ -32,8 +32,12 @@ def test_cost_formula_with_cached_input():
 
 
 def test_config_prices_extend_and_override():
-    table = PriceTable({"my-model": {"input_per_million": 1.0, "output_per_million": 2.0},
-                        "openai/gpt-4o-mini": {"input_per_million": 10.0, "output_per_million": 10.0}})
+    table = PriceTable(
+        {
+            "my-model": {"input_per_million": 1.0, "output_per_million": 2.0},
+            "openai/gpt-4o-mini": {"input_per_million": 10.0, "output_per_million": 10.0},
+        }
+    )
     usage = TokenUsage(input_tokens=1_000_000, output_tokens=1_000_000)
     assert table.cost(usage, "openai/my-model") == pytest.approx(3.0)
     assert table.cost(usage, "openai/gpt-4o-mini") == pytest.approx(20.0)

@@ -36,8 +36,21 @@ def test_parse_retry_after_forms():
     assert parse_retry_after({}) is None and parse_retry_after(None) is None
 
 
-@pytest.mark.parametrize("status,retryable", [(429, True), (500, True), (502, True), (503, True), (529, True),
-                                              (408, True), (400, False), (401, False), (403, False), (404, False)])
+@pytest.mark.parametrize(
+    "status,retryable",
+    [
+        (429, True),
+        (500, True),
+        (502, True),
+        (503, True),
+        (529, True),
+        (408, True),
+        (400, False),
+        (401, False),
+        (403, False),
+        (404, False),
+    ],
+)
 def test_status_classification(status, retryable):
     error = status_error(status, "m", {"Retry-After": "1"})
     assert isinstance(error, RetryableError if retryable else ProviderError)
@@ -85,8 +98,9 @@ def test_permanent_errors_are_not_retried():
 def test_a_stalled_attempt_times_out_and_is_retried():
     attempt, state = _flaky([5.0])
     start = time.perf_counter()
-    result, attempts = asyncio.run(call_with_retries(attempt, RetryPolicy(max_retries=1, backoff_s=0.001,
-                                                                          timeout_s=0.1), "t"))
+    result, attempts = asyncio.run(
+        call_with_retries(attempt, RetryPolicy(max_retries=1, backoff_s=0.001, timeout_s=0.1), "t")
+    )
     assert (result, attempts) == ("ok", 2) and time.perf_counter() - start < 1.0
 
 

@@ -31,8 +31,10 @@ def test_no_cache_turns_the_cache_off():
 
 
 def test_plan_run_puts_llm_settings_in_the_context(project, host):
-    text = project.read_text() + '\n[llm]\ncache_path = "responses.db"\n[llm.prices."my-model"]\n' \
-                                 'input_per_million = 1\noutput_per_million = 2\n'
+    text = (
+        project.read_text() + '\n[llm]\ncache_path = "responses.db"\n[llm.prices."my-model"]\n'
+        "input_per_million = 1\noutput_per_million = 2\n"
+    )
     project.write_text(text)
     plan = plan_run(load_config(project), host.registry, no_cache=True)
     runtime = runtime_from_context(plan.context)
@@ -64,14 +66,17 @@ class EchoGenerator(LLMGenerator):
 
 def _generator(tmp_path, run_cache=True, **options):
     settings = {"llm": runtime_settings(LLMSection(cache=run_cache), tmp_path)}
-    return EchoGenerator(EchoGenerator.Options(model="m", **options),
-                         context=ComponentContext(project_dir=tmp_path, cache_dir=tmp_path, settings=settings))
+    return EchoGenerator(
+        EchoGenerator.Options(model="m", **options),
+        context=ComponentContext(project_dir=tmp_path, cache_dir=tmp_path, settings=settings),
+    )
 
 
 def test_generate_uses_messages_or_the_question_and_request_params(tmp_path):
     generator = _generator(tmp_path, temperature=0.3, max_tokens=50)
-    generation = asyncio.run(generator.generate(GenerationRequest(question="q?", params={"max_tokens": 7,
-                                                                                          "sample_index": 2})))
+    generation = asyncio.run(
+        generator.generate(GenerationRequest(question="q?", params={"max_tokens": 7, "sample_index": 2}))
+    )
     sent = generator.client.backend.last
     assert generation.text == "q?" and sent.params.max_tokens == 7 and sent.params.temperature == 0.3
     assert sent.sample_index == 2 and generation.raw["backend"] == "echo" and generation.raw["cached"] is False

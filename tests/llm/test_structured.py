@@ -6,7 +6,12 @@ import pytest
 from pydantic import BaseModel
 
 from ragassay.llm.structured import (
-    StructuredOutputError, check_tool_calls, extract_json, feedback, parse_model, schema_instructions,
+    StructuredOutputError,
+    check_tool_calls,
+    extract_json,
+    feedback,
+    parse_model,
+    schema_instructions,
 )
 from ragassay.llm.types import ChatMessage, LLMRequest, LLMResponse, ToolCall, ToolSpec
 
@@ -16,11 +21,14 @@ class Verdict(BaseModel):
     reason: str
 
 
-@pytest.mark.parametrize("text", [
-    '{"correct": true, "reason": "ok"}',
-    'Sure! ```json\n{"correct": true, "reason": "ok"}\n``` hope that helps',
-    'Here: {"correct": true, "reason": "has } and \\" inside"} and more text',
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"correct": true, "reason": "ok"}',
+        'Sure! ```json\n{"correct": true, "reason": "ok"}\n``` hope that helps',
+        'Here: {"correct": true, "reason": "has } and \\" inside"} and more text',
+    ],
+)
 def test_extract_json_finds_the_object(text):
     assert extract_json(text)["correct"] is True
 
@@ -36,7 +44,7 @@ def test_parse_model_names_the_bad_fields():
         parse_model('{"correct": false}', Verdict)
 
 
-def _request(choice, tools=(ToolSpec.from_model(Verdict),)):
+def _request(choice, tools=(ToolSpec.from_model(Verdict),)):  # noqa: B008 - built once, never mutated
     return LLMRequest(messages=[ChatMessage(role="user", content="x")], tools=list(tools), tool_choice=choice)
 
 
@@ -53,8 +61,9 @@ def test_forced_and_required_tool_calls_are_checked():
 
 
 def test_json_schema_tools_check_required_arguments():
-    tool = ToolSpec(name="search", parameters={"type": "object", "properties": {"q": {"type": "string"}},
-                                               "required": ["q"]})
+    tool = ToolSpec(
+        name="search", parameters={"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
+    )
     with pytest.raises(StructuredOutputError, match="lacks required arguments: q"):
         check_tool_calls(_request("search", [tool]), LLMResponse(tool_calls=[ToolCall(id="1", name="search")]))
 

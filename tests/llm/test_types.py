@@ -15,8 +15,15 @@ class Retrieve(BaseModel):
 
 
 def test_coerce_accepts_openai_dicts_with_tool_calls():
-    message = ChatMessage.coerce({"role": "assistant", "content": None, "tool_calls": [
-        {"id": "c1", "type": "function", "function": {"name": "Retrieve", "arguments": '{"retrieve": true}'}}]})
+    message = ChatMessage.coerce(
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "Retrieve", "arguments": '{"retrieve": true}'}}
+            ],
+        }
+    )
     assert message.content == "" and message.tool_calls[0].name == "Retrieve"
     assert message.tool_calls[0].arguments == {"retrieve": True}
     assert message.tool_calls[0].raw_arguments == '{"retrieve": true}'
@@ -49,7 +56,12 @@ def test_forced_tool_is_a_tool_name_only():
         return LLMRequest(messages=[ChatMessage(role="user", content="x")], tool_choice=choice)
 
     assert [request(c).forced_tool for c in (None, "auto", "none", "required", "Retrieve")] == [
-        None, None, None, None, "Retrieve"]
+        None,
+        None,
+        None,
+        None,
+        "Retrieve",
+    ]
 
 
 def test_decoding_params_bounds():
@@ -60,7 +72,8 @@ def test_decoding_params_bounds():
 
 
 def test_response_tool_call_lookup_and_parsed_not_serialised():
-    response = LLMResponse(tool_calls=[ToolCall(id="1", name="a"), ToolCall(id="2", name="b")], parsed=Retrieve(
-        retrieve=True))
+    response = LLMResponse(
+        tool_calls=[ToolCall(id="1", name="a"), ToolCall(id="2", name="b")], parsed=Retrieve(retrieve=True)
+    )
     assert response.tool_call("b").id == "2" and response.tool_call("c") is None
     assert "parsed" not in response.model_dump()

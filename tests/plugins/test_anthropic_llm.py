@@ -15,7 +15,13 @@ from ragassay.llm.cache import close_caches
 from ragassay.llm.settings import LLMSection, runtime_settings
 from ragassay.plugins.anthropic_llm import AnthropicGenerator
 from tests.servers.anthropic_messages import (
-    AnthropicMessagesServer, Turn, malformed, rate_limited, server_error, stalled, truncated_stream,
+    AnthropicMessagesServer,
+    Turn,
+    malformed,
+    rate_limited,
+    server_error,
+    stalled,
+    truncated_stream,
 )
 from tests.servers.base import Reply
 
@@ -48,8 +54,11 @@ def server(shared_server):
 @pytest.fixture
 def make(tmp_path, server, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", PLANTED)
-    context = ComponentContext(project_dir=tmp_path, cache_dir=tmp_path / "cache",
-                               settings={"llm": runtime_settings(LLMSection(), tmp_path / "cache")})
+    context = ComponentContext(
+        project_dir=tmp_path,
+        cache_dir=tmp_path / "cache",
+        settings={"llm": runtime_settings(LLMSection(), tmp_path / "cache")},
+    )
 
     def make(**options):
         defaults = {"base_url": server.url, "backoff_s": 0.01, "timeout_s": 2.0, "max_retries": 2}
@@ -65,8 +74,9 @@ def sent_key(request):
 
 
 def ask(generator, text="What is BM25?"):
-    request = GenerationRequest(question=text, messages=[{"role": "system", "content": "Be brief."},
-                                                          {"role": "user", "content": text}])
+    request = GenerationRequest(
+        question=text, messages=[{"role": "system", "content": "Be brief."}, {"role": "user", "content": text}]
+    )
     return asyncio.run(generator.generate(request))
 
 
@@ -99,15 +109,21 @@ def test_tool_use_auto_forced_and_results(make, server):
     assert sent["tools"][0]["input_schema"]["required"] == ["query"] and sent["tool_choice"] == {"type": "auto"}
 
     server.script(Turn(text=None, tool_calls=[("Retrieve", {"query": "x"})]))
-    history = [{"role": "user", "content": "q"},
-               {"role": "assistant", "content": "", "tool_calls": [{"id": "toolu_0", "name": "Retrieve",
-                                                                     "arguments": {"query": "x"}}]},
-               {"role": "tool", "tool_call_id": "toolu_0", "content": "doc"}]
+    history = [
+        {"role": "user", "content": "q"},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [{"id": "toolu_0", "name": "Retrieve", "arguments": {"query": "x"}}],
+        },
+        {"role": "tool", "tool_call_id": "toolu_0", "content": "doc"},
+    ]
     asyncio.run(generator.chat(history, tools=[Retrieve], tool_choice="Retrieve"))
     sent = server.requests[-1].json
     assert sent["tool_choice"] == {"type": "tool", "name": "Retrieve"}
-    assert sent["messages"][1]["content"] == [{"type": "tool_use", "id": "toolu_0", "name": "Retrieve",
-                                               "input": {"query": "x"}}]
+    assert sent["messages"][1]["content"] == [
+        {"type": "tool_use", "id": "toolu_0", "name": "Retrieve", "input": {"query": "x"}}
+    ]
     assert sent["messages"][2]["content"] == [{"type": "tool_result", "tool_use_id": "toolu_0", "content": "doc"}]
 
 
@@ -152,8 +168,15 @@ def test_timeouts_malformed_and_truncated_replies_are_retried_then_fail(make, se
 
 
 def test_authentication_errors_are_not_retried_and_carry_no_key(make, server):
-    server.script(lambda request: Reply(401, {"type": "error", "error": {
-        "type": "authentication_error", "message": f"invalid x-api-key {sent_key(request)}"}}))
+    server.script(
+        lambda request: Reply(
+            401,
+            {
+                "type": "error",
+                "error": {"type": "authentication_error", "message": f"invalid x-api-key {sent_key(request)}"},
+            },
+        )
+    )
     with pytest.raises(ProviderError, match="HTTP 401") as info:
         ask(make())
     assert server.calls == 1 and "PLANTED" not in str(info.value)

@@ -8,17 +8,33 @@ import pytest
 
 from ragassay.components import ComponentContext
 from ragassay.errors import ConfigError
+
 from servers.openai_chat import OpenAIChatServer, Turn
 
 pytest.importorskip("openai")
 
 ARTICLES = [
-    {"title": "Old fair", "content": "The 1998 county fair had a pig race.", "url": "u/old", "date": "2019-03-01",
-     "question": "q"},
-    {"title": "New bridge", "content": "In 2023 a bridge opened in Zürich.", "url": "u/new", "date": "2023-06-01",
-     "question": "Where did a bridge open?"},
-    {"title": "Retro film", "content": "A 1970s film got an article in 2022.", "url": "u/retro", "date": "2022-01-05",
-     "question": "Which film?"},
+    {
+        "title": "Old fair",
+        "content": "The 1998 county fair had a pig race.",
+        "url": "u/old",
+        "date": "2019-03-01",
+        "question": "q",
+    },
+    {
+        "title": "New bridge",
+        "content": "In 2023 a bridge opened in Zürich.",
+        "url": "u/new",
+        "date": "2023-06-01",
+        "question": "Where did a bridge open?",
+    },
+    {
+        "title": "Retro film",
+        "content": "A 1970s film got an article in 2022.",
+        "url": "u/retro",
+        "date": "2022-01-05",
+        "question": "Which film?",
+    },
     {"title": "Undated", "content": "No date here.", "url": "u/none", "question": "?"},
 ]
 
@@ -51,9 +67,13 @@ def test_generated_questions_keep_their_source_and_are_cached(server, context):
     samples = list(source.samples())
     assert len(samples) == 8 and server.calls == 8
     first = next(s for s in samples if s.question_id == "u/new#q1")
-    assert first.reference_context_ids == ["u/new"] and first.reference_contexts == ["In 2023 a bridge opened in Zürich."]
+    assert first.reference_context_ids == ["u/new"] and first.reference_contexts == [
+        "In 2023 a bridge opened in Zürich."
+    ]
     prompts = [r.json["messages"][-1]["content"] for r in server.requests]
-    assert "Generate a creative question about the contents of the following text: In 2023 a bridge" in " ".join(prompts)
+    assert "Generate a creative question about the contents of the following text: In 2023 a bridge" in " ".join(
+        prompts
+    )
     assert {r.json["temperature"] for r in server.requests} == {1.0}
     again = context.build("dataset_source", {"name": "generated_qa", "options": options})
     assert [s.question for s in again.samples()] == [s.question for s in samples]
@@ -87,8 +107,11 @@ def test_cutoff_by_date_then_by_llm(server, context):
 
 def test_a_generator_without_chat_is_refused(context):
     options = {"source": ARTICLE_SOURCE, "generator": "extractive"}
-    with pytest.raises(ConfigError, match="generated_qa: generator 'extractive' does not support chat.*use an LLM "
-                                          "generator instead: openai, anthropic or local"):
+    with pytest.raises(
+        ConfigError,
+        match="generated_qa: generator 'extractive' does not support chat.*use an LLM "
+        "generator instead: openai, anthropic or local",
+    ):
         list(context.build("dataset_source", {"name": "generated_qa", "options": options}).samples())
 
 

@@ -41,13 +41,28 @@ def test_registered_through_entry_point():
 
 
 def test_jsonl_samples(tmp_path):
-    write(tmp_path, "data/qa.jsonl", jsonl(
-        {"question_id": "a1", "question": "Where does O'Brien live?", "reference_answers": ["Zürich"],
-         "reference_context_ids": ["people.md"], "template": "t3", "length": "short"},
-        "",
-        {"question": "Is the lake in Zürich?", "reference_answers": "yes", "is_answerable": False, "group_id": "g1"},
-        {"question_id": 7, "question": "How many?", "reference_answers": [3]},
-    ))
+    write(
+        tmp_path,
+        "data/qa.jsonl",
+        jsonl(
+            {
+                "question_id": "a1",
+                "question": "Where does O'Brien live?",
+                "reference_answers": ["Zürich"],
+                "reference_context_ids": ["people.md"],
+                "template": "t3",
+                "length": "short",
+            },
+            "",
+            {
+                "question": "Is the lake in Zürich?",
+                "reference_answers": "yes",
+                "is_answerable": False,
+                "group_id": "g1",
+            },
+            {"question_id": 7, "question": "How many?", "reference_answers": [3]},
+        ),
+    )
     samples = list(source(tmp_path, "data/qa.jsonl").samples())
     assert [s.question_id for s in samples] == ["a1", "q3", "7"]  # blank line 2 counts as a line
     first, second, third = samples
@@ -88,13 +103,17 @@ def test_boolean_agent_paper_samples():
 
 
 def test_csv_samples(tmp_path):
-    write(tmp_path, "qa.csv", (
-        'question_id,question,reference_answers,reference_context_ids,is_answerable,topic\n'
-        'c1,Where does O\'Brien live?,"[""Zürich"", ""Zurich""]",people.md,true,people\n'
-        '\n'
-        ',"Is it\nmulti-line?",yes,,FALSE,\n'
-        'c3,Plain?,,"[]",,geo\n'
-    ))
+    write(
+        tmp_path,
+        "qa.csv",
+        (
+            "question_id,question,reference_answers,reference_context_ids,is_answerable,topic\n"
+            'c1,Where does O\'Brien live?,"[""Zürich"", ""Zurich""]",people.md,true,people\n'
+            "\n"
+            ',"Is it\nmulti-line?",yes,,FALSE,\n'
+            'c3,Plain?,,"[]",,geo\n'
+        ),
+    )
     samples = list(source(tmp_path, "qa.csv").samples())
     assert [s.question_id for s in samples] == ["c1", "q4", "c3"]
     first, second, third = samples
@@ -118,25 +137,52 @@ def test_csv_with_byte_order_mark(tmp_path):
     "name, text, message",
     [
         ("qa.jsonl", jsonl({"question": "ok"}, '{"question": "broken"'), r"qa\.jsonl, line 2: invalid JSON"),
-        ("qa.jsonl", jsonl({"question": "ok"}, {"question": "ok"}, "[1, 2]"),
-         r"qa\.jsonl, line 3: expected a JSON object"),
-        ("qa.jsonl", jsonl({"question": "ok"}, {"answer": "no question"}),
-         r"qa\.jsonl, line 2: no question.*'question'"),
+        (
+            "qa.jsonl",
+            jsonl({"question": "ok"}, {"question": "ok"}, "[1, 2]"),
+            r"qa\.jsonl, line 3: expected a JSON object",
+        ),
+        (
+            "qa.jsonl",
+            jsonl({"question": "ok"}, {"answer": "no question"}),
+            r"qa\.jsonl, line 2: no question.*'question'",
+        ),
         ("qa.jsonl", jsonl({"question": "   "}), r"qa\.jsonl, line 1: no question"),
-        ("qa.jsonl", jsonl({"question_id": "a", "question": "x"}, {"question_id": "a", "question": "y"}),
-         r"qa\.jsonl, line 2: duplicate question_id 'a' \(first on line 1\)"),
-        ("qa.jsonl", jsonl({"question": "x", "reference_answers": {"a": 1}}),
-         r"qa\.jsonl, line 1: 'reference_answers'"),
-        ("qa.jsonl", jsonl({"question": "x", "is_answerable": "maybe"}),
-         r"qa\.jsonl, line 1: invalid sample.*is_answerable"),
-        ("qa.csv", "question,is_answerable\nok,true\nbad,perhaps\n",
-         r"qa\.csv, line 3: is_answerable must be true or false"),
-        ("qa.csv", "question,reference_answers\nok,\"[\"\"unclosed\"\n",
-         r"qa\.csv, line 2: 'reference_answers' is not a valid JSON"),
-        ("qa.csv", "question,topic\nok,geo\nbad,geo,extra\n",
-         r"qa\.csv, line 3: the row has 3 cells but the header has 2"),
-        ("qa.csv", "question_id,question\nq1,ok\n,second gets q3\nq3,dup\n",
-         r"qa\.csv, line 4: duplicate question_id 'q3'"),
+        (
+            "qa.jsonl",
+            jsonl({"question_id": "a", "question": "x"}, {"question_id": "a", "question": "y"}),
+            r"qa\.jsonl, line 2: duplicate question_id 'a' \(first on line 1\)",
+        ),
+        (
+            "qa.jsonl",
+            jsonl({"question": "x", "reference_answers": {"a": 1}}),
+            r"qa\.jsonl, line 1: 'reference_answers'",
+        ),
+        (
+            "qa.jsonl",
+            jsonl({"question": "x", "is_answerable": "maybe"}),
+            r"qa\.jsonl, line 1: invalid sample.*is_answerable",
+        ),
+        (
+            "qa.csv",
+            "question,is_answerable\nok,true\nbad,perhaps\n",
+            r"qa\.csv, line 3: is_answerable must be true or false",
+        ),
+        (
+            "qa.csv",
+            'question,reference_answers\nok,"[""unclosed"\n',
+            r"qa\.csv, line 2: 'reference_answers' is not a valid JSON",
+        ),
+        (
+            "qa.csv",
+            "question,topic\nok,geo\nbad,geo,extra\n",
+            r"qa\.csv, line 3: the row has 3 cells but the header has 2",
+        ),
+        (
+            "qa.csv",
+            "question_id,question\nq1,ok\n,second gets q3\nq3,dup\n",
+            r"qa\.csv, line 4: duplicate question_id 'q3'",
+        ),
         ("qa.txt", "question\n", r"qa\.txt: unknown samples file extension '\.txt'; use \.jsonl or \.csv"),
     ],
 )
@@ -177,18 +223,23 @@ def test_text_and_markdown_documents(tmp_path):
     write(tmp_path, "docs/sub/notes.txt", "No heading here.\n")
     docs = list(source(tmp_path, "qa.jsonl", documents=["docs/**/*.md", "docs/**/*.txt"]).documents())
     assert [(d.id, d.title) for d in docs] == [
-        ("docs/people.md", "O'Brien in Zürich"), ("docs/sub/notes.txt", "notes"),
+        ("docs/people.md", "O'Brien in Zürich"),
+        ("docs/sub/notes.txt", "notes"),
     ]
     assert docs[0].text == "Intro line\n\n# O'Brien in Zürich\n\nSean O'Brien lives in Zürich.\n"
     assert docs[1].metadata == {"source": "docs/sub/notes.txt"}
 
 
 def test_json_documents_and_paper_layout(tmp_path):
-    write(tmp_path, "corpus/wiki.jsonl", jsonl(
-        {"title": "Zürich", "content": "Zürich is a city.", "url": "https://w/Zürich", "date": "2022-01-01"},
-        {"title": "Zürich", "content": "Zürich is a city.", "url": "https://w/Zürich", "date": "2022-01-01"},
-        {"title": "Only a title", "content": "Text."},
-    ))
+    write(
+        tmp_path,
+        "corpus/wiki.jsonl",
+        jsonl(
+            {"title": "Zürich", "content": "Zürich is a city.", "url": "https://w/Zürich", "date": "2022-01-01"},
+            {"title": "Zürich", "content": "Zürich is a city.", "url": "https://w/Zürich", "date": "2022-01-01"},
+            {"title": "Only a title", "content": "Text."},
+        ),
+    )
     write(tmp_path, "corpus/extra.json", json.dumps([{"id": 5, "text": "Bern.", "title": "Bern", "lang": "de"}]))
     docs = list(read_documents(["corpus/*"], ComponentContext(project_dir=tmp_path)))
     assert [d.id for d in docs] == ["5", "https://w/Zürich", "Only a title"]  # exact repeat skipped
@@ -208,12 +259,18 @@ def test_each_file_read_once(tmp_path):
 @pytest.mark.parametrize(
     "name, text, message",
     [
-        ("c.jsonl", jsonl({"id": "a", "text": "x"}, {"id": "b"}),
-         r"c\.jsonl, line 2: the record needs a string 'text'"),
+        (
+            "c.jsonl",
+            jsonl({"id": "a", "text": "x"}, {"id": "b"}),
+            r"c\.jsonl, line 2: the record needs a string 'text'",
+        ),
         ("c.jsonl", jsonl({"id": "a", "text": "x"}, "{oops"), r"c\.jsonl, line 2: invalid JSON"),
         ("c.jsonl", jsonl({"text": "anonymous"}), r"c\.jsonl, line 1: the record has no 'id', 'url' or 'title'"),
-        ("c.jsonl", jsonl({"id": "a", "text": "x"}, {"id": "a", "text": "y"}),
-         r"c\.jsonl, line 2: duplicate document id 'a'"),
+        (
+            "c.jsonl",
+            jsonl({"id": "a", "text": "x"}, {"id": "a", "text": "y"}),
+            r"c\.jsonl, line 2: duplicate document id 'a'",
+        ),
         ("c.json", '[{"id": "a", "text": "x"}, 3]', r"c\.json, item 2: expected a JSON object"),
         ("c.pdf", "%PDF", r"c\.pdf: unsupported document file type '\.pdf'"),
     ],
@@ -255,9 +312,13 @@ def test_unsupported_files_matched_by_a_wildcard_are_skipped_with_one_counted_wa
     write(tmp_path, "corpus/sub/logo.png", "PNG")
     context = ComponentContext(project_dir=tmp_path)
     assert [d.id for d in read_documents(["corpus/**/*"], context)] == ["corpus/a.md"]
-    assert context.warnings == [("2 file(s) matched by the document patterns were skipped: unsupported type "
-                                 "(.pdf, .png); documents are read from .txt, .text, .md, .markdown, .rst, .json "
-                                 "or .jsonl")]
+    assert context.warnings == [
+        (
+            "2 file(s) matched by the document patterns were skipped: unsupported type "
+            "(.pdf, .png); documents are read from .txt, .text, .md, .markdown, .rst, .json "
+            "or .jsonl"
+        )
+    ]
 
 
 def test_only_unsupported_files_matched_is_an_error(tmp_path):

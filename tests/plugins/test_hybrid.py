@@ -6,18 +6,33 @@ import pydantic
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragassay import (Chunk, ComponentContext, ComponentNotFoundError, DatasetError, Reranker, RerankerRef,
-                      Retriever, RetrieverRef, ScoredChunk, hookimpl)
+from ragassay import (
+    Chunk,
+    ComponentContext,
+    ComponentNotFoundError,
+    DatasetError,
+    Reranker,
+    RerankerRef,
+    Retriever,
+    RetrieverRef,
+    ScoredChunk,
+    hookimpl,
+)
 from ragassay.plugin_manager import load_plugins
 from ragassay.plugins.hybrid import HybridRetriever, reciprocal_rank_fusion
 
-CHUNKS = [Chunk(id=f"c{i}", document_id=f"d{i}", text=text) for i, text in enumerate([
-    "salmon swim up rivers to spawn",
-    "bees make honey from nectar",
-    "the river Aare flows through Bern",
-    "stars fuse hydrogen into helium",
-    "honey bees dance in the hive",
-])]
+CHUNKS = [
+    Chunk(id=f"c{i}", document_id=f"d{i}", text=text)
+    for i, text in enumerate(
+        [
+            "salmon swim up rivers to spawn",
+            "bees make honey from nectar",
+            "the river Aare flows through Bern",
+            "stars fuse hydrogen into helium",
+            "honey bees dance in the hive",
+        ]
+    )
+]
 
 
 class Scripted(Retriever):
@@ -35,8 +50,10 @@ class Scripted(Retriever):
         self.chunks = {c.id: c for c in chunks}
 
     def retrieve(self, query, k):
-        return [ScoredChunk(chunk=self.chunks[cid], score=1.0 / rank, rank=rank)
-                for rank, cid in enumerate(self.options.ranking[:k], start=1)]
+        return [
+            ScoredChunk(chunk=self.chunks[cid], score=1.0 / rank, rank=rank)
+            for rank, cid in enumerate(self.options.ranking[:k], start=1)
+        ]
 
 
 class ShortestFirst(Reranker):
@@ -86,8 +103,9 @@ def test_registered_with_bm25_and_dense_by_default():
 
 
 def test_nested_references_are_typed_so_the_plan_can_resolve_them():
-    options = HybridRetriever.Options(retrievers=["bm25", {"name": "keyword", "options": {"count": "occurrences"}}],
-                                      reranker="overlap")
+    options = HybridRetriever.Options(
+        retrievers=["bm25", {"name": "keyword", "options": {"count": "occurrences"}}], reranker="overlap"
+    )
     assert all(type(ref) is RetrieverRef for ref in options.retrievers)
     assert options.retrievers[1].options == {"count": "occurrences"}
     assert type(options.reranker) is RerankerRef and options.reranker.name == "overlap"
@@ -135,8 +153,12 @@ def test_real_keyword_and_bm25_fusion(context):
 
 
 def test_rerank_hook_reorders_the_fused_candidates(context):
-    retriever = hybrid(context, retrievers=[scripted("c0", "c1", "c2", "c3"), scripted("c3", "c2")],
-                       reranker="t/shortest", rerank_candidates=3)
+    retriever = hybrid(
+        context,
+        retrievers=[scripted("c0", "c1", "c2", "c3"), scripted("c3", "c2")],
+        reranker="t/shortest",
+        rerank_candidates=3,
+    )
     hits, trace = retriever.retrieve_traced("q", 2)
     assert ShortestFirst.seen == [["c3", "c2", "c0"]]  # the top 3 fused candidates
     assert [h.chunk.id for h in hits] == ["c0", "c3"]  # shortest texts first: fused third is now first
@@ -144,8 +166,12 @@ def test_rerank_hook_reorders_the_fused_candidates(context):
 
 
 def test_shipped_overlap_reranker_reorders_by_shared_query_words(context):
-    retriever = hybrid(context, retrievers=[scripted("c3", "c0", "c2"), scripted("c3", "c2", "c0")],
-                       reranker="overlap", rerank_candidates=3)
+    retriever = hybrid(
+        context,
+        retrievers=[scripted("c3", "c0", "c2"), scripted("c3", "c2", "c0")],
+        reranker="overlap",
+        rerank_candidates=3,
+    )
     hits, trace = retriever.retrieve_traced("salmon in rivers", 3)
     # c0 holds 'salmon' and 'rivers' (2/2); c2 and c3 none: ties keep the fused order c3, then c2
     assert [h.chunk.id for h in hits] == ["c0", "c3", "c2"] and [h.score for h in hits] == [1.0, 0.0, 0.0]

@@ -18,9 +18,19 @@ from ragassay.plugin_manager import load_plugins
 from ragassay.plugins import ir_metrics as ir
 
 TREC = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "trec_eval_test"
-REQUIRED = {"num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "recip_rank", "ndcg",
-            *(f"{m}_{k}" for m in ("P", "recall", "ndcg_cut", "map_cut") for k in ir.CUTOFFS),
-            *(f"success_{k}" for k in ir.SUCCESS_CUTOFFS)}
+REQUIRED = {
+    "num_q",
+    "num_ret",
+    "num_rel",
+    "num_rel_ret",
+    "map",
+    "gm_map",
+    "Rprec",
+    "recip_rank",
+    "ndcg",
+    *(f"{m}_{k}" for m in ("P", "recall", "ndcg_cut", "map_cut") for k in ir.CUTOFFS),
+    *(f"success_{k}" for k in ir.SUCCESS_CUTOFFS),
+}
 
 
 def trec_output(name: str) -> dict[str, dict[str, str]]:
@@ -31,16 +41,20 @@ def trec_output(name: str) -> dict[str, dict[str, str]]:
     return values
 
 
-@pytest.mark.parametrize("qrels, expected, level", [
-    ("qrels.test", "out.test.a", 1),  # summary of all measures
-    ("qrels.test", "out.test.aq", 1),  # per query
-    ("qrels.rel_level", "out.test.aql", 2),  # graded qrels, trec_eval -l 2
-])
+@pytest.mark.parametrize(
+    "qrels, expected, level",
+    [
+        ("qrels.test", "out.test.a", 1),  # summary of all measures
+        ("qrels.test", "out.test.aq", 1),  # per query
+        ("qrels.rel_level", "out.test.aql", 2),  # graded qrels, trec_eval -l 2
+    ],
+)
 def test_every_value_trec_eval_prints_on_its_test_collection(qrels, expected, level):
     if not (TREC / "results.test").is_file():
         pytest.skip(f"trec_eval's test collection is not at {TREC} (a checkout without ../shared/data)")
-    per_query, summary = ir.evaluate(ir.read_qrels(TREC / qrels), ir.read_run(TREC / "results.test"),
-                                     relevance_level=level)
+    per_query, summary = ir.evaluate(
+        ir.read_qrels(TREC / qrels), ir.read_run(TREC / "results.test"), relevance_level=level
+    )
     checked = set()
     for qid, values in trec_output(expected).items():
         ours = summary if qid == "all" else per_query[qid]
@@ -115,8 +129,9 @@ def metric(name: str, **options):
 
 
 def output(ids, docs=None, **fields) -> RAGOutput:
-    return RAGOutput(answer="", context_ids=ids, context_document_ids=docs or [], contexts=["t"] * len(ids),
-                     retrieved=True, **fields)
+    return RAGOutput(
+        answer="", context_ids=ids, context_document_ids=docs or [], contexts=["t"] * len(ids), retrieved=True, **fields
+    )
 
 
 SAMPLE = Sample(question_id="q", question="?", reference_context_ids=["doc2", "doc5"])
@@ -189,15 +204,23 @@ def test_unscored_and_empty_retrieval():
 
 
 def test_per_sample_mean_equals_trec_eval_on_the_same_run():
-    samples = [Sample(question_id=f"q{i}", question="?", reference_context_ids=refs)
-               for i, refs in enumerate([["a", "c"], ["b"], ["x", "y", "z"]])]
+    samples = [
+        Sample(question_id=f"q{i}", question="?", reference_context_ids=refs)
+        for i, refs in enumerate([["a", "c"], ["b"], ["x", "y", "z"]])
+    ]
     outputs = [output(["a", "b", "c"]), output(["c", "a", "b"]), output(["y", "q", "r", "z"])]
     qrels = {s.question_id: {r: 1 for r in s.reference_context_ids} for s in samples}
     run = {s.question_id: [(d, -r) for r, d in enumerate(o.context_ids)] for s, o in zip(samples, outputs)}
     _, summary = ir.evaluate(qrels, run)
-    for name, measure, options in [("ir_map", "map", {}), ("ir_mrr", "recip_rank", {}), ("r_precision", "Rprec", {}),
-                                   ("ndcg_at_k", "ndcg_cut_5", {"k": 5}), ("ir_precision_at_k", "P_5", {}),
-                                   ("ir_recall_at_k", "recall_5", {}), ("ndcg_at_k", "ndcg", {"k": None})]:
+    for name, measure, options in [
+        ("ir_map", "map", {}),
+        ("ir_mrr", "recip_rank", {}),
+        ("r_precision", "Rprec", {}),
+        ("ndcg_at_k", "ndcg_cut_5", {"k": 5}),
+        ("ir_precision_at_k", "P_5", {}),
+        ("ir_recall_at_k", "recall_5", {}),
+        ("ndcg_at_k", "ndcg", {"k": None}),
+    ]:
         mean = sum(metric(name, **options).score(s, o) for s, o in zip(samples, outputs)) / len(samples)
         assert mean == pytest.approx(summary[measure]), name
 

@@ -20,8 +20,10 @@ transformers = pytest.importorskip("transformers")
 
 from ragassay.plugins.local_llm.generator import LocalGenerator, to_template  # noqa: E402
 
-CHAT_TEMPLATE = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
-                 "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
+CHAT_TEMPLATE = (
+    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
 
 
 @pytest.fixture(scope="module")
@@ -33,18 +35,29 @@ def tiny_model(tmp_path_factory) -> Path:
     bpe = Tokenizer(models.BPE(unk_token="<unk>"))
     bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     bpe.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=400, special_tokens=["<unk>", "<|im_start|>", "<|im_end|>"],
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    trainer = trainers.BpeTrainer(
+        vocab_size=400,
+        special_tokens=["<unk>", "<|im_start|>", "<|im_end|>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
     bpe.train_from_iterator(["the quick brown fox answers questions about documents and sources"] * 20, trainer)
-    tokenizer = transformers.PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token="<|im_end|>",
-                                                     pad_token="<|im_end|>", unk_token="<unk>")
+    tokenizer = transformers.PreTrainedTokenizerFast(
+        tokenizer_object=bpe, eos_token="<|im_end|>", pad_token="<|im_end|>", unk_token="<unk>"
+    )
     tokenizer.chat_template = CHAT_TEMPLATE
     tokenizer.save_pretrained(folder)
     torch.manual_seed(0)
-    config = transformers.LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64,
-                                      num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
-                                      max_position_embeddings=512, eos_token_id=tokenizer.eos_token_id,
-                                      pad_token_id=tokenizer.pad_token_id)
+    config = transformers.LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=512,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+    )
     transformers.LlamaForCausalLM(config).save_pretrained(folder)
     return folder
 
@@ -52,8 +65,11 @@ def tiny_model(tmp_path_factory) -> Path:
 @pytest.fixture
 def make(tmp_path, tiny_model):
     def make(cache=False, **options):
-        context = ComponentContext(project_dir=tmp_path, cache_dir=tmp_path / "cache", settings={
-            "llm": runtime_settings(LLMSection(cache=cache), tmp_path / "cache")})
+        context = ComponentContext(
+            project_dir=tmp_path,
+            cache_dir=tmp_path / "cache",
+            settings={"llm": runtime_settings(LLMSection(cache=cache), tmp_path / "cache")},
+        )
         options = {"model_path": str(tiny_model), "max_tokens": 6, **options}
         return LocalGenerator(LocalGenerator.Options(**options), context=context)
 
@@ -114,11 +130,17 @@ def test_structured_output_failure_retries_then_provider_error(make):
 
 def test_prompts_carry_tool_and_schema_instructions():
     tool = ToolSpec(name="retrieve", description="search", parameters={"type": "object"})
-    request = LLMRequest(messages=[ChatMessage(role="system", content="Be brief."),
-                                   ChatMessage(role="user", content="q"),
-                                   ChatMessage(role="assistant", tool_calls=[ToolCall(id="c", name="retrieve")]),
-                                   ChatMessage(role="tool", name="retrieve", content="doc")],
-                         tools=[tool], tool_choice="retrieve", response_schema={"type": "object"})
+    request = LLMRequest(
+        messages=[
+            ChatMessage(role="system", content="Be brief."),
+            ChatMessage(role="user", content="q"),
+            ChatMessage(role="assistant", tool_calls=[ToolCall(id="c", name="retrieve")]),
+            ChatMessage(role="tool", name="retrieve", content="doc"),
+        ],
+        tools=[tool],
+        tool_choice="retrieve",
+        response_schema={"type": "object"},
+    )
     messages = to_template(request)
     assert messages[0]["role"] == "system" and messages[0]["content"].startswith("Be brief.")
     assert "You must call the tool 'retrieve'" in messages[0]["content"] and "JSON schema" in messages[0]["content"]
@@ -144,11 +166,17 @@ def test_real_smollm2_generates_and_caches_dequantised_weights(tmp_path_factory)
     source = resolve_source(None)
     # a cache folder that outlives this test session, so later sessions skip the slow GGUF conversion
     cache_dir = tmp_path_factory.getbasetemp().parent / "ragassay-model-cache"
-    context = ComponentContext(project_dir=cache_dir, cache_dir=cache_dir,
-                               settings={"llm": runtime_settings(LLMSection(cache=False), cache_dir)})
+    context = ComponentContext(
+        project_dir=cache_dir,
+        cache_dir=cache_dir,
+        settings={"llm": runtime_settings(LLMSection(cache=False), cache_dir)},
+    )
     generator = LocalGenerator(LocalGenerator.Options(max_tokens=16), context=context)
-    generation = asyncio.run(generator.generate(GenerationRequest(
-        question="q", messages=[{"role": "user", "content": "What is the capital of France?"}])))
+    generation = asyncio.run(
+        generator.generate(
+            GenerationRequest(question="q", messages=[{"role": "user", "content": "What is the capital of France?"}])
+        )
+    )
     assert "Paris" in generation.text
     assert generation.usage.output_tokens <= 16 and generation.usage.input_tokens > 10
     assert generation.raw["model"] == "SmolLM2-135M-Instruct.Q4_1"

@@ -51,8 +51,9 @@ def test_a_failing_batch_fails_its_jobs_only():
     batcher = Batcher(recorder, max_batch=2, window_s=0.01)
 
     async def main():
-        return await asyncio.gather(batcher.submit("boom", group="a"), batcher.submit("fine", group="b"),
-                                    return_exceptions=True)
+        return await asyncio.gather(
+            batcher.submit("boom", group="a"), batcher.submit("fine", group="b"), return_exceptions=True
+        )
 
     failed, fine = asyncio.run(main())
     assert isinstance(failed, RuntimeError) and fine == "FINE"

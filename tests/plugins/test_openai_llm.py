@@ -17,7 +17,13 @@ from ragassay.llm.settings import LLMSection, runtime_settings
 from ragassay.plugins.openai_llm import OpenAIGenerator
 from tests.servers.base import Reply
 from tests.servers.openai_chat import (
-    OpenAIChatServer, Turn, malformed, rate_limited, server_error, stalled, truncated_stream,
+    OpenAIChatServer,
+    Turn,
+    malformed,
+    rate_limited,
+    server_error,
+    stalled,
+    truncated_stream,
 )
 
 pytest.importorskip("openai")
@@ -51,8 +57,11 @@ def server(shared_server):
 def make(tmp_path, server, monkeypatch):
     """Build an openai generator pointed at the local server, with fast retry settings."""
     monkeypatch.setenv("OPENAI_API_KEY", PLANTED)
-    context = ComponentContext(project_dir=tmp_path, cache_dir=tmp_path / "cache",
-                               settings={"llm": runtime_settings(LLMSection(), tmp_path / "cache")})
+    context = ComponentContext(
+        project_dir=tmp_path,
+        cache_dir=tmp_path / "cache",
+        settings={"llm": runtime_settings(LLMSection(), tmp_path / "cache")},
+    )
 
     def make(**options):
         defaults = {"base_url": server.url + "/v1", "backoff_s": 0.01, "timeout_s": 2.0, "max_retries": 2}
@@ -63,8 +72,11 @@ def make(tmp_path, server, monkeypatch):
 
 
 def ask(generator, text="What is BM25?", **params):
-    request = GenerationRequest(question=text, messages=[{"role": "system", "content": "Be brief."},
-                                                          {"role": "user", "content": text}], params=params)
+    request = GenerationRequest(
+        question=text,
+        messages=[{"role": "system", "content": "Be brief."}, {"role": "user", "content": text}],
+        params=params,
+    )
     return asyncio.run(generator.generate(request))
 
 
@@ -74,14 +86,19 @@ def test_generate_sends_messages_and_decoding_and_reads_usage(make, server):
     sent = server.requests[0]
     assert sent.json["messages"][0] == {"role": "system", "content": "Be brief."}
     assert (sent.json["model"], sent.json["seed"], sent.json["max_tokens"], sent.json["temperature"]) == (
-        "gpt-4o-mini", 7, 64, 0.2)
+        "gpt-4o-mini",
+        7,
+        64,
+        0.2,
+    )
     assert sent.headers["authorization"] == f"Bearer {PLANTED}"
     assert generation.text == "A ranking function."
     usage = generation.usage
     assert (usage.input_tokens, usage.output_tokens, usage.cached_tokens, usage.calls) == (120, 6, 100, 1)
     assert list(usage.by_model) == ["openai/gpt-4o-mini-2024-07-18"]
     assert generation.raw["finish_reason"] == "stop" and generation.raw["cost_usd"] == pytest.approx(
-        (20 * 0.15 + 100 * 0.075 + 6 * 0.6) / 1e6)
+        (20 * 0.15 + 100 * 0.075 + 6 * 0.6) / 1e6
+    )
 
 
 def test_a_repeated_call_is_served_from_the_cache(make, server):
@@ -107,10 +124,16 @@ def test_tool_calls_auto_and_forced(make, server):
 
 
 def test_tool_results_go_back_on_the_wire(make, server):
-    messages = [{"role": "user", "content": "q"},
-                {"role": "assistant", "tool_calls": [{"id": "call_0", "type": "function", "function": {
-                    "name": "Retrieve", "arguments": '{"query": "x"}'}}]},
-                {"role": "tool", "tool_call_id": "call_0", "content": "doc text"}]
+    messages = [
+        {"role": "user", "content": "q"},
+        {
+            "role": "assistant",
+            "tool_calls": [
+                {"id": "call_0", "type": "function", "function": {"name": "Retrieve", "arguments": '{"query": "x"}'}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "call_0", "content": "doc text"},
+    ]
     asyncio.run(make().chat(messages, tools=[Retrieve]))
     wire = server.requests[-1].json["messages"]
     assert wire[1]["tool_calls"][0]["function"] == {"name": "Retrieve", "arguments": '{"query": "x"}'}
@@ -128,8 +151,7 @@ def test_structured_output_to_a_pydantic_model(make, server, mode):
     payload = '{"correct": true, "reason": "matches"}'
     turn = Turn(text=None, tool_calls=[("Verdict", payload)]) if mode == "tool" else Turn(text=payload)
     server.script(turn)
-    reply = asyncio.run(make(structured_mode=mode).chat([{"role": "user", "content": "judge"}],
-                                                        response_model=Verdict))
+    reply = asyncio.run(make(structured_mode=mode).chat([{"role": "user", "content": "judge"}], response_model=Verdict))
     assert reply.parsed == Verdict(correct=True, reason="matches") and reply.tool_calls == []
     sent = server.requests[-1].json
     if mode == "json_schema":
@@ -143,8 +165,10 @@ def test_structured_output_to_a_pydantic_model(make, server, mode):
 def test_invalid_structured_output_is_retried_with_feedback_then_fails(make, server):
     server.script(Turn(text='{"correct": "maybe"}'), Turn(text='{"correct": true, "reason": "r"}'))
     reply = asyncio.run(make().chat([{"role": "user", "content": "j"}], response_model=Verdict))
-    assert reply.parsed.correct is True and "does not match the schema" in server.requests[1].json["messages"][-1][
-        "content"]
+    assert (
+        reply.parsed.correct is True
+        and "does not match the schema" in server.requests[1].json["messages"][-1]["content"]
+    )
     server.script(*[Turn(text="prose")] * 3)
     with pytest.raises(ProviderError, match="gave up after 3 replies"):
         asyncio.run(make().chat([{"role": "user", "content": "j2"}], response_model=Verdict))
@@ -163,8 +187,9 @@ def test_streaming_accumulates_text_tool_calls_and_usage(make, server):
 
 def test_azure_openai_by_configuration(make, server, monkeypatch):
     monkeypatch.setenv("AZURE_OPENAI_API_KEY", "azure-test-key-123456")
-    generator = make(base_url=None, azure_endpoint=server.url, azure_deployment="test-deployment",
-                     api_version="2024-10-21")
+    generator = make(
+        base_url=None, azure_endpoint=server.url, azure_deployment="test-deployment", api_version="2024-10-21"
+    )
     assert ask(generator).text.startswith("echo:")
     sent = server.requests[-1]
     assert sent.path == "/openai/deployments/test-deployment/chat/completions"
@@ -256,8 +281,9 @@ def test_concurrency_is_limited_per_endpoint(make, server):
     generator = make(concurrency=3, cache=False)
 
     async def main():
-        requests = [GenerationRequest(question=f"q{i}", messages=[{"role": "user", "content": f"q{i}"}])
-                    for i in range(9)]
+        requests = [
+            GenerationRequest(question=f"q{i}", messages=[{"role": "user", "content": f"q{i}"}]) for i in range(9)
+        ]
         return await asyncio.gather(*(generator.generate(r) for r in requests))
 
     assert len(asyncio.run(main())) == 9 and state["peak"] == 3

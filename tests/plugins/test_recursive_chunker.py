@@ -27,7 +27,7 @@ def test_exact_boundaries_with_overlap():
     chunks = chunk(WORDS, size=10, overlap=5)
     assert [c.text for c in chunks] == ["aaaa bbbb", "bbbb cccc", "cccc dddd", "dddd eeee"]
     assert [c.metadata["start"] for c in chunks] == [0, 5, 10, 15]
-    assert all(WORDS[c.metadata["start"]:].startswith(c.text) for c in chunks)
+    assert all(WORDS[c.metadata["start"] :].startswith(c.text) for c in chunks)
 
 
 def test_exact_boundaries_without_overlap():

@@ -23,8 +23,11 @@ def sample(*ref_ids: str) -> Sample:
 
 def output(ids: list[str], doc_ids: list[str] | None = None, retrieved: bool | None = True) -> RAGOutput:
     return RAGOutput(
-        answer="a", contexts=[f"text of {i}" for i in ids], context_ids=ids,
-        context_document_ids=doc_ids or [], retrieved=retrieved,
+        answer="a",
+        contexts=[f"text of {i}" for i in ids],
+        context_ids=ids,
+        context_document_ids=doc_ids or [],
+        retrieved=retrieved,
     )
 
 

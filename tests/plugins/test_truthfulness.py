@@ -8,20 +8,23 @@ import pytest
 
 from ragassay.components import ComponentContext
 from ragassay.models import RAGOutput, Sample, Unscored
+
 from servers.openai_chat import OpenAIChatServer, Turn
 
 pytest.importorskip("openai")
 
-SAMPLE = Sample(question_id="q", question="Where did the bridge open?",
-                reference_contexts=["In 2023 a bridge opened in Zürich."])
+SAMPLE = Sample(
+    question_id="q", question="Where did the bridge open?", reference_contexts=["In 2023 a bridge opened in Zürich."]
+)
 OUTPUT = RAGOutput(answer="In Zürich.")
 
 
 def test_one_call_scores_both_aspects(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-judge")
     with OpenAIChatServer() as server:
-        server.default = lambda r: Turn(text=None, tool_calls=[("set_answer_evaluation",
-                                                                 {"truthfulness": 4, "relevance": 5})])
+        server.default = lambda r: Turn(
+            text=None, tool_calls=[("set_answer_evaluation", {"truthfulness": 4, "relevance": 5})]
+        )
         context = ComponentContext(project_dir=tmp_path, cache_dir=tmp_path / "cache")
         generator = {"name": "openai", "options": {"model": "gpt-4o", "base_url": server.url + "/v1"}}
         truth = context.build("metric", {"name": "truthfulness", "options": {"generator": generator}})
@@ -37,7 +40,8 @@ def test_one_call_scores_both_aspects(tmp_path, monkeypatch):
         assert "Article:\nIn 2023 a bridge opened in Zürich." in request["messages"][1]["content"]
         assert request["tool_choice"]["function"]["name"] == "set_answer_evaluation"
         assert asyncio.run(truth.ascore(Sample(question_id="x", question="?"), OUTPUT)) == Unscored(
-            reason="sample has no reference_contexts (the article the evaluator checks against)")
+            reason="sample has no reference_contexts (the article the evaluator checks against)"
+        )
 
 
 def test_a_generator_that_does_not_declare_chat_is_refused_by_name(tmp_path):
@@ -45,8 +49,9 @@ def test_a_generator_that_does_not_declare_chat_is_refused_by_name(tmp_path):
     from ragassay.plugins.truthfulness import Truthfulness
 
     assert type(Truthfulness.Options(generator="openai").generator) is GeneratorRef  # typed: resolved when planned
-    metric = ComponentContext(project_dir=tmp_path).build("metric", {"name": "truthfulness",
-                                                                     "options": {"generator": "extractive"}})
+    metric = ComponentContext(project_dir=tmp_path).build(
+        "metric", {"name": "truthfulness", "options": {"generator": "extractive"}}
+    )
     sample = Sample(question_id="q", question="?", reference_contexts=["an article"])
     with pytest.raises(ConfigError, match="metric truthfulness: generator 'extractive' does not support chat.*openai"):
         asyncio.run(metric.ascore(sample, RAGOutput(answer="a")))

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from conftest import write_project
 import ragassay
+
+from conftest import write_project
 
 CONFIG = """
 [corpus]
@@ -29,8 +30,10 @@ def test_baselines_bracket_retrieval(tmp_path):
     summary = ragassay.run(path)
     assert summary.failed == 0
     con = sqlite3.connect(tmp_path / "ragassay-results.db")
-    rows = con.execute("select o.system, m.metric, m.value, m.unscored_reason, o.output_json from outputs o "
-                       "join metric_values m on m.output_id = o.id").fetchall()
+    rows = con.execute(
+        "select o.system, m.metric, m.value, m.unscored_reason, o.output_json from outputs o "
+        "join metric_values m on m.output_id = o.id"
+    ).fetchall()
     by = {(s, m): (v, r, json.loads(o)) for s, m, v, r, o in rows}
     # no retrieval: nothing retrieved, so retrieval metrics are unscored, and the extractive reader has
     # nothing to extract from
@@ -38,8 +41,12 @@ def test_baselines_bracket_retrieval(tmp_path):
     # the oracle gets the reference contexts: rank-1 hit, and the extractive reader finds the answer
     oracle = [v for (s, m), (v, r, o) in by.items() if s == "oracle" and m == "context_mrr"]
     assert oracle and all(v == 1.0 for v in oracle)
-    contains = dict(con.execute("select o.question_id, m.value from metric_values m join outputs o on "
-                                "o.id = m.output_id where o.system = 'oracle' and m.metric = 'contains_answer'"))
+    contains = dict(
+        con.execute(
+            "select o.question_id, m.value from metric_values m join outputs o on "
+            "o.id = m.output_id where o.system = 'oracle' and m.metric = 'contains_answer'"
+        )
+    )
     # q1's reference context ("built in 1999") does not hold the answer; the others do
     assert contains == {"q1": 0.0, "q2": 1.0, "q3": 1.0}
 

@@ -11,12 +11,15 @@ from ragassay.components import ComponentContext, Corpus
 from ragassay.errors import ProviderError
 from ragassay.models import Document, Sample
 from ragassay.reference_rags.boolean_agent import BooleanAgentAdvancedRAG, BooleanAgentRAG
+
 from servers.openai_chat import OpenAIChatServer, Turn
 
 pytest.importorskip("openai")
 
-DOCS = [Document(id="salmon", text="Salmon swim upstream to spawn in the rivers of Norway."),
-        Document(id="bees", text="Bees make honey from nectar in their hives.")]
+DOCS = [
+    Document(id="salmon", text="Salmon swim upstream to spawn in the rivers of Norway."),
+    Document(id="bees", text="Bees make honey from nectar in their hives."),
+]
 SAMPLE = Sample(question_id="q", question="Where do salmon spawn?")
 
 
@@ -33,10 +36,18 @@ def build(server, tmp_path, monkeypatch):
     context = ComponentContext(project_dir=tmp_path, cache_dir=tmp_path / "cache")
 
     def make(cls, **options):
-        generator = context.build("generator", {"name": "openai", "options": {
-            "model": "gpt-4o-mini", "base_url": server.url + "/v1", "cache": False, "backoff_s": 0.01}})
-        parts = {"chunker": context.build("chunker", "recursive"), "retriever": context.build("retriever", "bm25"),
-                 "generator": generator}
+        generator = context.build(
+            "generator",
+            {
+                "name": "openai",
+                "options": {"model": "gpt-4o-mini", "base_url": server.url + "/v1", "cache": False, "backoff_s": 0.01},
+            },
+        )
+        parts = {
+            "chunker": context.build("chunker", "recursive"),
+            "retriever": context.build("retriever", "bm25"),
+            "generator": generator,
+        }
         rag = cls(cls.Options(top_k=1, **options), parts=parts, context=context)
         rag.prepare(Corpus(DOCS))
         return rag
@@ -50,6 +61,7 @@ def answer(rag, sample=SAMPLE):
             return await rag.answer(sample)
         finally:
             await rag.parts["generator"].client.aclose() if hasattr(rag.parts["generator"].client, "aclose") else None
+
     return asyncio.run(go())
 
 
@@ -58,8 +70,10 @@ def tools_of(request):
 
 
 def test_simple_retrieves_when_the_tool_is_called_with_true(server, build):
-    server.script(Turn(text=None, tool_calls=[("query_database", {"retrieve": True})], usage=(50, 5, 0)),
-                  Turn(text="In Norway [1].", usage=(120, 8, 0)))
+    server.script(
+        Turn(text=None, tool_calls=[("query_database", {"retrieve": True})], usage=(50, 5, 0)),
+        Turn(text="In Norway [1].", usage=(120, 8, 0)),
+    )
     output = answer(build(BooleanAgentRAG))
     first, second = server.requests
     assert tools_of(first) == ["query_database"] and first.json.get("tool_choice", "auto") == "auto"
@@ -81,8 +95,10 @@ def test_simple_answers_directly_without_a_tool_call(server, build):
 
 
 def test_simple_tool_called_with_false_answers_without_sources(server, build):
-    server.script(Turn(text=None, tool_calls=[("query_database", {"retrieve": False})], usage=(40, 3, 0)),
-                  Turn(text="They spawn in rivers.", usage=(30, 5, 0)))
+    server.script(
+        Turn(text=None, tool_calls=[("query_database", {"retrieve": False})], usage=(40, 3, 0)),
+        Turn(text="They spawn in rivers.", usage=(30, 5, 0)),
+    )
     output = answer(build(BooleanAgentRAG))
     assert server.calls == 2 and "tools" not in server.requests[1].json
     assert output.retrieved is False and output.answer == "They spawn in rivers."
@@ -96,15 +112,18 @@ def test_simple_malformed_arguments_retrieve_and_say_so(server, build):
 
 
 def test_advanced_answers_then_is_forced_to_decide_then_retrieves(server, build):
-    server.script(Turn(text="I think in lakes.", usage=(30, 6, 0)),
-                  Turn(text=None, tool_calls=[("query_database", {"retrieve": True})], usage=(45, 5, 0)),
-                  Turn(text="In the rivers of Norway [1].", usage=(130, 9, 0)))
+    server.script(
+        Turn(text="I think in lakes.", usage=(30, 6, 0)),
+        Turn(text=None, tool_calls=[("query_database", {"retrieve": True})], usage=(45, 5, 0)),
+        Turn(text="In the rivers of Norway [1].", usage=(130, 9, 0)),
+    )
     output = answer(build(BooleanAgentAdvancedRAG))
     base, decide, final = server.requests
     assert "tools" not in base.json
     assert decide.json["tool_choice"] == {"type": "function", "function": {"name": "query_database"}}
     assert decide.json["tools"][0]["function"]["description"] == (
-        "Set to true if you could have answered the last question better with more information.")
+        "Set to true if you could have answered the last question better with more information."
+    )
     assert decide.json["messages"][-1] == {"role": "assistant", "content": "I think in lakes."}
     assert "Sources:" in final.json["messages"][-1]["content"]
     assert output.retrieved is True and output.answer == "In the rivers of Norway [1]."
@@ -112,8 +131,10 @@ def test_advanced_answers_then_is_forced_to_decide_then_retrieves(server, build)
 
 
 def test_advanced_keeps_the_first_answer_when_it_would_not_improve(server, build):
-    server.script(Turn(text="Upstream in rivers.", usage=(30, 4, 0)),
-                  Turn(text=None, tool_calls=[("query_database", {"retrieve": False})], usage=(40, 5, 0)))
+    server.script(
+        Turn(text="Upstream in rivers.", usage=(30, 4, 0)),
+        Turn(text=None, tool_calls=[("query_database", {"retrieve": False})], usage=(40, 5, 0)),
+    )
     output = answer(build(BooleanAgentAdvancedRAG))
     assert server.calls == 2
     assert output.retrieved is False and output.answer == "Upstream in rivers." and output.context_ids == []
@@ -130,8 +151,11 @@ def test_a_generator_without_tool_calls_is_refused(tmp_path):
     from ragassay.errors import ConfigError
 
     context = ComponentContext(project_dir=tmp_path)
-    parts = {"chunker": context.build("chunker", "recursive"), "retriever": context.build("retriever", "bm25"),
-             "generator": context.build("generator", "extractive")}
+    parts = {
+        "chunker": context.build("chunker", "recursive"),
+        "retriever": context.build("retriever", "bm25"),
+        "generator": context.build("generator", "extractive"),
+    }
     rag = BooleanAgentRAG(BooleanAgentRAG.Options(), parts=parts, context=context)
     with pytest.raises(ConfigError, match="rag 'boolean_agent'.*generator 'extractive' does not support chat"):
         rag.prepare(Corpus(DOCS))
@@ -160,4 +184,5 @@ def test_chat_is_a_declaration_not_a_method_probe(tmp_path):
     with pytest.raises(ConfigError, match="generator 'undeclared' does not support chat"):
         rag.prepare(Corpus(DOCS))
     BooleanAgentRAG(BooleanAgentRAG.Options(), parts={**parts, "generator": Declared()}, context=context).prepare(
-        Corpus(DOCS))
+        Corpus(DOCS)
+    )

@@ -9,6 +9,7 @@ import sqlite3
 import pytest
 
 import ragassay
+
 from conftest import write_project
 
 pytestmark = pytest.mark.slow
@@ -53,8 +54,9 @@ def test_real_local_model_through_three_systems(tmp_path, tmp_path_factory):
         by_system.setdefault(system, []).append((status, error, json.loads(raw) if raw else None))
     for system in ("none", "naive"):
         assert all(status == "ok" for status, _, _ in by_system[system]), by_system[system]
-        assert all(out["usage"]["input_tokens"] > 0 and out["usage"]["output_tokens"] > 0
-                   for _, _, out in by_system[system])
+        assert all(
+            out["usage"]["input_tokens"] > 0 and out["usage"]["output_tokens"] > 0 for _, _, out in by_system[system]
+        )
     assert all(out["retrieved"] is True for _, _, out in by_system["naive"])
     for status, error, out in by_system["agent"]:
         if status == "ok":  # a decision was made and recorded, with the tokens of every call summed

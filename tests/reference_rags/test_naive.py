@@ -25,16 +25,22 @@ class RecordingGenerator(Generator):
 def build(top_k=2):
     host = load_plugins()
     registry = host.registry
-    chunker = registry.get("chunker", "recursive").cls(registry.get("chunker", "recursive").cls.Options(size=60, overlap=0))
+    chunker = registry.get("chunker", "recursive").cls(
+        registry.get("chunker", "recursive").cls.Options(size=60, overlap=0)
+    )
     retriever = registry.get("retriever", "bm25").cls()
     naive = registry.get("rag", "naive").cls
-    return naive(naive.Options(top_k=top_k), parts={"chunker": chunker, "retriever": retriever,
-                                                    "generator": RecordingGenerator()})
+    return naive(
+        naive.Options(top_k=top_k),
+        parts={"chunker": chunker, "retriever": retriever, "generator": RecordingGenerator()},
+    )
 
 
-DOCS = [Document(id="salmon", text="Salmon swim upstream to spawn in rivers."),
-        Document(id="bees", text="Bees make honey from nectar in their hives."),
-        Document(id="stars", text="Stars are fusing hydrogen into helium.")]
+DOCS = [
+    Document(id="salmon", text="Salmon swim upstream to spawn in rivers."),
+    Document(id="bees", text="Bees make honey from nectar in their hives."),
+    Document(id="stars", text="Stars are fusing hydrogen into helium."),
+]
 
 
 def test_answer_records_contexts_ids_usage_and_prompt():

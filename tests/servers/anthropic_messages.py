@@ -16,8 +16,15 @@ from typing import Any
 from .base import Reply, Request
 from .openai_chat import ScriptedServer, Turn, malformed, rate_limited, server_error, stalled, truncated_stream
 
-__all__ = ["AnthropicMessagesServer", "Turn", "malformed", "rate_limited", "server_error", "stalled",
-           "truncated_stream"]
+__all__ = [
+    "AnthropicMessagesServer",
+    "Turn",
+    "malformed",
+    "rate_limited",
+    "server_error",
+    "stalled",
+    "truncated_stream",
+]
 
 
 class AnthropicMessagesServer(ScriptedServer):
@@ -29,14 +36,30 @@ class AnthropicMessagesServer(ScriptedServer):
         prompt, completion, cached = self.usage(turn, request)
         content: list[dict[str, Any]] = [{"type": "text", "text": turn.text}] if turn.text else []
         for i, (name, args) in enumerate(turn.tool_calls):
-            content.append({"type": "tool_use", "id": f"toolu_{i}", "name": name,
-                            "input": json.loads(args) if isinstance(args, str) else args})
+            content.append(
+                {
+                    "type": "tool_use",
+                    "id": f"toolu_{i}",
+                    "name": name,
+                    "input": json.loads(args) if isinstance(args, str) else args,
+                }
+            )
         stop = turn.finish_reason or ("tool_use" if turn.tool_calls else "end_turn")
-        return {"id": "msg_test", "type": "message", "role": "assistant",
-                "model": turn.model or (request.json or {}).get("model") or self.model, "content": content,
-                "stop_reason": stop, "stop_sequence": None,
-                "usage": {"input_tokens": prompt - cached, "output_tokens": completion,
-                          "cache_read_input_tokens": cached, "cache_creation_input_tokens": 0}}
+        return {
+            "id": "msg_test",
+            "type": "message",
+            "role": "assistant",
+            "model": turn.model or (request.json or {}).get("model") or self.model,
+            "content": content,
+            "stop_reason": stop,
+            "stop_sequence": None,
+            "usage": {
+                "input_tokens": prompt - cached,
+                "output_tokens": completion,
+                "cache_read_input_tokens": cached,
+                "cache_creation_input_tokens": 0,
+            },
+        }
 
     def stream_reply(self, turn: Turn, request: Request) -> Reply:
         body = self.body(turn, request)
@@ -49,17 +72,33 @@ class AnthropicMessagesServer(ScriptedServer):
         for index, block in enumerate(body["content"]):
             if block["type"] == "text":
                 chunks.append(event("content_block_start", index=index, content_block={"type": "text", "text": ""}))
-                chunks += [event("content_block_delta", index=index, delta={"type": "text_delta", "text": block[
-                    "text"][i:i + 5]}) for i in range(0, len(block["text"]), 5)]
+                chunks += [
+                    event(
+                        "content_block_delta",
+                        index=index,
+                        delta={"type": "text_delta", "text": block["text"][i : i + 5]},
+                    )
+                    for i in range(0, len(block["text"]), 5)
+                ]
             else:
                 chunks.append(event("content_block_start", index=index, content_block={**block, "input": {}}))
-                chunks.append(event("content_block_delta", index=index, delta={
-                    "type": "input_json_delta", "partial_json": json.dumps(block["input"])}))
+                chunks.append(
+                    event(
+                        "content_block_delta",
+                        index=index,
+                        delta={"type": "input_json_delta", "partial_json": json.dumps(block["input"])},
+                    )
+                )
             chunks.append(event("content_block_stop", index=index))
         if turn.truncate:
             return Reply(200, chunks=chunks[:2] + [b'event: content_block_delta\ndata: {"type": "content_bl'])
-        chunks.append(event("message_delta", delta={"stop_reason": body["stop_reason"], "stop_sequence": None},
-                            usage={"output_tokens": body["usage"]["output_tokens"]}))
+        chunks.append(
+            event(
+                "message_delta",
+                delta={"stop_reason": body["stop_reason"], "stop_sequence": None},
+                usage={"output_tokens": body["usage"]["output_tokens"]},
+            )
+        )
         chunks.append(event("message_stop"))
         return Reply(200, chunks=chunks)
 

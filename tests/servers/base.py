@@ -1,10 +1,10 @@
 """A threaded JSON HTTP server on 127.0.0.1 with scripted routes; stops when its context exits.
 
-    def chat(request):                 # request: Request(method, path, headers, json)
-        return Reply(200, {"ok": True})
+def chat(request):                 # request: Request(method, path, headers, json)
+    return Reply(200, {"ok": True})
 
-    with JSONServer({("POST", "/v1/chat/completions"): chat}) as server:
-        client = OpenAI(base_url=server.url + "/v1", api_key="test")
+with JSONServer({("POST", "/v1/chat/completions"): chat}) as server:
+    client = OpenAI(base_url=server.url + "/v1", api_key="test")
 """
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ import json
 import socket
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
 
 
 @dataclasses.dataclass
@@ -71,7 +72,7 @@ class JSONServer:
         host, port = self._server.server_address[:2]
         return f"http://{host}:{port}"
 
-    def __enter__(self) -> "JSONServer":
+    def __enter__(self) -> JSONServer:
         self._thread.start()
         return self
 

@@ -15,7 +15,8 @@ import collections
 import dataclasses
 import json
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .base import JSONServer, Reply, Request
 
@@ -38,8 +39,9 @@ Item = Any  # Turn | Reply | Callable[[Request], Turn | Reply]
 
 def rate_limited(retry_after: float | str = 1, body_type: str = "openai") -> Reply:
     """HTTP 429 with a Retry-After header (seconds)."""
-    return Reply(429, _error(body_type, "rate_limit_error", "Rate limit reached"),
-                 headers={"Retry-After": str(retry_after)})
+    return Reply(
+        429, _error(body_type, "rate_limit_error", "Rate limit reached"), headers={"Retry-After": str(retry_after)}
+    )
 
 
 def server_error(status: int = 500, body_type: str = "openai") -> Reply:
@@ -80,7 +82,7 @@ class ScriptedServer:
         self._lock = threading.Lock()
         self.server = JSONServer({("POST", path): self._handle for path in self.routes})
 
-    def reset(self) -> "ScriptedServer":
+    def reset(self) -> ScriptedServer:
         """Forget queued replies, recorded requests and a replaced default (to share one server across tests)."""
         with self._lock:
             self.queue.clear()
@@ -91,7 +93,7 @@ class ScriptedServer:
     def _echo(self, request: Request) -> Turn:
         return Turn(text=f"echo: {self.last_user_text(request)[-60:]}")
 
-    def script(self, *items: Item) -> "ScriptedServer":
+    def script(self, *items: Item) -> ScriptedServer:
         """Append replies to the queue (served in order, one per request)."""
         with self._lock:
             self.queue.extend(items)
@@ -110,7 +112,7 @@ class ScriptedServer:
         """Requests received so far."""
         return len(self.server.requests)
 
-    def __enter__(self) -> "ScriptedServer":
+    def __enter__(self) -> ScriptedServer:
         self.server.__enter__()
         return self
 
@@ -158,9 +160,14 @@ class OpenAIChatServer(ScriptedServer):
     routes = ("/v1/chat/completions", "/openai/deployments/test-deployment/chat/completions")
 
     def _calls(self, turn: Turn) -> list[dict[str, Any]]:
-        return [{"id": f"call_{i}", "type": "function", "function": {
-            "name": name, "arguments": args if isinstance(args, str) else json.dumps(args)}}
-            for i, (name, args) in enumerate(turn.tool_calls)]
+        return [
+            {
+                "id": f"call_{i}",
+                "type": "function",
+                "function": {"name": name, "arguments": args if isinstance(args, str) else json.dumps(args)},
+            }
+            for i, (name, args) in enumerate(turn.tool_calls)
+        ]
 
     def body(self, turn: Turn, request: Request) -> dict[str, Any]:
         prompt, completion, cached = self.usage(turn, request)
@@ -169,11 +176,19 @@ class OpenAIChatServer(ScriptedServer):
         if calls:
             message["tool_calls"] = calls
         finish = turn.finish_reason or ("tool_calls" if calls else "stop")
-        return {"id": "chatcmpl-test", "object": "chat.completion", "created": 1,
-                "model": turn.model or (request.json or {}).get("model") or self.model,
-                "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-                "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
-                          "total_tokens": prompt + completion, "prompt_tokens_details": {"cached_tokens": cached}}}
+        return {
+            "id": "chatcmpl-test",
+            "object": "chat.completion",
+            "created": 1,
+            "model": turn.model or (request.json or {}).get("model") or self.model,
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": {
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "total_tokens": prompt + completion,
+                "prompt_tokens_details": {"cached_tokens": cached},
+            },
+        }
 
     def stream_reply(self, turn: Turn, request: Request) -> Reply:
         body = self.body(turn, request)
@@ -185,7 +200,7 @@ class OpenAIChatServer(ScriptedServer):
 
         text = turn.text or ""
         chunks = [chunk({"role": "assistant", "content": ""})]
-        chunks += [chunk({"content": text[i:i + 5]}) for i in range(0, len(text), 5)]
+        chunks += [chunk({"content": text[i : i + 5]}) for i in range(0, len(text), 5)]
         for i, call in enumerate(self._calls(turn)):
             chunks.append(chunk({"tool_calls": [{"index": i, **call}]}))
         if turn.truncate:

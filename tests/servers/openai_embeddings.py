@@ -33,12 +33,20 @@ def embeddings_server(dim: int = 8, *, reverse: bool = False, fail_status: int |
         inputs = body.get("input")
         inputs = [inputs] if isinstance(inputs, str) else list(inputs or [])
         size = body.get("dimensions") or dim
-        data = [{"object": "embedding", "index": i, "embedding": text_vector(text, size)}
-                for i, text in enumerate(inputs)]
+        data = [
+            {"object": "embedding", "index": i, "embedding": text_vector(text, size)} for i, text in enumerate(inputs)
+        ]
         if reverse:
             data.reverse()
         tokens = sum(len(text.split()) for text in inputs)
-        return Reply(200, {"object": "list", "data": data, "model": body.get("model", ""),
-                           "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})
+        return Reply(
+            200,
+            {
+                "object": "list",
+                "data": data,
+                "model": body.get("model", ""),
+                "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+            },
+        )
 
     return JSONServer({("POST", "/v1/embeddings"): embeddings})

@@ -25,8 +25,10 @@ open_store("sqlite:///" + sys.argv[1]).close()
 def test_processes_opening_a_new_results_file_at_once_all_succeed(tmp_path, round_):
     db = tmp_path / "results.db"
     start = time.time() + 3.0  # after every process has imported ragassay
-    procs = [subprocess.Popen([sys.executable, "-c", OPEN_AT, str(db), str(start)], stderr=subprocess.PIPE,
-                              text=True) for _ in range(6)]
+    procs = [
+        subprocess.Popen([sys.executable, "-c", OPEN_AT, str(db), str(start)], stderr=subprocess.PIPE, text=True)
+        for _ in range(6)
+    ]
     errors = [p.communicate(timeout=120)[1] for p in procs]
     assert [p.returncode for p in procs] == [0] * 6, "\n".join(e for e in errors if e)
     con = sqlite3.connect(db)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
+from sqlalchemy.exc import IntegrityError
 
 from ragassay.errors import StoreError
 from ragassay.models import Judgement, MetricValue, RAGOutput, Sample
@@ -14,9 +15,18 @@ from ragassay.store.database import UnitResult
 
 def make_run(store, run_id="r1", samples=("a", "b")):
     store.create_run(
-        {"id": run_id, "fingerprint": "f" + run_id, "project": "p", "config_path": "x", "config_json": "{}",
-         "spec_json": "{}", "ragassay_version": "0", "sample_count": len(samples)},
-        [("sys", "{}")], [Sample(question_id=q, question=f"question {q}?") for q in samples],
+        {
+            "id": run_id,
+            "fingerprint": "f" + run_id,
+            "project": "p",
+            "config_path": "x",
+            "config_json": "{}",
+            "spec_json": "{}",
+            "ragassay_version": "0",
+            "sample_count": len(samples),
+        },
+        [("sys", "{}")],
+        [Sample(question_id=q, question=f"question {q}?") for q in samples],
     )
 
 
@@ -57,21 +67,34 @@ def test_write_read_and_replace_failed_unit(tmp_path):
     store = open_store(store_url("results.db", tmp_path))
     make_run(store)
     failed = UnitResult("sys", "a", "failed", error="RuntimeError: x")
-    ok = UnitResult("sys", "b", "ok", RAGOutput(answer="yes", contexts=["c"], context_ids=["d#0"]),
-                    metrics=[MetricValue(metric="m", value=0.5), MetricValue(metric="u", value=None,
-                                                                             unscored_reason="no refs")],
-                    judgements=[Judgement(judge="j", verdict="correct", score=1.0)])
+    ok = UnitResult(
+        "sys",
+        "b",
+        "ok",
+        RAGOutput(answer="yes", contexts=["c"], context_ids=["d#0"]),
+        metrics=[MetricValue(metric="m", value=0.5), MetricValue(metric="u", value=None, unscored_reason="no refs")],
+        judgements=[Judgement(judge="j", verdict="correct", score=1.0)],
+    )
     store.write_units("r1", [failed, ok])
     units = store.stored_units("r1")
     assert units[("sys", "a")].status == "failed"
     assert units[("sys", "b")].metrics == {"m", "u"} and units[("sys", "b")].judges == {"j"}
-    retry = UnitResult("sys", "a", "ok", RAGOutput(answer="now"), replaces=units[("sys", "a")].output_id,
-                       metrics=[MetricValue(metric="m", value=1.0)])
+    retry = UnitResult(
+        "sys",
+        "a",
+        "ok",
+        RAGOutput(answer="now"),
+        replaces=units[("sys", "a")].output_id,
+        metrics=[MetricValue(metric="m", value=1.0)],
+    )
     store.write_units("r1", [retry])
     rows = store.output_rows("r1")
     assert sorted((r["question_id"], r["status"]) for r in rows) == [("a", "ok"), ("b", "ok")]
     assert {(r["question_id"], r["metric"], r["value"]) for r in store.metric_rows("r1")} == {
-        ("a", "m", 1.0), ("b", "m", 0.5), ("b", "u", None)}
+        ("a", "m", 1.0),
+        ("b", "m", 0.5),
+        ("b", "u", None),
+    }
     detail = store.sample_detail("r1", "b")
     assert detail["outputs"][0]["output"].context_ids == ["d#0"]
 
@@ -80,9 +103,14 @@ def test_a_failing_batch_writes_nothing(tmp_path):
     store = open_store(store_url("results.db", tmp_path))
     make_run(store)
     good = UnitResult("sys", "a", "ok", RAGOutput(answer="x"), metrics=[MetricValue(metric="m", value=1.0)])
-    dup = UnitResult("sys", "b", "ok", RAGOutput(answer="y"),
-                     metrics=[MetricValue(metric="m", value=1.0), MetricValue(metric="m", value=0.0)])
-    with pytest.raises(Exception):
+    dup = UnitResult(
+        "sys",
+        "b",
+        "ok",
+        RAGOutput(answer="y"),
+        metrics=[MetricValue(metric="m", value=1.0), MetricValue(metric="m", value=0.0)],
+    )
+    with pytest.raises(IntegrityError):
         store.write_units("r1", [good, dup])  # duplicate metric row violates the primary key
     assert store.output_rows("r1") == []
 

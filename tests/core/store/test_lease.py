@@ -29,8 +29,16 @@ def rows(store):
 
 
 def put_holder(store, **values):
-    row = {"key": "fp", "owner": "someone", "host": socket.gethostname(), "pid": 1, "acquired_at": time.time(),
-           "heartbeat_at": time.time(), "run_id": None, **values}
+    row = {
+        "key": "fp",
+        "owner": "someone",
+        "host": socket.gethostname(),
+        "pid": 1,
+        "acquired_at": time.time(),
+        "heartbeat_at": time.time(),
+        "run_id": None,
+        **values,
+    }
     with store.engine.begin() as conn:
         conn.execute(insert(run_leases).values(**row))
 
@@ -120,9 +128,20 @@ def test_list_runs_shows_running_and_interrupted_states(store, tmp_path):
 
     sample = Sample(question_id="q1", question="?")
     for run_id in ("live", "dead"):
-        store.create_run({"id": run_id, "fingerprint": f"fp-{run_id}", "project": "p", "config_path": "c",
-                          "config_json": "{}", "spec_json": "{}", "ragassay_version": "0", "sample_count": 1},
-                         [("s", "{}")], [sample])
+        store.create_run(
+            {
+                "id": run_id,
+                "fingerprint": f"fp-{run_id}",
+                "project": "p",
+                "config_path": "c",
+                "config_json": "{}",
+                "spec_json": "{}",
+                "ragassay_version": "0",
+                "sample_count": 1,
+            },
+            [("s", "{}")],
+            [sample],
+        )
     with acquire(store.engine, "fp-live") as lease:
         lease.attach("live")
         states = {r["id"]: (r["state"], r["state_detail"]) for r in store.list_runs()}

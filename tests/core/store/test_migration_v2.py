@@ -27,8 +27,10 @@ def _copy(tmp_path: Path) -> Path:
 def _counts(path: Path) -> dict[str, int]:
     con = sqlite3.connect(path)
     try:
-        return {table: con.execute(f"select count(*) from {table}").fetchone()[0]
-                for table in ("runs", "run_systems", "run_samples", "outputs", "metric_values", "judgements")}
+        return {
+            table: con.execute(f"select count(*) from {table}").fetchone()[0]
+            for table in ("runs", "run_systems", "run_samples", "outputs", "metric_values", "judgements")
+        }
     finally:
         con.close()
 
@@ -41,8 +43,9 @@ def test_v1_database_is_migrated_with_rows_kept_and_columns_derived(tmp_path):
     try:
         with store.engine.connect() as conn:
             assert conn.exec_driver_sql("select version from schema_version").fetchone() == (SCHEMA_VERSION,)
-            columns = {table: {c["name"] for c in inspect(conn).get_columns(table)}
-                       for table in current.metadata.tables}
+            columns = {
+                table: {c["name"] for c in inspect(conn).get_columns(table)} for table in current.metadata.tables
+            }
         # the migrated schema has every column of the current models
         for name, table in current.metadata.tables.items():
             assert {c.name for c in table.columns} == columns[name], name
@@ -51,7 +54,8 @@ def test_v1_database_is_migrated_with_rows_kept_and_columns_derived(tmp_path):
         assert all(r["retrieved_count"] == 3 and r["calls"] == 0 and r["cost_usd"] == 0.0 for r in rows)
         comparison = summarize_runs(store, [run_id])
         assert {row.system: row.retrievals for row in comparison.rows} == dict.fromkeys(
-            ["keyword", "bm25", "dense", "hybrid"], 4)
+            ["keyword", "bm25", "dense", "hybrid"], 4
+        )
         assert comparison.rows[0].cells["token_recall"].n == 4
     finally:
         store.close()
@@ -82,8 +86,12 @@ def test_a_fresh_database_and_a_migrated_one_have_the_same_schema(tmp_path):
         for store in (fresh, migrated):
             with store.engine.connect() as conn:
                 inspector = inspect(conn)
-                shapes.append({table: sorted(c["name"] for c in inspector.get_columns(table))
-                               for table in inspector.get_table_names()})
+                shapes.append(
+                    {
+                        table: sorted(c["name"] for c in inspector.get_columns(table))
+                        for table in inspector.get_table_names()
+                    }
+                )
         assert shapes[0] == shapes[1]
     finally:
         fresh.close()

@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import ragassay_cli, write_project
-from dense_support import minilm_folder
 
 import ragassay
 from ragassay.api import results_store
 from ragassay.config import load_config
+
+from conftest import ragassay_cli, write_project
+from dense_support import minilm_folder
 
 CONFIG = """
     [project]
@@ -94,7 +95,15 @@ def test_dense_and_hybrid_are_listed_by_the_plugins_command():
     result = ragassay_cli("plugins", "--json")
     assert result.returncode == 0, result.stderr
     listed = {(c["kind"], c["name"]): c for c in json.loads(result.stdout)["components"]}
-    for key in [("retriever", "dense"), ("retriever", "hybrid"), ("embedder", "local"), ("embedder", "openai"),
-                ("chunker", "kenneweg"), ("chunker", "info"), ("metric", "ir_map"), ("metric", "ndcg_at_k")]:
+    for key in [
+        ("retriever", "dense"),
+        ("retriever", "hybrid"),
+        ("embedder", "local"),
+        ("embedder", "openai"),
+        ("chunker", "kenneweg"),
+        ("chunker", "info"),
+        ("metric", "ir_map"),
+        ("metric", "ndcg_at_k"),
+    ]:
         assert key in listed and listed[key]["distribution"] == "ragassay", key
     assert "embedder" in listed[("retriever", "dense")]["options"]["properties"]

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-
 import numpy as np
 import pydantic
 import pytest
-from dense_support import TEXTS, HashingEmbedder, context, dense, make_chunks, minilm_folder  # noqa: F401
 
 from ragassay import EmbedderRef
 from ragassay.errors import ComponentNotFoundError, DatasetError
 from ragassay.models import Chunk
 from ragassay.plugin_manager import load_plugins
 from ragassay.plugins.dense import DenseRetriever
+
+from dense_support import TEXTS, HashingEmbedder, context, dense, make_chunks, minilm_folder  # noqa: F401
 
 
 def test_registered_with_defaults():
@@ -35,13 +35,15 @@ def test_flat_ranking_is_exact_cosine(context):
     hits = retriever.retrieve(query, 4)
     assert [h.chunk.id for h in hits] == [f"d{i}#0" for i in expected]
     assert [h.rank for h in hits] == [1, 2, 3, 4]
-    assert hits[0].score == pytest.approx(float(vectors[expected[0]] @ np.asarray(embedder.embed([query]))[0]),
-                                          abs=1e-5)
+    assert hits[0].score == pytest.approx(
+        float(vectors[expected[0]] @ np.asarray(embedder.embed([query]))[0]), abs=1e-5
+    )
     assert all(a.score >= b.score for a, b in zip(hits, hits[1:]))
 
 
-@pytest.mark.parametrize("options", [{"index": "hnsw", "hnsw_m": 4, "ef_search": 8},
-                                     {"index": "ivf", "ivf_nlist": 2, "ivf_nprobe": 2}])
+@pytest.mark.parametrize(
+    "options", [{"index": "hnsw", "hnsw_m": 4, "ef_search": 8}, {"index": "ivf", "ivf_nlist": 2, "ivf_nprobe": 2}]
+)
 def test_approximate_indexes_find_the_same_neighbours_on_a_small_corpus(context, options):
     exact = dense(context)
     exact.index(make_chunks())
@@ -86,9 +88,11 @@ def test_misuse_errors(context):
 @pytest.mark.slow
 def test_real_minilm_ranks_by_meaning_and_records_query_truncation(context):
     minilm_folder()
-    docs = ["The recipe needs flour, butter, sugar and two eggs for the cake.",
-            "The striker scored twice in the second half of the football match.",
-            "Volcanic eruptions release ash and lava from the earth's mantle."]
+    docs = [
+        "The recipe needs flour, butter, sugar and two eggs for the cake.",
+        "The striker scored twice in the second half of the football match.",
+        "Volcanic eruptions release ash and lava from the earth's mantle.",
+    ]
     retriever = dense(context, embedder="local")
     retriever.index([Chunk(id=f"c{i}", document_id=f"c{i}", text=t) for i, t in enumerate(docs)])
     assert [h.chunk.id for h in retriever.retrieve("Which ingredients go into baking a dessert?", 3)][0] == "c0"

@@ -7,12 +7,13 @@ import logging
 
 import numpy as np
 import pytest
-from dense_support import HashingEmbedder, context, dense, make_chunks  # noqa: F401 (fixture)
 
 from ragassay.errors import ProviderError
 from ragassay.models import Chunk
 from ragassay.plugins.dense.cache import CacheMiss, DenseCache, embeddings_key, index_key
 from ragassay.plugins.dense.embedding import identity
+
+from dense_support import HashingEmbedder, context, dense, make_chunks  # noqa: F401 (fixture)
 
 
 def entries(context):

@@ -6,12 +6,13 @@ import json
 
 import numpy as np
 import pytest
-from dense_support import minilm_folder
 
 from ragassay.components import ComponentContext
 from ragassay.errors import ConfigError
 from ragassay.plugin_manager import load_plugins
 from ragassay.plugins.dense.local import LocalEmbedder, model_token_limit, read_encoder_config
+
+from dense_support import minilm_folder
 
 SENTENCES = [
     "A man is playing a guitar on stage.",

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from dense_support import context, make_chunks  # noqa: F401 (fixture)
-from servers.openai_embeddings import embeddings_server, text_vector
 
 from ragassay.errors import ConfigError, ProviderError
 from ragassay.plugin_manager import load_plugins
 from ragassay.plugins.dense.openai_embedder import OpenAIEmbedder
+
+from dense_support import context, make_chunks  # noqa: F401 (fixture)
+from servers.openai_embeddings import embeddings_server, text_vector
 
 pytest.importorskip("openai")
 
@@ -89,8 +90,13 @@ def test_cache_identity_names_model_and_server_not_batching(monkeypatch):
 
 def test_dense_retriever_over_the_openai_embedder(context, server):
     chunks = make_chunks()
-    retriever = context.build("retriever", {"name": "dense", "options": {
-        "embedder": {"name": "openai", "options": {"base_url": server.url + "/v1", "batch_size": 4}}}})
+    retriever = context.build(
+        "retriever",
+        {
+            "name": "dense",
+            "options": {"embedder": {"name": "openai", "options": {"base_url": server.url + "/v1", "batch_size": 4}}},
+        },
+    )
     retriever.index(chunks)
     hits = retriever.retrieve(chunks[2].text, 1)  # the server embeds equal texts equally
     assert hits[0].chunk.id == chunks[2].id and hits[0].score == pytest.approx(1.0, abs=1e-5)

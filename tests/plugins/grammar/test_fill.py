@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from grammar_helpers import digest, make_db, project, source
-
 from ragassay.plugins.grammar import database
 from ragassay.plugins.grammar.fill import answer_text, compile_template, distinct_values, fill, render_text
 from ragassay.plugins.grammar.templates import SqlTemplate, TextTemplate
 
+from grammar_helpers import digest, make_db, project, source
+
 
 def _compiled(db, sql, *texts, table=None):
-    tpl = SqlTemplate(id="t", sql=sql, table=table,
-                      texts=[TextTemplate(id=f"x{i}", text=t) for i, t in enumerate(texts or ["q"])])
+    tpl = SqlTemplate(
+        id="t", sql=sql, table=table, texts=[TextTemplate(id=f"x{i}", text=t) for i, t in enumerate(texts or ["q"])]
+    )
     return compile_template(tpl, db.schema, db.quote, lambda t: db.schema.tables[t].primary_key)
 
 
@@ -25,9 +26,12 @@ def test_distinct_values_are_sorted_and_skip_null(tmp_path):
 
 def test_cartesian_product_and_the_single_answer_filter(tmp_path):
     db = database.open_sqlite_file(make_db(tmp_path / "shop.db"))
-    compiled = _compiled(db, "SELECT o.Item FROM Orders o JOIN Customer c ON c.CustomerID = o.CustomerID "
-                             "WHERE c.City = '[Customer.City]' AND c.Tier = [Customer.Tier]",
-                         "What did the [Customer.Tier] customer in [Customer.City] order?")
+    compiled = _compiled(
+        db,
+        "SELECT o.Item FROM Orders o JOIN Customer c ON c.CustomerID = o.CustomerID "
+        "WHERE c.City = '[Customer.City]' AND c.Tier = [Customer.Tier]",
+        "What did the [Customer.Tier] customer in [Customer.City] order?",
+    )
     stats: dict[str, int] = {}
     with db.connect() as conn:
         values = [distinct_values(conn, db.quote, t, c) for t, c in compiled.placeholders]
@@ -53,8 +57,12 @@ def test_values_are_bound_never_formatted_into_sql(tmp_path):
 
 def test_aggregates_keep_the_matching_rows_as_sources(tmp_path):
     db = database.open_sqlite_file(make_db(tmp_path / "shop.db"))
-    compiled = _compiled(db, "SELECT SUM(o.Amount) FROM Orders o JOIN Customer c ON c.CustomerID = o.CustomerID "
-                             "WHERE c.Name = '[Customer.Name]'", "[Customer.Name]?")
+    compiled = _compiled(
+        db,
+        "SELECT SUM(o.Amount) FROM Orders o JOIN Customer c ON c.CustomerID = o.CustomerID "
+        "WHERE c.Name = '[Customer.Name]'",
+        "[Customer.Name]?",
+    )
     with db.connect() as conn:
         filled = {f.values[0]: f for f in fill(conn, compiled, [["Chen", "Ada"]], {})}
     assert answer_text(filled["Chen"].answer) == "125"  # 45.0 + 80.0, shown without '.0'
@@ -84,9 +92,10 @@ def _papers_db(path):
 
     con = sqlite3.connect(path)
     con.executescript("CREATE TABLE Paper (PaperID INTEGER PRIMARY KEY, Name TEXT, City TEXT);")
-    con.executemany("INSERT INTO Paper VALUES (?, ?, ?)",
-                    [(1, "New  York  Times", "New York"), (2, "", "Nowhere"), (3, "  ", "Blank"),
-                     (4, "Le Monde", "Paris")])
+    con.executemany(
+        "INSERT INTO Paper VALUES (?, ?, ?)",
+        [(1, "New  York  Times", "New York"), (2, "", "Nowhere"), (3, "  ", "Blank"), (4, "Le Monde", "Paris")],
+    )
     con.commit()
     con.close()
     return path

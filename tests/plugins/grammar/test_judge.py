@@ -48,18 +48,22 @@ SAMPLE = Sample(question_id="q", question="Where is {O'Brien} based?", reference
 
 
 def _judge(context, reply: str, sample: Sample = SAMPLE, answer: str = "In Zürich."):
-    judge = GrammarLLMJudge(GrammarLLMJudge.Options(generator={"name": "fake/fixed", "options": {"reply": reply}}),
-                            context=context)
+    judge = GrammarLLMJudge(
+        GrammarLLMJudge.Options(generator={"name": "fake/fixed", "options": {"reply": reply}}), context=context
+    )
     return asyncio.run(judge.judge(sample, RAGOutput(answer=answer)))
 
 
-@pytest.mark.parametrize("reply, verdict, score", [
-    ("Correct", "correct", 1.0),
-    ("**Incorrect**", "incorrect", 0.0),
-    ("##Judgement##: correct.", "correct", 1.0),
-    ("Incorrect. The correct answer would be Zürich.", "incorrect", 0.0),
-    ("The response is correct; it is not incorrect.", "correct", 1.0),
-])
+@pytest.mark.parametrize(
+    "reply, verdict, score",
+    [
+        ("Correct", "correct", 1.0),
+        ("**Incorrect**", "incorrect", 0.0),
+        ("##Judgement##: correct.", "correct", 1.0),
+        ("Incorrect. The correct answer would be Zürich.", "incorrect", 0.0),
+        ("The response is correct; it is not incorrect.", "correct", 1.0),
+    ],
+)
 def test_verdicts_are_parsed_from_the_first_label(context, reply, verdict, score):
     result = _judge(context, reply)
     assert (result.verdict, result.score) == (verdict, score)
@@ -68,8 +72,11 @@ def test_verdicts_are_parsed_from_the_first_label(context, reply, verdict, score
 
 def test_the_prompt_is_table6_filled_in(context):
     _judge(context, "Correct")
-    assert FixedReply.seen == [JUDGE_PROMPT.replace("{query}", "Where is {O'Brien} based?")
-                               .replace("{true_answer}", "Zürich").replace("{given_response}", "In Zürich.")]
+    assert FixedReply.seen == [
+        JUDGE_PROMPT.replace("{query}", "Where is {O'Brien} based?")
+        .replace("{true_answer}", "Zürich")
+        .replace("{given_response}", "In Zürich.")
+    ]
     assert FixedReply.seen[0].endswith("##Given Response##: In Zürich.\n##Judgement##:")
 
 

@@ -6,7 +6,6 @@ import re
 
 import pytest
 import yaml
-from grammar_helpers import make_db, source
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragassay import hookimpl
@@ -14,6 +13,8 @@ from ragassay.components import Generation, Generator
 from ragassay.errors import DatasetError
 from ragassay.plugin_manager import load_plugins
 from ragassay.plugins.grammar.llm_templates import criteria_problems, response_lines
+
+from grammar_helpers import make_db, source
 
 GOOD_SQL = "SELECT City FROM Customer WHERE Name = '[Customer.Name]';"
 SQL_REPLY = f"""```sql
@@ -51,11 +52,15 @@ class ScriptedLLM(Generator):
             return Generation(text=SQL_REPLY if "Customer(" in prompt else "")
         placeholder = re.search(r"\[\w+\.\w+\]", prompt.split("##SQL TEMPLATE##")[1]).group(0)
         if "Long:" in prompt:
-            return Generation(text=f"I am planning a visit next month and would very much like to know in which "
-                                   f"city the customer {placeholder} is living at the moment, please?\n"
-                                   f"Where is {placeholder}?")
-        return Generation(text=f"Where does {placeholder} live?\n- Where does {placeholder} live?\n"
-                               "What is the city?\nSELECT City FROM Customer WHERE Name = '[Customer.Name]'")
+            return Generation(
+                text=f"I am planning a visit next month and would very much like to know in which "
+                f"city the customer {placeholder} is living at the moment, please?\n"
+                f"Where is {placeholder}?"
+            )
+        return Generation(
+            text=f"Where does {placeholder} live?\n- Where does {placeholder} live?\n"
+            "What is the city?\nSELECT City FROM Customer WHERE Name = '[Customer.Name]'"
+        )
 
 
 class Plugin:
@@ -80,19 +85,25 @@ def test_generated_templates_are_validated_saved_for_review_and_used(tmp_path, r
     template = saved["templates"][0]
     assert template["id"] == "customer_1" and template["table"] == "Customer"
     assert [(t["id"], t["attributes"]) for t in template["texts"]] == [
-        ("short1", {"query_length": "short"}), ("long1", {"query_length": "long"})]
+        ("short1", {"query_length": "short"}),
+        ("long1", {"query_length": "long"}),
+    ]
     reasons = {r["text"]: r["reason"] for r in saved["rejected"]}
     assert "selects '*'" in reasons["SELECT * FROM Customer WHERE Name = '[Customer.Name]'"]
     assert "only read-only SELECT" in reasons["DELETE FROM Customer WHERE Name = '[Customer.Name]'"]
-    assert "projects name, which the predicate fixes" in reasons["SELECT Name FROM Customer WHERE Name = '[Customer.Name]'"]
+    assert (
+        "projects name, which the predicate fixes"
+        in reasons["SELECT Name FROM Customer WHERE Name = '[Customer.Name]'"]
+    )
     assert "no such column: Town" in reasons["SELECT Town FROM Customer WHERE Name = '[Customer.Name]'"]
     assert "no table 'Client'" in reasons["SELECT City FROM Customer WHERE Name = '[Client.Name]'"]
     assert "duplicates template customer_1" in reasons["SELECT  city FROM Customer WHERE Name = '[Customer.Name]'"]
     assert reasons["Here are some great templates for you!"] == "not a SQL template"
     assert "duplicates another text template" in reasons["Where does [Customer.Name] live?"]
     assert "does not mention [customer.name]" in reasons["What is the city?"]
-    assert reasons["SELECT City FROM Customer WHERE Name = '[Customer.Name]'"] == \
-        "is SQL, not a natural-language question"
+    assert (
+        reasons["SELECT City FROM Customer WHERE Name = '[Customer.Name]'"] == "is SQL, not a natural-language question"
+    )
     assert "too short for 'long'" in reasons["Where is [Customer.Name]?"]
     assert len(samples) == 2 * 4  # 4 single-answer names x 2 text templates
     assert any("##DATA SCHEMA##\nCustomer(CustomerID INTEGER PRIMARY KEY" in p for p in ScriptedLLM.prompts)
@@ -103,8 +114,9 @@ def test_generated_templates_are_validated_saved_for_review_and_used(tmp_path, r
 
 def test_garbage_from_the_llm_is_recorded_and_reported(tmp_path, registry):
     make_db(tmp_path / "shop.db")
-    src = source(tmp_path, registry, generate={"generator": {"name": "script/scripted",
-                                                             "options": {"mode": "garbage"}}})
+    src = source(
+        tmp_path, registry, generate={"generator": {"name": "script/scripted", "options": {"mode": "garbage"}}}
+    )
     with pytest.raises(DatasetError, match="the LLM wrote no acceptable template; the rejections and their reasons"):
         list(src.samples())
     saved = yaml.safe_load((tmp_path / "templates.yaml").read_text(encoding="utf-8"))
@@ -120,11 +132,15 @@ def test_a_failing_generator_gives_one_clear_error(tmp_path, registry):
 
 
 def test_response_lines_strip_fences_bullets_and_numbers():
-    assert response_lines("```sql\n1. SELECT a\n- SELECT b\n* `SELECT c`\n\n##RESPONSE_END##\n```") == \
-        ["SELECT a", "SELECT b", "SELECT c"]
+    assert response_lines("```sql\n1. SELECT a\n- SELECT b\n* `SELECT c`\n\n##RESPONSE_END##\n```") == [
+        "SELECT a",
+        "SELECT b",
+        "SELECT c",
+    ]
 
 
 def test_table3_criteria_checks():
     assert criteria_problems("SELECT Industry FROM Company WHERE Name = '[Company.Name]'") == []
-    assert criteria_problems("SELECT Industry FROM Company HAVING Name = '[Company.Name]'") == \
-        ["has no placeholder in the WHERE clause"]
+    assert criteria_problems("SELECT Industry FROM Company HAVING Name = '[Company.Name]'") == [
+        "has no placeholder in the WHERE clause"
+    ]

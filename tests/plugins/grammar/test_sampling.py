@@ -6,8 +6,9 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from grammar_helpers import source
 from pydantic import ValidationError
+
+from grammar_helpers import source
 
 AURP = Path(__file__).resolve().parents[3] / "examples" / "aurp"
 

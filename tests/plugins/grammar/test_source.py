@@ -7,19 +7,21 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from grammar_helpers import TEMPLATES, project, source, write
 from pydantic import ValidationError
 
 from ragassay.errors import DatasetError
 from ragassay.plugin_manager import load_plugins
+
+from grammar_helpers import TEMPLATES, project, source, write
 
 AURP = Path(__file__).resolve().parents[3] / "examples" / "aurp"
 
 
 def test_samples_carry_group_template_attributes_answer_and_sources(tmp_path):
     samples = {s.question_id: s for s in source(project(tmp_path)).samples()}
-    obrien = next(s for s in samples.values() if s.placeholders == {"Customer.Name": "O'Brien"} and
-                  s.text_template_id == "l")
+    obrien = next(
+        s for s in samples.values() if s.placeholders == {"Customer.Name": "O'Brien"} and s.text_template_id == "l"
+    )
     assert obrien.question == "Could you please tell me in which city the customer O'Brien lives?"
     assert obrien.reference_answers == ["Zürich"]
     assert obrien.group_id.startswith("city/") and obrien.question_id == f"{obrien.group_id}/l"
@@ -47,11 +49,14 @@ def test_column_specific_document_mapping_wins_for_that_answer(tmp_path):
     assert obrien.reference_context_ids == ["docs/cities/Zürich.md"]
 
 
-@pytest.mark.parametrize("mapping, message", [
-    ({"Client": "x-{ClientID}.md"}, "documents mapping 'Client': no table 'Client'"),
-    ({"Customer.Town": "x.md"}, "table Customer has no column 'Town'"),
-    ({"Customer": "x-{Slug}.md"}, "uses {Slug}, which is not a column of Customer"),
-])
+@pytest.mark.parametrize(
+    "mapping, message",
+    [
+        ({"Client": "x-{ClientID}.md"}, "documents mapping 'Client': no table 'Client'"),
+        ({"Customer.Town": "x.md"}, "table Customer has no column 'Town'"),
+        ({"Customer": "x-{Slug}.md"}, "uses {Slug}, which is not a column of Customer"),
+    ],
+)
 def test_bad_document_mappings_are_reported(tmp_path, mapping, message):
     with pytest.raises(DatasetError, match=message):
         list(source(project(tmp_path), document_map=mapping).samples())
@@ -75,9 +80,10 @@ def test_plan_counts_m_n_q_without_generating(tmp_path):
 
 
 def test_an_empty_column_gives_no_samples_and_a_plan_note(tmp_path):
-    templates = TEMPLATES.replace("SELECT City FROM Customer WHERE Name = '[Customer.Name]'",
-                                  "SELECT EmptyID FROM Empty WHERE Label = '[Empty.Label]'") \
-        .replace("[Customer.Name]", "[Empty.Label]")
+    templates = TEMPLATES.replace(
+        "SELECT City FROM Customer WHERE Name = '[Customer.Name]'",
+        "SELECT EmptyID FROM Empty WHERE Label = '[Empty.Label]'",
+    ).replace("[Customer.Name]", "[Empty.Label]")
     src = source(project(tmp_path, templates))
     assert src.plan()[0]["note"] == "column has no values" and src.plan()[0]["Q"] == 0
     assert {s.sql_template_id for s in src.samples()} == {"item"}
@@ -100,15 +106,18 @@ def test_sql_dump_and_url_give_the_same_samples(tmp_path):
     assert by_path == by_dump == by_url and len(by_path) == 11
 
 
-@pytest.mark.parametrize("options, message", [
-    ({"path": "missing.db"}, "database file not found"),
-    ({"path": "garbage.db"}, "cannot read the database .*file is not a database"),
-    ({"url": "not a url"}, "is not a SQLAlchemy URL"),
-    ({"url": "postgresql+nodriver://u:secret@host/db"}, "cannot open the database"),
-    ({"sql_dump": "broken.sql"}, "does not load"),
-    ({"path": "shop.db", "templates": "missing.yaml"}, "templates file not found"),
-    ({"path": "empty.db"}, "has no tables"),
-])
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"path": "missing.db"}, "database file not found"),
+        ({"path": "garbage.db"}, "cannot read the database .*file is not a database"),
+        ({"url": "not a url"}, "is not a SQLAlchemy URL"),
+        ({"url": "postgresql+nodriver://u:secret@host/db"}, "cannot open the database"),
+        ({"sql_dump": "broken.sql"}, "does not load"),
+        ({"path": "shop.db", "templates": "missing.yaml"}, "templates file not found"),
+        ({"path": "empty.db"}, "has no tables"),
+    ],
+)
 def test_databases_that_cannot_be_used_give_one_clear_error(tmp_path, options, message):
     project(tmp_path)
     (tmp_path / "garbage.db").write_bytes(b"this is not a database at all" * 10)
@@ -149,20 +158,34 @@ def test_aurp_example_has_table5_scale_and_hundreds_of_grounded_pairs(tmp_path):
     assert len(samples) == 832 and len({s.group_id for s in samples}) == 208
     assert {s.query_length for s in samples} == {"short", "long"}
     corpus = {d.id for d in src.documents()}
-    assert len(corpus) == 50 and all(set(s.reference_context_ids) <= corpus and s.reference_context_ids
-                                     for s in samples)
+    assert len(corpus) == 50 and all(
+        set(s.reference_context_ids) <= corpus and s.reference_context_ids for s in samples
+    )
 
 
 def test_the_summary_counts_combinations_skipped_for_an_empty_value(tmp_path):
     con = sqlite3.connect(tmp_path / "papers.db")
-    con.executescript("CREATE TABLE Paper (PaperID INTEGER PRIMARY KEY, Name TEXT, City TEXT);"
-                      "INSERT INTO Paper VALUES (1, 'New  York  Times', 'New York'), (2, '', 'Nowhere');")
+    con.executescript(
+        "CREATE TABLE Paper (PaperID INTEGER PRIMARY KEY, Name TEXT, City TEXT);"
+        "INSERT INTO Paper VALUES (1, 'New  York  Times', 'New York'), (2, '', 'Nowhere');"
+    )
     con.commit()
     con.close()
     (tmp_path / "templates.yaml").write_text(
         "templates:\n  - id: city\n    sql: SELECT City FROM Paper WHERE Name = '[Paper.Name]'\n"
-        "    texts:\n      - { id: s, text: \"Where is [Paper.Name]?\" }\n", encoding="utf-8")
+        '    texts:\n      - { id: s, text: "Where is [Paper.Name]?" }\n',
+        encoding="utf-8",
+    )
     papers = source(tmp_path, path="papers.db")
     assert [s.question for s in papers.samples()] == ["Where is New  York  Times?"]
-    assert papers.summary() == [{"template": "city", "combinations": 2, "kept": 1, "empty": 0,
-                                 "multiple answers": 0, "null answer": 0, "empty value": 1}]
+    assert papers.summary() == [
+        {
+            "template": "city",
+            "combinations": 2,
+            "kept": 1,
+            "empty": 0,
+            "multiple answers": 0,
+            "null answer": 0,
+            "empty value": 1,
+        }
+    ]

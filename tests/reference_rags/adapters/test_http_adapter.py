@@ -9,6 +9,7 @@ import pytest
 from ragassay.components import ComponentContext
 from ragassay.models import Sample
 from ragassay.reference_rags.adapters.http_adapter import HttpRAG, lookup
+
 from servers.base import JSONServer, Reply
 
 SAMPLE = Sample(question_id="q7", question="Who built the reactor?", team="red")
@@ -30,14 +31,28 @@ def test_template_mapping_and_headers(monkeypatch):
 
     def handler(request):
         assert request.headers["authorization"] == "Bearer tok-123"
-        return Reply(200, {"data": {"text": f"answer to {request.json['query']['q']}",
-                                    "docs": [{"id": "d1", "body": "the reactor"}, {"id": "d2", "body": "x"}]}})
+        return Reply(
+            200,
+            {
+                "data": {
+                    "text": f"answer to {request.json['query']['q']}",
+                    "docs": [{"id": "d1", "body": "the reactor"}, {"id": "d2", "body": "x"}],
+                }
+            },
+        )
 
     with JSONServer({("POST", "/rag"): handler}) as server:
-        rag = make(server.url + "/rag", headers={"Authorization": "Bearer ${MY_RAG_TOKEN}"},
-                   request={"query": {"q": "{question}", "id": "{question_id}", "team": "{sample.team}"}},
-                   response={"answer": "/data/text", "contexts": "data.docs", "context_text_field": "body",
-                             "context_id_field": "id"})
+        rag = make(
+            server.url + "/rag",
+            headers={"Authorization": "Bearer ${MY_RAG_TOKEN}"},
+            request={"query": {"q": "{question}", "id": "{question_id}", "team": "{sample.team}"}},
+            response={
+                "answer": "/data/text",
+                "contexts": "data.docs",
+                "context_text_field": "body",
+                "context_id_field": "id",
+            },
+        )
         output = asyncio.run(ask(rag))
         sent = server.requests[0].json
     assert sent == {"query": {"q": "Who built the reactor?", "id": "q7", "team": "red"}}

@@ -19,9 +19,11 @@ metrics = ["exact_match", "context_mrr"]
 
 
 def test_jsonl_outputs_missing_and_extra_ids(tmp_path):
-    rows = [{"question_id": "q1", "answer": "Ada Lovelace Labs", "contexts": ["..."], "contexts_id": ["corpus/alpha.md"]},
-            {"question_id": "q3", "answer": "radioactive decay"},
-            {"question_id": "zz", "answer": "not in the dataset"}]
+    rows = [
+        {"question_id": "q1", "answer": "Ada Lovelace Labs", "contexts": ["..."], "contexts_id": ["corpus/alpha.md"]},
+        {"question_id": "q3", "answer": "radioactive decay"},
+        {"question_id": "zz", "answer": "not in the dataset"},
+    ]
     (tmp_path / "outputs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     path = write_project(tmp_path, CONFIG % "outputs.jsonl", docs={})
     result = ragassay_cli("run", str(path), "-q")
@@ -29,22 +31,30 @@ def test_jsonl_outputs_missing_and_extra_ids(tmp_path):
     assert "1 failed" in result.stderr and "no precomputed output for question_id 'q2'" in result.stderr
     assert "1 row(s) match no sample: zz" in result.stderr
     con = sqlite3.connect(tmp_path / "ragassay-results.db")
-    em = dict(con.execute("select o.question_id, m.value from outputs o join metric_values m on m.output_id = o.id "
-                          "where m.metric = 'exact_match'"))
+    em = dict(
+        con.execute(
+            "select o.question_id, m.value from outputs o join metric_values m on m.output_id = o.id "
+            "where m.metric = 'exact_match'"
+        )
+    )
     assert em == {"q1": 1.0, "q3": 1.0}
 
 
 def test_csv_with_json_list_cells(tmp_path):
     (tmp_path / "outputs.csv").write_text(
-        'question_id,answer,contexts,context_ids\n'
+        "question_id,answer,contexts,context_ids\n"
         'q1,Ada Lovelace Labs,"[""built in 1999""]","[""corpus/alpha.md""]"\n'
-        'q2,O\'Brien,,\n'
-        'q3,decay,,\n', encoding="utf-8")
+        "q2,O'Brien,,\n"
+        "q3,decay,,\n",
+        encoding="utf-8",
+    )
     path = write_project(tmp_path, CONFIG % "outputs.csv", docs={})
     assert ragassay_cli("run", str(path), "-q").returncode == 0
     con = sqlite3.connect(tmp_path / "ragassay-results.db")
-    assert con.execute("select value from metric_values m join outputs o on o.id = m.output_id "
-                       "where o.question_id = 'q1' and m.metric = 'context_mrr'").fetchone() == (1.0,)
+    assert con.execute(
+        "select value from metric_values m join outputs o on o.id = m.output_id "
+        "where o.question_id = 'q1' and m.metric = 'context_mrr'"
+    ).fetchone() == (1.0,)
     assert con.execute("select answer from outputs where question_id = 'q2'").fetchone() == ("O'Brien",)
 
 
@@ -77,8 +87,14 @@ def _ir_values(tmp_path) -> dict[str, float]:
 
 def test_tied_scores_are_ordered_as_trec_eval_does(tmp_path):
     # 'a' (relevant) and 'b' tie at 0.7: trec_eval ranks ties by id descending, so 'b' first: P@1 0, MRR 0.5
-    row = {"question_id": "q1", "answer": "x", "contexts": ["A", "B"], "context_ids": ["a", "b"],
-           "scores": [0.7, 0.7], "trace": {"retriever": "mine"}}
+    row = {
+        "question_id": "q1",
+        "answer": "x",
+        "contexts": ["A", "B"],
+        "context_ids": ["a", "b"],
+        "scores": [0.7, 0.7],
+        "trace": {"retriever": "mine"},
+    }
     (tmp_path / "outputs.jsonl").write_text(json.dumps(row) + "\n")
     path = write_project(tmp_path, TIE_CONFIG % "outputs.jsonl", qa=TIE_QA, docs={})
     result = ragassay_cli("run", str(path), "-q")
@@ -91,7 +107,8 @@ def test_tied_scores_are_ordered_as_trec_eval_does(tmp_path):
 def test_tied_scores_from_csv(tmp_path):
     (tmp_path / "outputs.csv").write_text(
         'question_id,answer,contexts,context_ids,scores\nq1,x,"[""A"", ""B""]","[""a"", ""b""]","[0.7, 0.7]"\n',
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     path = write_project(tmp_path, TIE_CONFIG % "outputs.csv", qa=TIE_QA, docs={})
     assert ragassay_cli("run", str(path), "-q").returncode == 0
     assert _ir_values(tmp_path) == {"ir_precision_at_k": 0.0, "ir_mrr": 0.5}

@@ -7,7 +7,7 @@ import textwrap
 
 from conftest import ragassay_cli, write_project
 
-USER_RAG = '''
+USER_RAG = """
 import asyncio
 
 def answer(question):
@@ -21,7 +21,7 @@ async def answer_async(question, sample):
 
 def broken(question):
     return 42
-'''
+"""
 
 
 def config(callable_, extra=""):
@@ -43,8 +43,11 @@ def test_sync_function_with_unitxt_fields(tmp_path):
     result = ragassay_cli("run", str(path), "-q")
     assert result.returncode == 0, result.stderr
     con = sqlite3.connect(tmp_path / "ragassay-results.db")
-    values = dict(con.execute("select o.question_id || '/' || m.metric, m.value from outputs o "
-                              "join metric_values m on m.output_id = o.id"))
+    values = dict(
+        con.execute(
+            "select o.question_id || '/' || m.metric, m.value from outputs o join metric_values m on m.output_id = o.id"
+        )
+    )
     assert values["q1/exact_match"] == 1.0 and values["q1/context_mrr"] == 1.0
     assert values["q2/exact_match"] == 0.0 and values["q2/context_mrr"] == 0.0
 
@@ -56,7 +59,8 @@ def test_async_function_with_sample_and_bad_returns(tmp_path):
     assert ragassay_cli("run", str(path), "-q").returncode == 0
     con = sqlite3.connect(tmp_path / "ragassay-results.db")
     assert con.execute("select answer from outputs where question_id = 'q3'").fetchone() == (
-        "q3: Where do gamma rays come from?",)
+        "q3: Where do gamma rays come from?",
+    )
     path.write_text(path.read_text().replace("answer_async", "broken").replace(", pass_sample = true", ""))
     result = ragassay_cli("run", str(path), "-q")
     assert result.returncode == 0 and "3 failed" in result.stderr

@@ -30,8 +30,11 @@ class SlowOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
     delay_s: float = Field(0.05, description="Seconds to sleep per sample.")
     log: str | None = Field(None, description="File to append each answered question_id to.")
-    prepare_s: float = Field(0.0, description="Seconds to block in prepare (stands in for building an index); "
-                                              "'prepare' is logged when it starts.")
+    prepare_s: float = Field(
+        0.0,
+        description="Seconds to block in prepare (stands in for building an index); "
+        "'prepare' is logged when it starts.",
+    )
 
 
 class SlowEcho(RAGSystem):
