@@ -75,6 +75,7 @@ _EXPORTS = {
     "require": "ragassay.errors",
     # text helpers shared by lexical components
     "words": "ragassay.text",
+    "STOPWORDS": "ragassay.text",
     "sentences": "ragassay.text",
     "answer_tokens": "ragassay.text",
     "normalize_answer": "ragassay.text",

@@ -40,6 +40,11 @@ _EXPORTS = {
     "StructuredOutputError": "structured",
     "extract_json": "structured",
     "schema_instructions": "structured",
+    # for judge and LLM-metric authors
+    "JudgeReply": "judging",
+    "ask_structured": "judging",
+    "find_verdict": "judging",
+    "metering": "meter",
 }
 __all__ = sorted(_EXPORTS)
 

@@ -100,11 +100,13 @@ class LLMClient:
                 if attempt == self.structured_retries:
                     self.stats.failures += 1
                     record_usage(usage)  # the replies were paid for, even though none was usable
-                    raise ProviderError(
+                    error = ProviderError(
                         scrub(
                             f"{self.backend.label}: {exc}; gave up after {attempt + 1} repl{'ies' if attempt else 'y'}"
                         )
-                    ) from None
+                    )
+                    error.raw = scrub(response.text or "")  # the last reply, for judges that store it
+                    raise error from None
                 request = feedback(request, response, exc)
                 response = await self.complete(request)
                 usage = usage + response.usage
