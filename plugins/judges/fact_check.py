@@ -31,6 +31,8 @@ FACT_CHECK_PROMPT = (
     "or 'false' otherwise."
 )
 PROMPT_VERSION = "blog-2024-1"
+#: Default threshold of the offline checker (to be chosen by the meta-evaluation on the shipped labelled set).
+DEFAULT_LEXICAL_THRESHOLD = 0.5
 
 
 class FactCheck(BaseModel):
@@ -71,7 +73,7 @@ class LLMFactChecker:
 class LexicalFactChecker:
     """Offline: correct when at least ``threshold`` of the text's content words occur in the facts."""
 
-    def __init__(self, threshold: float):
+    def __init__(self, threshold: float = DEFAULT_LEXICAL_THRESHOLD):
         self.threshold = threshold
 
     async def check(self, text: str, facts: Sequence[str]) -> CheckResult:
