@@ -1,15 +1,22 @@
-"""Truthfulness and relevance on a 1-5 scale by LLM function calling (Kenneweg et al., seeds/003 section III-C).
+"""Truthfulness and relevance on a 1-5 scale by an LLM evaluator (Kenneweg et al., seeds/003 section III-B).
 
-The evaluator gets the question, the answer and the reference article (``reference_contexts``), which the
-answerer did not necessarily see, and must call a tool that sets both scores. ``truthfulness`` and
-``relevance`` make the same model call (the second is a response-cache hit), so asking for both costs one call.
+The evaluator gets the paper's system prompt, the question, the answer and the reference article
+(``reference_contexts``), which the answerer did not necessarily see, and replies with the structure of the paper's
+function ``set_answer_evaluation`` ("Set the answer evaluation for truthfulness and relevance."), with an
+``explanation`` first, then the two scores. The request goes through :func:`ragassay.llm.ask_structured`: OpenAI
+``response_format`` json_schema by default, a forced call of the tool ``set_answer_evaluation`` (the paper's
+function calling) with the generator's ``structured_mode = "tool"`` and always on Anthropic. A reply that is not
+valid (a score outside 1-5, no explanation) is re-asked with the error, then unscored with the raw reply.
+``truthfulness`` and ``relevance`` make the same model call (the second is a response-cache hit), so asking for
+both costs one call.
 """
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from ragassay import GeneratorRef, Metric, RAGOutput, Sample, Unscored, hookimpl
+from ragassay import GeneratorRef, Metric, MetricResult, RAGOutput, Sample, Unscored, hookimpl
+from ragassay.llm import JudgeReply, ask_structured
 
 SYSTEM_PROMPT = (
     "Your task is to evaluate answers given by a chatbot. You are provided the user query, the chatbot generated "
@@ -20,11 +27,16 @@ SYSTEM_PROMPT = (
 TOOL_NAME = "set_answer_evaluation"
 
 
-class AnswerEvaluation(BaseModel):
-    """Set the answer evaluation for truthfulness and relevance."""
-
+class _Evaluation(BaseModel):
+    explanation: str = Field(description="Why these scores: the reasoning, written before the scores.")
     truthfulness: int = Field(ge=1, le=5, description="Set the truthfulness of the answer, from 1 to 5.")
     relevance: int = Field(ge=1, le=5, description="Set the relevance of the answer, from 1 to 5.")
+
+
+#: The structured reply, named as the paper's function (the tool's name when the generator asks by forced tool).
+AnswerEvaluation = create_model(
+    TOOL_NAME, __base__=_Evaluation, __doc__="Set the answer evaluation for truthfulness and relevance."
+)
 
 
 class EvaluatorOptions(BaseModel):
@@ -38,31 +50,26 @@ class EvaluatorOptions(BaseModel):
 class _LLMScore(Metric):
     Options = EvaluatorOptions
     aspect = ""
-    formula = "score in {1,...,5} set by the evaluator's forced tool call"
-    source = "Kenneweg et al., seeds/003 section III-C (function-calling evaluation of truthfulness and relevance)"
+    formula = "score in {1,...,5} given by the evaluator's structured reply (explanation first)"
+    source = "Kenneweg et al., seeds/003 section III-B (function-calling evaluation of truthfulness and relevance)"
 
-    async def ascore(self, sample: Sample, output: RAGOutput) -> float | Unscored:
+    async def ascore(self, sample: Sample, output: RAGOutput) -> MetricResult | Unscored:
         if not sample.reference_contexts:
             return Unscored(reason="sample has no reference_contexts (the article the evaluator checks against)")
-        evaluation = await self._evaluate(sample, output)
-        return float(getattr(evaluation, self.aspect))
+        reply = await self._evaluate(sample, output)
+        if reply.parsed is None:
+            return Unscored(reason=f"evaluator reply not usable: {reply.error}", details={"raw": reply.raw})
+        evaluation = reply.parsed
+        details = {"explanation": evaluation.explanation, "truthfulness": evaluation.truthfulness}
+        details["relevance"] = evaluation.relevance
+        return MetricResult(value=float(getattr(evaluation, self.aspect)), details=details)
 
-    async def _evaluate(self, sample: Sample, output: RAGOutput) -> AnswerEvaluation:
+    async def _evaluate(self, sample: Sample, output: RAGOutput) -> JudgeReply:
         generator = getattr(self, "_generator", None) or self._build_generator()
         article = "\n\n".join(sample.reference_contexts)[: self.options.max_article_chars]
         user = f"User query: {sample.question}\n\nChatbot answer: {output.answer}\n\nArticle:\n{article}"
-        from ragassay.llm import ToolSpec
-
-        tool = ToolSpec.from_model(AnswerEvaluation, name=TOOL_NAME)
-        response = await generator.chat(
-            [{"role": "system", "content": self.options.system_prompt}, {"role": "user", "content": user}],
-            tools=[tool],
-            tool_choice=TOOL_NAME,
-        )
-        call = response.tool_call(TOOL_NAME)
-        if call is None:
-            raise ValueError("the evaluator did not call set_answer_evaluation")
-        return AnswerEvaluation.model_validate(call.arguments)
+        messages = [{"role": "system", "content": self.options.system_prompt}, {"role": "user", "content": user}]
+        return await ask_structured(generator, messages, AnswerEvaluation)
 
     def _build_generator(self):
         generator = self.context.build(self.options.generator).require_chat(f"metric {self.name}")

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from ragassay.plugins.judges.correctness import JUDGE_PROMPT as _JUDGE_PROMPT
+
 #: Table 3: "A prompt template designed to guide the LLM in functioning as a controllable SQL template
 #: generator". {SPECIFIC_REQUIREMENTS} and {GIVEN_SCHEMA} are replaced (plain replacement, not str.format).
 SQL_TEMPLATE_PROMPT = """\
@@ -77,15 +79,8 @@ TEXT_CRITERIA: dict[str, tuple[str, str]] = {
     "casual": ("register", "Casual: a casual, conversational register."),
 }
 
-#: Table 6, "Ours": the reference-based correctness judge.
-JUDGE_PROMPT = """\
-Evaluate the accuracy of the given response in relation to the true answer for the specified query. After \
-evaluating, provide a judgement as either "Correct" or "Incorrect" based on whether the ##Given Response## \
-accurately matches the ##True Answer##.
-##Query##: {query}
-##True Answer##: {true_answer}
-##Given Response##: {given_response}
-##Judgement##:"""
+#: Table 6, "Ours": the reference-based correctness judge (defined with the judge that uses it).
+JUDGE_PROMPT = _JUDGE_PROMPT
 
 
 def fill(template: str, values: dict[str, str]) -> str:

@@ -32,7 +32,9 @@ CONFIG = """
 def _reply(request):
     if request.json.get("tools"):
         return Turn(
-            text=None, tool_calls=[("set_answer_evaluation", {"truthfulness": 4, "relevance": 5})], usage=(300, 10, 0)
+            text=None,
+            tool_calls=[("set_answer_evaluation", {"explanation": "ok", "truthfulness": 4, "relevance": 5})],
+            usage=(300, 10, 0),
         )
     return Turn(text="The answer is correct.", usage=(200, 5, 0))
 
@@ -41,7 +43,10 @@ def test_judge_and_metric_calls_are_the_evaluation_cost(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-eval")
     with OpenAIChatServer() as server:
         server.default = _reply
-        gen = f'{{ name = "openai", options = {{ model = "gpt-4o-mini", base_url = "{server.url}/v1" }} }}'
+        gen = (
+            f'{{ name = "openai", options = {{ model = "gpt-4o-mini", base_url = "{server.url}/v1", '
+            'structured_mode = "tool" } }'
+        )
         path = write_project(tmp_path, CONFIG.format(gen=gen))
         result = ragassay_cli("run", "--config", str(path), env={"OPENAI_API_KEY": "sk-test-eval"})
         assert result.returncode == 0, result.stderr

@@ -8,7 +8,7 @@ from ragassay.components import Metric
 from ragassay.plugin_manager import load_plugins
 
 SHIPPED = ("ragassay.plugins.", "ragassay.reference_rags.")
-RANGES = {"truthfulness": (1.0, 5.0), "relevance": (1.0, 5.0)}
+RANGES = {"truthfulness": (1.0, 5.0), "relevance": (1.0, 5.0), "holistic_correctness": (1.0, 5.0)}
 
 
 def shipped_metrics():
