@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
+import json
 import weakref
 from collections.abc import Sequence
 from typing import Any
@@ -38,6 +40,16 @@ class CallStats:
     cache_hits: int = 0
     retries: int = 0
     failures: int = 0
+
+
+@functools.lru_cache(maxsize=256)
+def _json_schema(model: type[BaseModel]) -> str:
+    return json.dumps(model.model_json_schema())
+
+
+def _schema(model: type[BaseModel]) -> dict[str, Any]:
+    """``model``'s JSON schema, built once per class (pydantic takes about 1 ms to build one); a fresh copy."""
+    return json.loads(_json_schema(model))
 
 
 _inflight: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Future]] = weakref.WeakKeyDictionary()
@@ -78,7 +90,7 @@ class LLMClient:
             messages=[ChatMessage.coerce(m) for m in messages],
             tools=[t if isinstance(t, ToolSpec) else ToolSpec.from_model(t) for t in tools],
             tool_choice=tool_choice,
-            response_schema=response_model.model_json_schema() if response_model else None,
+            response_schema=_schema(response_model) if response_model else None,
             response_name=response_model.__name__ if response_model else "response",
             params=params if isinstance(params, DecodingParams) else DecodingParams.model_validate(params or {}),
             sample_index=sample_index,
