@@ -36,6 +36,7 @@ def run(
     on_wait: Callable[[Holder], None] | None = None,
     on_start: Callable[[RunSummary], None] | None = None,
     on_result: Callable[[UnitResult], None] | None = None,
+    repeats: int = 1,
 ) -> RunSummary:
     """Run (or resume) the evaluation a config describes and return its summary.
 
@@ -47,7 +48,13 @@ def run(
     :param description: free text stored with a new run and shown by ``ragassay runs``.
     :param wait: if another process is running this config, wait for it (calling ``on_wait`` with who holds
         it) and then resume; by default raise :class:`~ragassay.store.lease.LeaseHeldError`.
+    :param repeats: score every model-calling metric and judge this many times per output (``run --repeat``);
+        the spread across repeats is reported by :mod:`ragassay.analysis.variance`.
     """
+    if repeats < 1:
+        from .errors import ConfigError
+
+        raise ConfigError(f"--repeat must be at least 1, got {repeats}")
     project = Project.load(config, _host(plugins).registry, no_cache=no_cache)
     plan = plan_run(project)
     store = project.open_store()
@@ -55,7 +62,7 @@ def run(
         with acquire(store.engine, plan.fingerprint(), wait=wait, on_wait=on_wait) as lease:
             for note in lease.notes:
                 plan.context.warn(note)
-            runner = Runner(plan, store, on_result=on_result, description=description, lease=lease)
+            runner = Runner(plan, store, on_result=on_result, description=description, lease=lease, repeats=repeats)
             summary = run_interruptibly(lambda: runner.run(new=new, on_start=on_start))
             if lease.lost:
                 summary.warnings.append(lease.lost)

@@ -173,6 +173,7 @@ class MetricValue(BaseModel):
     usage: TokenUsage | None = Field(
         default=None, description="Model calls the metric made (evaluation cost); None when it made none."
     )
+    repeat: int = Field(default=0, ge=0, description="Which repeat of `ragassay run --repeat N` (0: the first).")
 
 
 class Judgement(BaseModel):
@@ -189,6 +190,7 @@ class Judgement(BaseModel):
     usage: TokenUsage | None = Field(
         default=None, description="Model calls the judge made (evaluation cost); None when it made none."
     )
+    repeat: int = Field(default=0, ge=0, description="Which repeat of `ragassay run --repeat N` (0: the first).")
 
 
 class ComponentSpec(BaseModel):

@@ -7,7 +7,9 @@ Work is resumable and reusable:
 - an output is keyed by its system's resolved spec (without the system's name, with the corpus) and the sample,
   so a unit whose output an earlier run already produced is copied, not recomputed, and two systems of one
   run with the same spec (a grid cell equal to another system) are run once; metric values and judgements
-  are keyed by their own spec and copied along with the output when it matches.
+  are keyed by their own spec and copied along with the output when it matches;
+- ``repeats = N > 1`` (``ragassay run --repeat N``) scores every model-calling metric and judge N times per
+  unit (see :mod:`ragassay.scoring`); a run re-opened with a larger N adds the missing repeats.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import dataclasses
 import hashlib
 import json
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 from . import __version__
@@ -24,7 +26,7 @@ from .components import ComponentContext, Corpus, DerivedMetric, RAGSystem
 from .config import LoadedConfig
 from .errors import ConfigError, RagassayError
 from .executor import Executor, LocalExecutor
-from .models import Judgement, MetricValue, Sample
+from .models import Sample
 from .project import Project
 from .reference_check import reference_warnings
 from .registry import Registry
@@ -178,6 +180,7 @@ class Runner:
         on_result: Callable[[UnitResult], None] | None = None,
         description: str = "",
         lease: Lease | None = None,
+        repeats: int = 1,
     ):
         self.plan = plan
         self.lease = lease  # held by the caller for this plan's fingerprint; told which run it covers
@@ -185,6 +188,9 @@ class Runner:
         self.executor = executor or LocalExecutor(plan.loaded.config.project.concurrency)
         self.on_result = on_result or (lambda result: None)
         self.description = description
+        if repeats < 1:
+            raise ConfigError(f"--repeat must be at least 1, got {repeats}")
+        self.repeats = repeats
         self.scorers = Scorers.ordered(
             [(label, m.build(plan.context)) for label, m in plan.metrics],
             [(label, j.build(plan.context)) for label, j in plan.judges],
@@ -231,7 +237,13 @@ class Runner:
             system_key = self.system_keys[system.name]
             for sample in self.plan.samples:
                 unit = stored.get((system.name, sample.question_id))
-                if unit and unit.status == "ok" and labels <= unit.metrics and judges <= unit.judges:
+                if (
+                    unit
+                    and unit.status == "ok"
+                    and labels <= unit.metrics
+                    and judges <= unit.judges
+                    and self._repeats_done(unit)
+                ):
                     skipped += 1
                     continue
                 sample_key = _sample_key(sample)
@@ -241,6 +253,11 @@ class Runner:
         if reuse:
             self._find_reusable(run_id, todo)
         return todo, skipped
+
+    def _repeats_done(self, unit: StoredUnit) -> bool:
+        """Whether every repeat 1..N-1 of the unit's model-calling labels is stored."""
+        wanted = self.scorers.repeated(unit.calling) if self.repeats > 1 else []
+        return all((label, r) in unit.repeats for label in wanted for r in range(1, self.repeats))
 
     def _find_reusable(self, run_id: str, todo: list[WorkItem]) -> None:
         """Mark items whose output an earlier run produced (same system spec and corpus, same sample)."""
@@ -365,8 +382,17 @@ class Runner:
         done_judges = source.judges if source is not None else set()
         known = self.store.metric_values(source_id) if self.scorers.needs_stored_values(done) else {}
         metrics, judgements = await self.scorers.score(
-            item.sample, output, skip_metrics=done, skip_judges=done_judges, known=known, reuse=reuse.get
+            item.sample,
+            output,
+            skip_metrics=done,
+            skip_judges=done_judges,
+            known=known,
+            reuse=reuse.get,
+            repeats=self.repeats,
+            stored_repeats=source.repeats if source is not None else set(),
+            calling=source.calling if source is not None else set(),
         )
+        labels = self.scorers.labels | {f"judge:{label}" for label in self.scorers.judge_labels}
         results = []
         for system, unit in item.units:
             own_ok = unit is not None and unit.status == "ok"
@@ -381,14 +407,16 @@ class Runner:
                 sample_key=item.sample_key,
                 reused_from=None if own_ok else source_id,
             )
-            need = self.scorers.labels - (unit.metrics if own_ok else set())
-            need_judges = self.scorers.judge_labels - (unit.judges if own_ok else set())
-            result.metrics = [m for m in metrics if m.metric in need] + _stored_values(
-                self.store, source_id, need & done, "metrics"
-            )
-            result.judgements = [j for j in judgements if j.judge in need_judges] + _stored_values(
-                self.store, source_id, need_judges & done_judges, "judges"
-            )
+            have = _stored_pairs(unit) if own_ok else set()
+            copied = {p for p in _stored_pairs(source) if p[0] in labels} - have  # stored for the shared output
+            result.metrics = [m for m in metrics if (m.metric, m.repeat) not in have]
+            result.judgements = [j for j in judgements if (f"judge:{j.judge}", j.repeat) not in have]
+            if copied:
+                stored = self.store.metric_value_models(source_id)
+                result.metrics += [m for m in stored if (m.metric, m.repeat) in copied]
+                result.judgements += [
+                    j for j in self.store.judgement_models(source_id) if (f"judge:{j.judge}", j.repeat) in copied
+                ]
             results.append(result)
         return results
 
@@ -407,16 +435,11 @@ class Runner:
         summary.metric_errors += sum(1 for m in result.metrics if (m.unscored_reason or "").startswith("error:"))
 
 
-def _stored_values(
-    store: ResultsStore, output_id: int | None, labels: Iterable[str], kind: str
-) -> list[MetricValue] | list[Judgement]:
-    """Values stored for ``output_id`` under ``labels`` (copied to a clone of that output)."""
-    labels = set(labels)
-    if output_id is None or not labels:
-        return []
-    if kind == "metrics":
-        return [v for v in store.metric_value_models(output_id) if v.metric in labels]
-    return [j for j in store.judgement_models(output_id) if j.judge in labels]
+def _stored_pairs(unit: StoredUnit | None) -> set[tuple[str, int]]:
+    """(label, repeat) of every value stored for a unit (judges as ``judge:<label>``)."""
+    if unit is None:
+        return set()
+    return {(m, 0) for m in unit.metrics} | {(f"judge:{j}", 0) for j in unit.judges} | unit.repeats
 
 
 def _sample_key(sample: Sample) -> str:

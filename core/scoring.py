@@ -6,7 +6,10 @@ Rules that make every stored value trustworthy:
   an exception, NaN/infinity or a value outside the metric's declared ``value_range`` is stored as unscored
   with ``error: ...`` (never guessed, never NaN);
 - a :class:`DerivedMetric` gets the values of its inputs for the same unit (computed now or stored earlier);
-- model calls made while a metric or judge works are recorded as that value's evaluation cost.
+- model calls made while a metric or judge works are recorded as that value's evaluation cost;
+- with ``repeats = N > 1`` (``ragassay run --repeat N``), every metric and judge whose value made model calls
+  (and every derived metric over one) is scored again for repeats 1..N-1 inside
+  :func:`ragassay.llm.repeating`, so each repeat is a real call with its own cache key.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import Any
 
 from .components import DerivedMetric, Judge, Metric
 from .llm.meter import UsageMeter, metering
+from .llm.repeats import repeating
 from .models import Judgement, MetricResult, MetricValue, RAGOutput, Sample, Unscored
 
 TOLERANCE = 1e-9
@@ -60,10 +64,17 @@ class Scorers:
         skip_judges: set[str] = frozenset(),
         known: Mapping[str, float | None] | None = None,
         reuse: Callable[[str], MetricValue | Judgement | None] = lambda label: None,
+        repeats: int = 1,
+        stored_repeats: set[tuple[str, int]] = frozenset(),
+        calling: set[str] = frozenset(),
     ) -> tuple[list[MetricValue], list[Judgement]]:
         """Values of the metrics and judges not in ``skip_*``; ``known`` holds stored values of skipped
         metrics (inputs of derived metrics); ``reuse(label)`` may return a value stored for the same output
-        and the same metric spec by an earlier run, which is copied instead of recomputed."""
+        and the same metric spec by an earlier run, which is copied instead of recomputed.
+
+        With ``repeats > 1``, also repeats 1..repeats-1 of the model-calling labels (``calling``: those known
+        from stored values, plus those whose value computed now made calls) not in ``stored_repeats``
+        (``(label, repeat)`` pairs, judges as ``judge:<label>``)."""
         values: dict[str, float | None] = dict(known or {})
         metric_values: list[MetricValue] = []
         judgements: list[Judgement] = []
@@ -84,7 +95,57 @@ class Scorers:
                         if isinstance(reused, Judgement)
                         else await judgement(label, judge, sample, output, meter)
                     )
+            if repeats > 1:
+                called = set(calling) | {v.metric for v in metric_values if _called(v.usage)}
+                called |= {f"judge:{j.judge}" for j in judgements if _called(j.usage)}
+                more = await self._repeats(sample, output, range(1, repeats), called, stored_repeats, values, meter)
+                metric_values, judgements = metric_values + more[0], judgements + more[1]
         return metric_values, judgements
+
+    def repeated(self, calling: set[str]) -> list[str]:
+        """The labels ``run --repeat`` repeats, in scoring order: the model-calling metrics and judges
+        (``calling``) and the derived metrics with a repeated input."""
+        labels: list[str] = []
+        for label, metric in self.metrics:
+            if label in calling or (isinstance(metric, DerivedMetric) and set(metric.inputs()) & set(labels)):
+                labels.append(label)
+        return labels + [f"judge:{label}" for label, _ in self.judges if f"judge:{label}" in calling]
+
+    async def _repeats(
+        self,
+        sample: Sample,
+        output: RAGOutput,
+        indices: range,
+        calling: set[str],
+        stored: set[tuple[str, int]],
+        values: Mapping[str, float | None],
+        meter: UsageMeter,
+    ) -> tuple[list[MetricValue], list[Judgement]]:
+        """Repeats ``indices`` of the repeated labels not yet stored; a derived metric of repeat r reads the
+        repeat-r values of its inputs (repeat 0 for inputs that are not repeated)."""
+        metrics, judges = dict(self.metrics), dict(self.judges)
+        metric_values: list[MetricValue] = []
+        judgements: list[Judgement] = []
+        for index in indices:
+            current = dict(values)
+            with repeating(index):
+                for label in self.repeated(calling):
+                    if (label, index) in stored:
+                        continue
+                    if label.startswith("judge:"):
+                        name = label.removeprefix("judge:")
+                        found = await judgement(name, judges[name], sample, output, meter)
+                        judgements.append(found.model_copy(update={"repeat": index}))
+                    else:
+                        value = await metric_value(label, metrics[label], sample, output, current, meter)
+                        current[label] = value.value
+                        metric_values.append(value.model_copy(update={"repeat": index}))
+        return metric_values, judgements
+
+
+def _called(usage: Any) -> bool:
+    """Whether a value's usage shows model calls (made now or served from the response cache)."""
+    return usage is not None and (usage.calls or usage.cache_hits) > 0
 
 
 async def metric_value(

@@ -44,14 +44,23 @@ def compare_command(
         tables = [comparison_table(store, run_ids)]
         if against is not None:
             tables += [paired_table(store, run_id, against) for run_id in run_ids]
+        tables += variance_tables(store, run_ids, against)
     finally:
         store.close()
     emit(console(), tables, fmt)
 
 
-def print_comparison(out, store, run_ids: list[str]) -> None:
-    """Render the comparison table of ``run_ids`` to ``out`` (a rich console)."""
-    emit(out, [comparison_table(store, run_ids)], "rich")
+def print_comparison(out, store, run_ids: list[str], *, variance: bool = False) -> None:
+    """Render the comparison table of ``run_ids`` to ``out`` (a rich console); with ``variance``, then the
+    run-to-run spread of runs that have repeats."""
+    emit(out, [comparison_table(store, run_ids), *(variance_tables(store, run_ids) if variance else [])], "rich")
+
+
+def variance_tables(store, run_ids: list[str], against: str | None = None) -> list[Table]:
+    """The run-to-run spread tables of those ``run_ids`` that were scored with ``--repeat N``."""
+    from .variance_view import variance_tables as tables
+
+    return tables(store, run_ids, against)
 
 
 def comparison_table(store, run_ids: list[str]) -> Table:

@@ -30,6 +30,14 @@ from .common import config_option, console, project_path
     help="If another process is running this config, wait for it to finish, then resume (default: refuse).",
 )
 @click.option(
+    "--repeat",
+    "repeats",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Score every model-calling metric and judge N times (real calls) and report the run-to-run spread.",
+)
+@click.option(
     "--progress-every",
     "progress_every_s",
     type=float,
@@ -44,6 +52,7 @@ def run_command(
     quiet: bool,
     no_cache: bool,
     wait: bool,
+    repeats: int,
     progress_every_s: float | None,
 ) -> None:
     """Run every system on every sample of the project (--config, or CONFIG: the same) and score the outputs.
@@ -80,6 +89,7 @@ def run_command(
             on_wait=_say_waiting,
             on_start=on_start,
             on_result=on_result,
+            repeats=repeats,
         )
     except KeyboardInterrupt:
         if progress is not None:
@@ -107,7 +117,7 @@ def run_command(
 
         store = results_store(loaded)
         try:
-            print_comparison(out, store, [summary.run_id])
+            print_comparison(out, store, [summary.run_id], variance=True)
         finally:
             store.close()
 

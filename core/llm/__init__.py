@@ -45,6 +45,8 @@ _EXPORTS = {
     "ask_structured": "judging",
     "find_verdict": "judging",
     "metering": "meter",
+    "current_repeat": "repeats",
+    "repeating": "repeats",
 }
 __all__ = sorted(_EXPORTS)
 

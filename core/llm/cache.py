@@ -3,7 +3,9 @@
 The key is the sha256 of a canonical JSON (sorted keys, no whitespace) of everything that determines a
 response: backend, model and backend-specific identity (e.g. the local model's dtype, an optional
 ``cache_tag``), messages, tools, tool choice, the response schema, the decoding parameters, and, only when
-``temperature > 0``, the sample index, so N stochastic samples are N entries while greedy calls share one.
+``temperature > 0``, the sample index, so N stochastic samples are N entries while greedy calls share one; and
+the repeat index of ``ragassay run --repeat N`` when it is not 0 (:mod:`ragassay.llm.repeats`), so repeats
+are real calls even at temperature 0.
 Nothing secret is part of a request, so nothing secret is stored: neither keys nor headers nor URLs.
 """
 
@@ -81,7 +83,7 @@ def cache_key(identity: dict[str, Any] | str, request: LLMRequest) -> str:
     sampled = request.params.temperature > 0
     parts.append(
         request.model_dump_json(
-            include={"messages", "tool_choice", "params"} | ({"sample_index"} if sampled else set()),
+            include={"messages", "tool_choice", "params", "repeat"} | ({"sample_index"} if sampled else set()),
             exclude_defaults=True,
         )
     )

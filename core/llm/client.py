@@ -27,6 +27,7 @@ from .keys import scrub
 from .limits import limiter_for
 from .meter import record as record_usage
 from .pricing import PriceTable
+from .repeats import current_repeat
 from .retry import call_with_retries
 from .structured import StructuredOutputError, check_tool_calls, feedback, parse_model
 from .types import ChatMessage, DecodingParams, LLMRequest, LLMResponse, ToolSpec
@@ -94,6 +95,7 @@ class LLMClient:
             response_name=response_model.__name__ if response_model else "response",
             params=params if isinstance(params, DecodingParams) else DecodingParams.model_validate(params or {}),
             sample_index=sample_index,
+            repeat=current_repeat(),
         )
         return await self.complete_checked(request, response_model)
 

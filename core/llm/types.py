@@ -116,6 +116,9 @@ class LLMRequest(BaseModel):
     response_name: str = Field(default="response", description="Name of the structured output (schema title).")
     params: DecodingParams = Field(default_factory=DecodingParams, description="Decoding parameters.")
     sample_index: int = Field(default=0, ge=0, description="Which of N samples (part of the cache key if sampled).")
+    repeat: int = Field(
+        default=0, ge=0, description="Which repeat of `ragassay run --repeat N` (part of the cache key when not 0)."
+    )
 
     @property
     def forced_tool(self) -> str | None:

@@ -60,12 +60,16 @@ class WriteContext:
 
 @dataclasses.dataclass
 class StoredUnit:
-    """What is already stored for one (system, sample)."""
+    """What is already stored for one (system, sample): metric and judge labels of repeat 0; ``repeats``: the
+    (label, repeat) pairs of later repeats (judges as ``judge:<label>``); ``calling``: the labels whose repeat-0
+    value made model calls (what ``run --repeat N`` repeats)."""
 
     output_id: int
     status: str
     metrics: set[str]
     judges: set[str]
+    repeats: set[tuple[str, int]] = dataclasses.field(default_factory=set)
+    calling: set[str] = dataclasses.field(default_factory=set)
 
 
 class ResultsStore:
@@ -191,16 +195,17 @@ class ResultsStore:
                 unit = StoredUnit(row.id, row.status, set(), set())
                 units[(row.system, row.question_id)] = by_id[row.id] = unit
             ids = select(t.outputs.c.id).where(t.outputs.c.run_id == run_id)
-            for row in conn.execute(
-                select(t.metric_values.c.output_id, t.metric_values.c.metric).where(
-                    t.metric_values.c.output_id.in_(ids)
-                )
-            ):
-                by_id[row.output_id].metrics.add(row.metric)
-            for row in conn.execute(
-                select(t.judgements.c.output_id, t.judgements.c.judge).where(t.judgements.c.output_id.in_(ids))
-            ):
-                by_id[row.output_id].judges.add(row.judge)
+            for table, column, prefix in ((t.metric_values, "metric", ""), (t.judgements, "judge", "judge:")):
+                c = table.c
+                query = select(c.output_id, c[column], c.repeat, c.calls + c.cache_hits).where(c.output_id.in_(ids))
+                for output_id, label, repeat, calls in conn.execute(query):
+                    unit = by_id[output_id]
+                    if repeat:
+                        unit.repeats.add((prefix + label, repeat))
+                        continue
+                    (unit.metrics if not prefix else unit.judges).add(label)
+                    if calls:
+                        unit.calling.add(prefix + label)
         return units
 
     def reusable_outputs(self, run_id: str, system_keys: Sequence[str]) -> dict[tuple[str, str], int]:
@@ -236,14 +241,19 @@ class ResultsStore:
         return {value.metric: value.value for value, _ in self._metric_models(output_id)}
 
     def metric_value_models(self, output_id: int) -> list[MetricValue]:
-        return [value for value, _ in self._metric_models(output_id)]
+        """Every stored metric value of one output, all repeats."""
+        return [value for value, _ in self._metric_models(output_id, all_repeats=True)]
 
     def judgement_models(self, output_id: int) -> list[Judgement]:
-        return [judgement for judgement, _ in self._judgement_models(output_id)]
+        """Every stored judgement of one output, all repeats."""
+        return [judgement for judgement, _ in self._judgement_models(output_id, all_repeats=True)]
 
-    def _metric_models(self, output_id: int) -> list[tuple[MetricValue, str | None]]:
+    def _metric_models(self, output_id: int, *, all_repeats: bool = False) -> list[tuple[MetricValue, str | None]]:
+        query = select(t.metric_values).where(t.metric_values.c.output_id == output_id)
+        if not all_repeats:
+            query = query.where(t.metric_values.c.repeat == 0)
         with self.engine.connect() as conn:
-            rows = conn.execute(select(t.metric_values).where(t.metric_values.c.output_id == output_id)).all()
+            rows = conn.execute(query).all()
         return [
             (
                 MetricValue(
@@ -252,15 +262,19 @@ class ResultsStore:
                     unscored_reason=r.unscored_reason,
                     details=json.loads(r.details_json) if r.details_json else {},
                     usage=_usage(r),
+                    repeat=r.repeat,
                 ),
                 r.metric_key,
             )
             for r in rows
         ]
 
-    def _judgement_models(self, output_id: int) -> list[tuple[Judgement, str | None]]:
+    def _judgement_models(self, output_id: int, *, all_repeats: bool = False) -> list[tuple[Judgement, str | None]]:
+        query = select(t.judgements).where(t.judgements.c.output_id == output_id)
+        if not all_repeats:
+            query = query.where(t.judgements.c.repeat == 0)
         with self.engine.connect() as conn:
-            rows = conn.execute(select(t.judgements).where(t.judgements.c.output_id == output_id)).all()
+            rows = conn.execute(query).all()
         return [
             (
                 Judgement(
@@ -271,6 +285,7 @@ class ResultsStore:
                     judge_id=r.judge_id or "",
                     details=json.loads(r.details_json) if r.details_json else {},
                     usage=_usage(r),
+                    repeat=r.repeat,
                 ),
                 r.judge_key,
             )
@@ -318,7 +333,7 @@ class ResultsStore:
     # -- reading results ------------------------------------------------------------------------
 
     def metric_rows(self, run_id: str) -> list[dict[str, Any]]:
-        """One row per (output, metric), with the output's system and status."""
+        """One row per (output, metric) of repeat 0, with the output's system (repeats: :meth:`repeat_rows`)."""
         query = (
             select(
                 t.outputs.c.system,
@@ -328,7 +343,7 @@ class ResultsStore:
                 t.metric_values.c.unscored_reason,
             )
             .join(t.metric_values, t.metric_values.c.output_id == t.outputs.c.id)
-            .where(t.outputs.c.run_id == run_id)
+            .where(t.outputs.c.run_id == run_id, t.metric_values.c.repeat == 0)
         )
         with self.engine.connect() as conn:
             return [dict(r._mapping) for r in conn.execute(query)]
@@ -343,10 +358,34 @@ class ResultsStore:
                 t.judgements.c.verdict,
             )
             .join(t.judgements, t.judgements.c.output_id == t.outputs.c.id)
-            .where(t.outputs.c.run_id == run_id)
+            .where(t.outputs.c.run_id == run_id, t.judgements.c.repeat == 0)
         )
         with self.engine.connect() as conn:
             return [dict(r._mapping) for r in conn.execute(query)]
+
+    def repeat_rows(self, run_id: str) -> list[dict[str, Any]]:
+        """Every repeat (0 included) of the metrics and judges that ``run --repeat N`` repeated in a run: one row
+        per (system, question_id, label, repeat) with its value (None when unscored); judges as ``judge:<label>``
+        with their score."""
+        rows: list[dict[str, Any]] = []
+        with self.engine.connect() as conn:
+            for table, column, value, prefix in (
+                (t.metric_values, "metric", "value", ""),
+                (t.judgements, "judge", "score", "judge:"),
+            ):
+                c = table.c
+                mine = select(t.outputs.c.id).where(t.outputs.c.run_id == run_id)
+                repeated = select(c[column]).where(c.output_id.in_(mine), c.repeat > 0).distinct()
+                query = (
+                    select(t.outputs.c.system, t.outputs.c.question_id, c[column], c.repeat, c[value])
+                    .join(t.outputs, t.outputs.c.id == c.output_id)
+                    .where(t.outputs.c.run_id == run_id, c[column].in_(repeated))
+                )
+                rows += [
+                    {"system": s, "question_id": q, "label": prefix + label, "repeat": r, "value": v}
+                    for s, q, label, r, v in conn.execute(query)
+                ]
+        return rows
 
     def output_rows(self, run_id: str) -> list[dict[str, Any]]:
         """One row per stored output: status, error, latency, tokens, calls, cost, retrieval decision and count."""
@@ -443,8 +482,9 @@ class ResultsStore:
             ).all()
             detail = {"sample": Sample.model_validate_json(raw), "outputs": []}
             for out in outs:
-                metrics = conn.execute(select(t.metric_values).where(t.metric_values.c.output_id == out.id)).all()
-                judges = conn.execute(select(t.judgements).where(t.judgements.c.output_id == out.id)).all()
+                mv, jv = t.metric_values.c, t.judgements.c
+                metrics = conn.execute(select(t.metric_values).where(mv.output_id == out.id, mv.repeat == 0)).all()
+                judges = conn.execute(select(t.judgements).where(jv.output_id == out.id, jv.repeat == 0)).all()
                 detail["outputs"].append(
                     {
                         "row": dict(out._mapping),
@@ -537,6 +577,7 @@ def _metric_row(output_id: int | None, m: MetricValue, context: WriteContext) ->
     return {
         "output_id": output_id,
         "metric": m.metric,
+        "repeat": m.repeat,
         "value": m.value,
         "unscored_reason": m.unscored_reason,
         "details_json": json.dumps(m.details, sort_keys=True) if m.details else None,
@@ -549,6 +590,7 @@ def _judgement_row(output_id: int | None, j: Judgement, context: WriteContext) -
     return {
         "output_id": output_id,
         "judge": j.judge,
+        "repeat": j.repeat,
         "verdict": j.verdict,
         "score": j.score,
         "explanation": j.explanation,

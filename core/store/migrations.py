@@ -234,6 +234,62 @@ def output_columns(output: Any, prices: Any) -> dict[str, Any]:
     }
 
 
+def _v3_usage_columns() -> list[Column]:
+    """The evaluation-cost columns of a metric value or judgement, as they are at version 3."""
+    return [
+        Column("input_tokens", Integer, nullable=False, server_default="0"),
+        Column("output_tokens", Integer, nullable=False, server_default="0"),
+        Column("calls", Integer, nullable=False, server_default="0"),
+        Column("cached_tokens", Integer, nullable=False, server_default="0"),
+        Column("cache_hits", Integer, nullable=False, server_default="0"),
+        Column("cost_usd", Float),
+        Column("unpriced", Text),
+    ]
+
+
+def _v3_repeat_in_key(conn: Connection) -> None:
+    """Version 3: ``repeat`` joins the primary key of ``metric_values`` and ``judgements`` (``run --repeat N``).
+
+    SQLite cannot change a primary key, so each table is created anew under a temporary name (DDL as of version
+    3), its rows are copied with ``repeat = 0``, the old table is dropped and the new one renamed."""
+    v3 = MetaData()
+    Table("outputs", v3, Column("id", Integer, primary_key=True))  # referenced only, exists already
+    tables = {
+        "metric_values": Table(
+            "metric_values_v3",
+            v3,
+            Column("output_id", Integer, ForeignKey("outputs.id", ondelete="CASCADE"), primary_key=True),
+            Column("metric", Text, primary_key=True),
+            Column("repeat", Integer, primary_key=True, server_default="0"),
+            Column("value", Float),
+            Column("unscored_reason", Text),
+            Column("details_json", Text),
+            Column("metric_key", String(64)),
+            *_v3_usage_columns(),
+        ),
+        "judgements": Table(
+            "judgements_v3",
+            v3,
+            Column("output_id", Integer, ForeignKey("outputs.id", ondelete="CASCADE"), primary_key=True),
+            Column("judge", Text, primary_key=True),
+            Column("repeat", Integer, primary_key=True, server_default="0"),
+            Column("verdict", Text, nullable=False),
+            Column("score", Float),
+            Column("explanation", Text),
+            Column("judge_id", Text),
+            Column("details_json", Text),
+            Column("judge_key", String(64)),
+            *_v3_usage_columns(),
+        ),
+    }
+    for name, table in tables.items():
+        table.create(conn)
+        columns = ", ".join(c.name for c in table.columns if c.name != "repeat")
+        conn.execute(text(f"INSERT INTO {table.name} ({columns}, repeat) SELECT {columns}, 0 FROM {name}"))
+        conn.execute(text(f"DROP TABLE {name}"))
+        conn.execute(text(f"ALTER TABLE {table.name} RENAME TO {name}"))
+
+
 def _digest(value: str) -> str:
     return hashlib.sha256(value.encode("utf-8")).hexdigest()
 
@@ -242,6 +298,7 @@ def _digest(value: str) -> str:
 MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
     (1, "initial schema", _v1_initial),
     (2, "columns for what readers re-parsed, reuse keys, details, evaluation cost, run leases", _v2_columns_and_keys),
+    (3, "repeat in the primary key of metric_values and judgements (run --repeat N)", _v3_repeat_in_key),
 ]
 
 

@@ -4,13 +4,16 @@ Version 2 added what readers used to re-parse from ``output_json`` (retrieval de
 cached tokens, cost), the keys that let a run reuse outputs and scores of earlier runs (``system_key``,
 ``sample_key``, ``metric_key``, ``judge_key``), metric and judgement details, the evaluation's own cost per
 metric value and judgement, and a run's description and warnings.
+
+Version 3 added ``repeat`` to the primary key of ``metric_values`` and ``judgements``: repeat r of a
+model-calling metric or judge under ``ragassay run --repeat N`` (0 for every value of a run without repeats).
 """
 
 from __future__ import annotations
 
 from sqlalchemy import Column, Float, ForeignKey, Index, Integer, MetaData, String, Table, Text, UniqueConstraint
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 metadata = MetaData()
 
@@ -97,6 +100,7 @@ metric_values = Table(
     metadata,
     Column("output_id", Integer, ForeignKey("outputs.id", ondelete="CASCADE"), primary_key=True),
     Column("metric", Text, primary_key=True),
+    Column("repeat", Integer, primary_key=True, default=0, server_default="0"),  # v3: `run --repeat N`
     Column("value", Float),  # NULL exactly when unscored
     Column("unscored_reason", Text),
     Column("details_json", Text),
@@ -111,6 +115,7 @@ judgements = Table(
     metadata,
     Column("output_id", Integer, ForeignKey("outputs.id", ondelete="CASCADE"), primary_key=True),
     Column("judge", Text, primary_key=True),
+    Column("repeat", Integer, primary_key=True, default=0, server_default="0"),  # v3: `run --repeat N`
     Column("verdict", Text, nullable=False),
     Column("score", Float),
     Column("explanation", Text),

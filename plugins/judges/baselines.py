@@ -1,0 +1,256 @@
+"""Reference-free baselines of GRAMMAR Table 1 (seeds/000 section 4.1, Appendix I, Table 6).
+
+- ``ragas_fact`` (metric): the answer is decomposed into atomic statements, each statement gets a natural
+  language inference verdict against the retrieved contexts (Table 6 "Ragas" prompt, explanation first), and the
+  score is the share of statements the contexts support (RAGAS faithfulness, Es et al. 2023).
+- ``selfcheck_qa`` (judge): four answers sampled at temperature 1.0 are compared with the system's answer (its
+  temperature-0 answer) by the query-aware Table 6 "SelfCheck-QA" prompt; the answer is judged correct only if
+  every sample agrees with it. A judge, not a metric: the paper scores it as a correct/incorrect detector
+  (precision and recall in Table 1), and the verdict is all-or-nothing.
+
+Model calls go through :func:`ragassay.llm.ask_structured` (bounded corrective re-asks; an unusable reply makes
+the value unscored with the raw reply, never a guess).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ragassay import GeneratorRef, Judge, Judgement, Metric, MetricResult, RAGOutput, Sample, Unscored, hookimpl
+from ragassay.llm import ask_structured
+
+#: RAGAS' statement-extraction prompt (Es et al. 2023, section 3, "Faithfulness"). GRAMMAR gives none for the
+#: decomposition (it points to Chern et al. 2023), so RAGAS' own is used.
+STATEMENT_PROMPT = (
+    "Given a question and answer, create one or more statements from each sentence in the given answer.\n"
+    "question: {question}\nanswer: {answer}"
+)
+#: GRAMMAR Table 6, "Ragas from (Es et al., 2023)", verbatim.
+RAGAS_NLI_PROMPT = (
+    "Natural language inference. Use only 'Yes' (1), 'No' (0) and 'Null' (-1) as verdict.\n"
+    "context: {context}\nstatement: {statement}\nverdict:"
+)
+#: GRAMMAR Table 6, "SelfCheck-QA", verbatim.
+SELFCHECK_QA_PROMPT = (
+    "Query: {query}\nAnswer A: {answer}\nAnswer B: {stochastic_answer}\n"
+    "Do both answers address the query with equivalent meaning?\n"
+    "Use only \u201cYes\u201d or \u201cNo\u201d for your evaluation:"
+)
+#: How the stochastic answers are asked for (the paper re-runs its own RAG prompt; see docs/judges_baselines.md).
+SAMPLE_PROMPT = "Answer the question using the context.\n\nContext:\n{context}\n\nQuestion: {question}"
+PROMPT_VERSION = "grammar-table6-1"
+
+
+class Statements(BaseModel):
+    """The answer's atomic statements."""
+
+    statements: list[str] = Field(description="One or more self-contained statements per sentence of the answer.")
+
+
+class Inference(BaseModel):
+    """A natural language inference verdict, explanation first."""
+
+    explanation: str = Field(description="Why the context does or does not support the statement, before the verdict.")
+    verdict: Literal["Yes", "No", "Null"] = Field(description="Yes (supported), No (contradicted), Null (neither).")
+
+
+class Agreement(BaseModel):
+    """Whether two answers agree, explanation first."""
+
+    explanation: str = Field(description="How the two answers compare, before the verdict.")
+    verdict: Literal["Yes", "No"] = Field(description="Yes if both address the query with equivalent meaning.")
+
+
+class RagasFactOptions(BaseModel):
+    """Options of ``ragas_fact``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    generator: GeneratorRef = Field(description="LLM generator acting as judge: a name or { name, options }.")
+    max_context_chars: int = Field(16000, ge=100, description="Retrieved context text beyond this is cut.")
+
+
+class RagasFact(Metric):
+    """RAGAS-Fact (GRAMMAR seeds/000 section 4.1, Table 1; prompts Table 6 and Es et al. 2023 section 3): share of
+    the answer's atomic statements that the retrieved contexts support (NLI verdict "Yes")."""
+
+    name = "ragas_fact"
+    Options = RagasFactOptions
+    formula = "|{s in statements(answer) : NLI(contexts, s) = Yes}| / |statements(answer)|"
+    source = (
+        "GRAMMAR (seeds/000) section 4.1 and Table 1 (RAGAS-Fact), NLI prompt Table 6 'Ragas'; statement "
+        "extraction prompt of RAGAS (Es et al. 2023, section 3)"
+    )
+    direction = "higher"
+    value_range = (0.0, 1.0)
+
+    async def ascore(self, sample: Sample, output: RAGOutput) -> MetricResult | Unscored:
+        contexts = [c for c in output.contexts if c.strip()]
+        if not contexts:
+            return Unscored(reason="no retrieved contexts to check the statements against")
+        generator = _built(self, "generator")
+        extracted = await ask_structured(
+            generator,
+            _user(STATEMENT_PROMPT.format(question=sample.question, answer=output.answer)),
+            Statements,
+            params=_GREEDY,
+        )
+        if extracted.parsed is None:
+            return Unscored(reason=f"statement extraction reply not usable: {extracted.error}", details=_raw(extracted))
+        statements = [s.strip() for s in extracted.parsed.statements if s.strip()]
+        if not statements:
+            return Unscored(reason="the answer yields no statements", details=_raw(extracted))
+        context = "\n\n".join(contexts)[: self.options.max_context_chars]
+        replies = await asyncio.gather(
+            *(
+                ask_structured(
+                    generator, _user(RAGAS_NLI_PROMPT.format(context=context, statement=s)), Inference, params=_GREEDY
+                )
+                for s in statements
+            )
+        )
+        return _fact_share(statements, replies)
+
+    def score(self, sample: Sample, output: RAGOutput) -> float | Unscored:
+        raise NotImplementedError("an LLM metric is asynchronous: use ascore")
+
+
+def _fact_share(statements: list[str], replies: list) -> MetricResult | Unscored:
+    """The share of statements judged "Yes"; unscored when any verdict is missing (a share would be a guess)."""
+    rows = [
+        {
+            "statement": s,
+            "verdict": r.parsed.verdict.lower() if r.parsed else None,
+            "explanation": r.parsed.explanation if r.parsed else "",
+            **({} if r.parsed else {"raw": r.raw, "error": r.error}),
+        }
+        for s, r in zip(statements, replies)
+    ]
+    details = {"statements": rows, "prompt_version": PROMPT_VERSION}
+    missing = [i for i, row in enumerate(rows) if row["verdict"] is None]
+    if missing:
+        return Unscored(
+            reason=f"NLI reply not usable for statement {missing[0] + 1} of {len(rows)}: {rows[missing[0]]['error']}",
+            details=details,
+        )
+    supported = sum(row["verdict"] == "yes" for row in rows)
+    details.update(supported=supported, total=len(rows))
+    return MetricResult(value=supported / len(rows), details=details)
+
+
+class SelfCheckOptions(BaseModel):
+    """Options of ``selfcheck_qa``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    generator: GeneratorRef = Field(
+        description="Generator that samples the stochastic answers; use the system's own generator, as the paper does."
+    )
+    evaluator: GeneratorRef | None = Field(
+        None, description="Generator that compares the answers (Table 6 SelfCheck-QA); default: `generator`."
+    )
+    samples: int = Field(4, ge=1, le=20, description="Stochastic answers sampled (the paper: 4).")
+    temperature: float = Field(1.0, gt=0, le=2, description="Sampling temperature of the stochastic answers.")
+    sample_prompt: str = Field(
+        SAMPLE_PROMPT, description="Prompt of the stochastic answers; fields {context} and {question}."
+    )
+    max_context_chars: int = Field(16000, ge=100, description="Retrieved context text beyond this is cut.")
+
+
+class SelfCheckQA(Judge):
+    """SelfCheck-QA (GRAMMAR seeds/000 section 4.1, Appendix I, Table 6; after Manakul et al. 2023): correct only
+    if every one of ``samples`` answers sampled at temperature 1.0 addresses the query with the same meaning as the
+    system's (temperature-0) answer."""
+
+    name = "selfcheck_qa"
+    Options = SelfCheckOptions
+
+    async def judge(self, sample: Sample, output: RAGOutput) -> Judgement:
+        sampler = _built(self, "generator")
+        evaluator = _built(self, "evaluator") if self.options.evaluator else sampler
+        indices = range(1, self.options.samples + 1)
+        answers = await asyncio.gather(*(self._sample(sampler, sample, output, i) for i in indices))
+        replies = await asyncio.gather(
+            *(
+                ask_structured(
+                    evaluator,
+                    _user(SELFCHECK_QA_PROMPT.format(query=sample.question, answer=output.answer, stochastic_answer=b)),
+                    Agreement,
+                    params=_GREEDY,
+                )
+                for b in answers
+            )
+        )
+        return self._verdict(answers, replies)
+
+    async def _sample(self, sampler, sample: Sample, output: RAGOutput, index: int) -> str:
+        """Stochastic answer ``index`` (1..samples): a real, distinct call (its own cache entry)."""
+        from ragassay import GenerationRequest
+
+        context = "\n\n".join(c for c in output.contexts if c.strip())[: self.options.max_context_chars]
+        prompt = self.options.sample_prompt.format(context=context, question=sample.question)
+        params = {"temperature": self.options.temperature, "sample_index": index}
+        request = GenerationRequest(question=sample.question, messages=_user(prompt), params=params)
+        return (await sampler.generate(request)).text
+
+    def _verdict(self, answers: list[str], replies: list) -> Judgement:
+        rows = [
+            {
+                "sample_index": i,
+                "stochastic_answer": b,
+                "agrees": (r.parsed.verdict == "Yes") if r.parsed else None,
+                "explanation": r.parsed.explanation if r.parsed else "",
+                **({} if r.parsed else {"raw": r.raw, "error": r.error}),
+            }
+            for i, (b, r) in enumerate(zip(answers, replies), start=1)
+        ]
+        details = {"samples": rows, "prompt_version": PROMPT_VERSION}
+        judge_id = f"selfcheck_qa:{PROMPT_VERSION}:{self.options.samples}@{self.options.temperature:g}"
+        unusable = [row for row in rows if row["agrees"] is None]
+        if unusable:
+            reason = f"comparison with sample {unusable[0]['sample_index']} not usable: {unusable[0]['error']}"
+            return Judgement(
+                judge=self.name, verdict="unscored", score=None, explanation=reason, judge_id=judge_id, details=details
+            )
+        agreeing = sum(row["agrees"] for row in rows)
+        correct = agreeing == len(rows)
+        return Judgement(
+            judge=self.name,
+            verdict="correct" if correct else "incorrect",
+            score=1.0 if correct else 0.0,
+            explanation=f"{agreeing} of {len(rows)} stochastic answers agree with the answer",
+            judge_id=judge_id,
+            details=details,
+        )
+
+
+_GREEDY = {"temperature": 0.0}
+
+
+def _built(component, option: str):
+    """The generator named by ``component.options.<option>``, built once per component (one client, one cache)."""
+    cache = component.__dict__.setdefault("_generators", {})
+    if option not in cache:
+        cache[option] = component.context.build(getattr(component.options, option))
+    return cache[option]
+
+
+def _user(content: str) -> list[dict[str, str]]:
+    return [{"role": "user", "content": content}]
+
+
+def _raw(reply) -> dict[str, str]:
+    return {"raw": reply.raw, **({"error": reply.error} if reply.error else {})}
+
+
+@hookimpl
+def register_metrics(register):
+    register(RagasFact)
+
+
+@hookimpl
+def register_judges(register):
+    register(SelfCheckQA)
