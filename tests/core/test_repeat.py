@@ -48,7 +48,8 @@ class Replies:
         if request.json.get("tools"):
             with self.lock:
                 score = next(self.scores)
-            return Turn(text=None, tool_calls=[("set_answer_evaluation", {"truthfulness": score, "relevance": 5})])
+            return Turn(text=None, tool_calls=[("set_answer_evaluation",
+                                                {"explanation": "scripted", "truthfulness": score, "relevance": 5})])
         return Turn(text="The answer is correct.")
 
 
@@ -67,7 +68,10 @@ def _env():
 def test_repeat_three_makes_three_times_the_judge_calls_and_reports_the_spread(tmp_path):
     with OpenAIChatServer() as server:
         server.default = Replies()
-        gen = f'{{ name = "openai", options = {{ model = "gpt-4o-mini", base_url = "{server.url}/v1" }} }}'
+        gen = (
+            f'{{ name = "openai", options = {{ model = "gpt-4o-mini", base_url = "{server.url}/v1", '
+            'structured_mode = "tool" } }'
+        )
         path = write_project(tmp_path, CONFIG.format(gen=gen))
         result = _run(path, "--repeat", "3")
         assert server.calls == 18  # 3 samples x (truthfulness + judge) x 3 repeats; without repeats: 6
