@@ -64,6 +64,7 @@ def _add_commands() -> None:
         decisions_cmd,
         generate_cmd,
         init_cmd,
+        meta_eval_cmd,
         plugins_cmd,
         report_cmd,
         run_cmd,
@@ -81,6 +82,7 @@ def _add_commands() -> None:
         show_cmd,
         report_cmd,
         decisions_cmd,
+        meta_eval_cmd,
         cache_cmd,
     ):
         for command in module.COMMANDS:

@@ -31,8 +31,9 @@ FACT_CHECK_PROMPT = (
     "or 'false' otherwise."
 )
 PROMPT_VERSION = "blog-2024-1"
-#: Default threshold of the offline checker (to be chosen by the meta-evaluation on the shipped labelled set).
-DEFAULT_LEXICAL_THRESHOLD = 0.5
+#: Default threshold of the offline checker, chosen by the meta-evaluation on the shipped labelled set
+#: (examples/aurp/labels.jsonl, examples/aurp/choose_threshold.py: the highest Youden's J; docs/judges_meta_eval.md).
+DEFAULT_LEXICAL_THRESHOLD = 0.7
 
 
 class FactCheck(BaseModel):

@@ -1,0 +1,259 @@
+"""Judge meta-evaluation: how far can a judge be trusted? Pure functions over (truth, prediction) pairs.
+
+A judge is read as a *detector of correct answers* (GRAMMAR, seeds/000 section 4.1 and Table 1): the positive
+class is "the answer is correct", the ground truth is the answer's real correctness (exact answers, the
+``match`` judge on reference answers, or human labels) and the judge's verdict is the prediction. With the
+counts TP (judged correct, is correct), FP (judged correct, is not), FN (judged incorrect, is correct) and TN:
+
+- precision = TP / (TP + FP): of the answers the judge calls correct, the share that are (Table 1 "Precision");
+- recall = TP / (TP + FN): of the correct answers, the share the judge calls correct (Table 1 "Recall");
+- accuracy = (TP + TN) / n;
+- Cohen's kappa = (p_o - p_e) / (1 - p_e), with p_o = accuracy and p_e = p_t p_j + (1 - p_t)(1 - p_j), p_t and p_j
+  the shares of answers that are correct and that the judge calls correct (Cohen 1960, Eq. 1): agreement beyond
+  chance, 0 for a judge that agrees only as often as chance would, 1 for perfect agreement;
+- Youden's J = recall + TN / (TN + FP) - 1 (Youden 1950), the criterion that chooses a threshold.
+
+A statistic whose denominator is zero is None (undefined), never 0 or NaN. Each comes with a seeded 95%
+percentile-bootstrap interval (Efron & Tibshirani 1993, ch. 13): the pairs are resampled with replacement
+``resamples`` times with ``random.Random(seed)``; resamples where the statistic is undefined are left out.
+
+Corrected estimates (:func:`ppi_mean`): prediction-powered inference for a mean (Angelopoulos, Bates, Fannjiang,
+Jordan, Zrnic, "Prediction-powered inference", Science 382, 2023, section "Mean estimation"; ARES, Saad-Falcon et
+al. 2024, uses it for RAG judges).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+import statistics
+from collections.abc import Callable, Sequence
+
+STATISTICS = ("precision", "recall", "accuracy", "kappa")
+
+
+@dataclasses.dataclass(frozen=True)
+class Confusion:
+    """Counts of a judge read as a detector of correct answers (positive: correct)."""
+
+    tp: int = 0
+    fp: int = 0
+    fn: int = 0
+    tn: int = 0
+
+    @property
+    def n(self) -> int:
+        return self.tp + self.fp + self.fn + self.tn
+
+    @classmethod
+    def of(cls, truth: Sequence[bool], judged: Sequence[bool]) -> Confusion:
+        """Count the pairs (truth[i], judged[i])."""
+        if len(truth) != len(judged):
+            raise ValueError(f"{len(truth)} truths but {len(judged)} judgements")
+        tp = sum(1 for t, j in zip(truth, judged) if t and j)
+        fp = sum(1 for t, j in zip(truth, judged) if not t and j)
+        fn = sum(1 for t, j in zip(truth, judged) if t and not j)
+        return cls(tp, fp, fn, len(truth) - tp - fp - fn)
+
+
+def _ratio(num: int, den: int) -> float | None:
+    return num / den if den else None
+
+
+def precision(c: Confusion) -> float | None:
+    """TP / (TP + FP); None when the judge calls nothing correct."""
+    return _ratio(c.tp, c.tp + c.fp)
+
+
+def recall(c: Confusion) -> float | None:
+    """TP / (TP + FN); None when no answer is correct."""
+    return _ratio(c.tp, c.tp + c.fn)
+
+
+def accuracy(c: Confusion) -> float | None:
+    """(TP + TN) / n; None for no pairs."""
+    return _ratio(c.tp + c.tn, c.n)
+
+
+def specificity(c: Confusion) -> float | None:
+    """TN / (TN + FP); None when every answer is correct."""
+    return _ratio(c.tn, c.tn + c.fp)
+
+
+def cohen_kappa(c: Confusion) -> float | None:
+    """(p_o - p_e) / (1 - p_e) (Cohen 1960); None when p_e = 1 (both raters constant and equal) or no pairs.
+
+    Computed in integers by the equivalent 2x2 form 2 (TP TN - FN FP) / ((TP + FP)(FP + TN) + (TP + FN)(FN + TN)),
+    so a judge that agrees only by chance gets exactly 0, not a rounding residue.
+    """
+    denominator = (c.tp + c.fp) * (c.fp + c.tn) + (c.tp + c.fn) * (c.fn + c.tn)
+    return 2 * (c.tp * c.tn - c.fn * c.fp) / denominator if denominator else None
+
+
+def youden_j(c: Confusion) -> float | None:
+    """recall + specificity - 1; None when either is undefined."""
+    r, s = recall(c), specificity(c)
+    return None if r is None or s is None else r + s - 1
+
+
+STATISTIC_FUNCTIONS: dict[str, Callable[[Confusion], float | None]] = {
+    "precision": precision,
+    "recall": recall,
+    "accuracy": accuracy,
+    "kappa": cohen_kappa,
+}
+
+
+@dataclasses.dataclass
+class DetectorReport:
+    """One judge against the truth: counts, the four statistics and their bootstrap intervals."""
+
+    judge: str
+    confusion: Confusion
+    values: dict[str, float | None]
+    intervals: dict[str, tuple[float, float] | None]
+    unscored: int = 0  # pairs with a truth but no verdict from this judge (left out of the counts)
+
+    def as_row(self) -> dict:
+        """A flat record: judge, n, counts, each statistic with ``<stat>_low`` and ``<stat>_high``."""
+        c = self.confusion
+        row: dict = {"judge": self.judge, "n": c.n, "tp": c.tp, "fp": c.fp, "fn": c.fn, "tn": c.tn}
+        for name in STATISTICS:
+            interval = self.intervals.get(name)
+            row[name] = self.values.get(name)
+            row[f"{name}_low"], row[f"{name}_high"] = interval if interval else (None, None)
+        row["unscored"] = self.unscored
+        return row
+
+
+def evaluate_detector(
+    judge: str,
+    truth: Sequence[bool],
+    judged: Sequence[bool | None],
+    *,
+    resamples: int = 2000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> DetectorReport:
+    """Precision, recall, accuracy and kappa of ``judged`` against ``truth``, with bootstrap intervals.
+
+    Pairs whose judgement is None (the judge gave no verdict) are left out and counted as ``unscored``.
+    """
+    pairs = [(t, j) for t, j in zip(truth, judged, strict=True) if j is not None]
+    confusion = Confusion.of([t for t, _ in pairs], [j for _, j in pairs])
+    values = {name: fn(confusion) for name, fn in STATISTIC_FUNCTIONS.items()}
+    intervals = bootstrap_intervals(pairs, resamples=resamples, seed=seed, confidence=confidence)
+    return DetectorReport(judge, confusion, values, intervals, unscored=len(truth) - len(pairs))
+
+
+def bootstrap_intervals(
+    pairs: Sequence[tuple[bool, bool]], *, resamples: int = 2000, seed: int = 0, confidence: float = 0.95
+) -> dict[str, tuple[float, float] | None]:
+    """Percentile-bootstrap intervals of each statistic over ``pairs`` resampled with replacement.
+
+    The same ``resamples`` resamples serve every statistic; one undefined in every resample has no interval.
+    """
+    rng = random.Random(seed)
+    draws: dict[str, list[float]] = {name: [] for name in STATISTIC_FUNCTIONS}
+    n = len(pairs)
+    for _ in range(resamples if n else 0):
+        sample = rng.choices(pairs, k=n)
+        confusion = Confusion.of([t for t, _ in sample], [j for _, j in sample])
+        for name, fn in STATISTIC_FUNCTIONS.items():
+            value = fn(confusion)
+            if value is not None:
+                draws[name].append(value)
+    return {name: percentile_interval(values, confidence) for name, values in draws.items()}
+
+
+def percentile_interval(values: list[float], confidence: float = 0.95) -> tuple[float, float] | None:
+    """The (1-confidence)/2 and (1+confidence)/2 percentiles of ``values`` (nearest rank below); None if empty."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    tail = (1 - confidence) / 2
+    last = len(ordered) - 1
+    return ordered[int(tail * last)], ordered[int((1 - tail) * last)]
+
+
+@dataclasses.dataclass
+class PPIEstimate:
+    """A mean corrected by prediction-powered inference, with the estimates it is compared against."""
+
+    labelled: int  # n: samples with a human label (and a judgement)
+    unlabelled: int  # N: samples with a judgement only
+    judge_mean: float | None  # the judge's mean over all n + N samples (uncorrected)
+    rectifier: float | None  # mean of (judge - truth) on the labelled samples: the judge's measured bias
+    estimate: float | None  # PPI: mean of the judge on the unlabelled samples minus the rectifier
+    ci: tuple[float, float] | None
+    classical: float | None  # the mean of the human labels alone
+    classical_ci: tuple[float, float] | None
+
+
+def ppi_mean(
+    judged_unlabelled: Sequence[float],
+    judged_labelled: Sequence[float],
+    truth_labelled: Sequence[float],
+    *,
+    confidence: float = 0.95,
+) -> PPIEstimate:
+    """Prediction-powered estimate of the mean of the truth (Angelopoulos et al. 2023, mean estimation).
+
+    With f the judge (1 correct, 0 not, or a score), Y the human label, X~_1..X~_N the unlabelled samples and
+    X_1..X_n the labelled ones::
+
+        rectifier  D   = (1/n) sum_i (f(X_i) - Y_i)
+        estimate   th  = (1/N) sum_j f(X~_j) - D
+        interval   th +- z_(1-a/2) sqrt( s_f^2 / N + s_D^2 / n )
+
+    s_f^2 is the sample variance of f on the unlabelled samples and s_D^2 that of f(X_i) - Y_i on the labelled
+    ones (both with n - 1 denominators); z the standard normal quantile. The labelled and unlabelled samples are
+    disjoint, as the paper's independence assumption asks. The interval is valid whatever the judge's quality:
+    a biased judge is corrected by D, and a noisy one widens the interval. The classical estimate (the labels
+    alone) with its normal interval mean(Y) +- z s_Y / sqrt(n) is returned beside it: PPI helps when its
+    interval is narrower. Needs n >= 2 and N >= 2 for an interval; fewer gives the point values only.
+    """
+    if len(judged_labelled) != len(truth_labelled):
+        raise ValueError(f"{len(judged_labelled)} labelled judgements but {len(truth_labelled)} labels")
+    n, big_n = len(truth_labelled), len(judged_unlabelled)
+    z = statistics.NormalDist().inv_cdf((1 + confidence) / 2)
+    everything = list(judged_unlabelled) + list(judged_labelled)
+    judge_mean = statistics.fmean(everything) if everything else None
+    residuals = [f - y for f, y in zip(judged_labelled, truth_labelled)]
+    rectifier = statistics.fmean(residuals) if n else None
+    estimate = statistics.fmean(judged_unlabelled) - rectifier if big_n and n else None
+    ci = None
+    if n >= 2 and big_n >= 2:
+        half = z * (statistics.variance(judged_unlabelled) / big_n + statistics.variance(residuals) / n) ** 0.5
+        ci = (estimate - half, estimate + half)
+    classical = statistics.fmean(truth_labelled) if n else None
+    classical_ci = None
+    if n >= 2:
+        half = z * (statistics.variance(truth_labelled) / n) ** 0.5
+        classical_ci = (classical - half, classical + half)
+    return PPIEstimate(n, big_n, judge_mean, rectifier, estimate, ci, classical, classical_ci)
+
+
+def choose_threshold(
+    candidates: Sequence[float],
+    truth: Sequence[bool],
+    judge_at: Callable[[float], Sequence[bool | None]],
+    *,
+    criterion: Callable[[Confusion], float | None] = youden_j,
+) -> tuple[float, Confusion]:
+    """The candidate threshold whose judgements maximise ``criterion`` (default Youden's J) against ``truth``.
+
+    ``judge_at(t)`` gives the judgements at threshold ``t`` (None: no verdict, left out). Ties go to the
+    smallest threshold among the best, so the choice does not depend on the order of ``candidates``.
+    """
+    best: tuple[float, float, Confusion] | None = None
+    for threshold in sorted(candidates):
+        judged = judge_at(threshold)
+        pairs = [(t, j) for t, j in zip(truth, judged, strict=True) if j is not None]
+        confusion = Confusion.of([t for t, _ in pairs], [j for _, j in pairs])
+        score = criterion(confusion)
+        if score is not None and (best is None or score > best[1]):
+            best = (threshold, score, confusion)
+    if best is None:
+        raise ValueError("no candidate threshold gives a defined criterion")
+    return best[0], best[2]

@@ -1,0 +1,158 @@
+"""Reading a stored run for ``ragassay meta-eval``: the judges' verdicts, the truth, and human label files.
+
+Everything is keyed by (system, question_id). A verdict is True (the judge calls the answer correct), False, or
+None (no verdict: the judgement is unscored). A judge's verdict is its ``correct``/``incorrect`` verdict, or,
+for a judge that only gives a score, score >= the judge threshold. A metric becomes a judge with a threshold:
+``NAME:THRESHOLD`` reads value >= THRESHOLD as correct.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import json
+from pathlib import Path
+
+from ..errors import ConfigError
+from ..store.database import ResultsStore
+
+Key = tuple[str, str]  # (system, question_id)
+TRUE_LABELS = {"correct", "true", "1", "yes", "1.0"}
+FALSE_LABELS = {"incorrect", "false", "0", "no", "0.0"}
+
+
+@dataclasses.dataclass
+class Truth:
+    """Ground-truth correctness: where it comes from and its value per (system, question)."""
+
+    source: str  # "judge:match", "contains_answer>=0.5" or "labels:FILE"
+    values: dict[Key, bool]
+    from_labels: bool = False
+    unmatched: int = 0  # label rows that match no output of the run
+
+
+def parse_metric_spec(text: str) -> tuple[str, float]:
+    """``NAME:THRESHOLD`` -> (name, threshold)."""
+    name, _, threshold = text.rpartition(":")
+    try:
+        return (name, float(threshold)) if name else _bad_spec(text)
+    except ValueError:
+        return _bad_spec(text)
+
+
+def _bad_spec(text: str):
+    raise ConfigError(f"'{text}' is not NAME:THRESHOLD (e.g. k_precision:0.5: a value >= 0.5 counts as correct)")
+
+
+def judge_verdicts(store: ResultsStore, run_id: str, threshold: float) -> dict[str, dict[Key, bool | None]]:
+    """judge label -> (system, question_id) -> verdict, for every judgement of the run."""
+    verdicts: dict[str, dict[Key, bool | None]] = {}
+    for row in store.judgement_rows(run_id):
+        if row["verdict"] in ("correct", "incorrect"):
+            value: bool | None = row["verdict"] == "correct"
+        else:
+            value = None if row["score"] is None else row["score"] >= threshold
+        verdicts.setdefault(row["judge"], {})[(row["system"], row["question_id"])] = value
+    return verdicts
+
+
+def metric_verdicts(store: ResultsStore, run_id: str, specs: list[tuple[str, float]]) -> dict[str, dict]:
+    """``name>=threshold`` -> (system, question_id) -> value >= threshold (None when unscored)."""
+    values: dict[str, dict[Key, float | None]] = {}
+    for row in store.metric_rows(run_id):
+        values.setdefault(row["metric"], {})[(row["system"], row["question_id"])] = row["value"]
+    out: dict[str, dict[Key, bool | None]] = {}
+    for name, threshold in specs:
+        if name not in values:
+            raise ConfigError(f"run {run_id[:12]} has no metric '{name}'; its metrics: {', '.join(values) or 'none'}")
+        out[f"{name}>={threshold:g}"] = {k: None if v is None else v >= threshold for k, v in values[name].items()}
+    return out
+
+
+def truth_from_run(store: ResultsStore, run_id: str, spec: str | None, judge_threshold: float) -> Truth:
+    """The truth named by ``--truth``: ``judge:NAME`` or ``METRIC:THRESHOLD``; default the ``match`` judge."""
+    judges = judge_verdicts(store, run_id, judge_threshold)
+    if spec is None:
+        if "match" not in judges:
+            raise ConfigError(
+                f"run {run_id[:12]} has no 'match' judge to take as the truth; name it with --truth judge:NAME, "
+                "--truth METRIC:THRESHOLD or --labels FILE"
+            )
+        spec = "judge:match"
+    if spec.startswith("judge:"):
+        name = spec.removeprefix("judge:")
+        if name not in judges:
+            raise ConfigError(f"run {run_id[:12]} has no judge '{name}'; its judges: {', '.join(judges) or 'none'}")
+        raw = judges[name]
+    else:
+        ((spec, raw),) = metric_verdicts(store, run_id, [parse_metric_spec(spec)]).items()
+    return Truth(spec, {k: v for k, v in raw.items() if v is not None})
+
+
+def read_labels(path: Path) -> dict[Key, bool]:
+    """Human labels from a JSONL or CSV file: ``question_id``, ``system`` and ``label`` per row.
+
+    ``label`` (or ``correct``) is correct/incorrect, true/false, yes/no or 1/0. A row without them, an unknown
+    label, or one (system, question) labelled both ways is a ConfigError naming the file and line.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read labels file {path}: {exc.strerror or exc}") from None
+    rows = _csv_rows(text) if path.suffix.lower() == ".csv" else _jsonl_rows(text, path)
+    labels: dict[Key, bool] = {}
+    for line, row in rows:
+        key, value = _label(row, path, line)
+        if labels.get(key, value) != value:
+            raise ConfigError(f"{path}:{line}: {key[0]} / {key[1]} is labelled both correct and incorrect")
+        labels[key] = value
+    if not labels:
+        raise ConfigError(f"labels file {path} has no rows")
+    return labels
+
+
+def _jsonl_rows(text: str, path: Path) -> list[tuple[int, dict]]:
+    rows = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.strip():
+            try:
+                rows.append((number, json.loads(line)))
+            except ValueError as exc:
+                raise ConfigError(f"{path}:{number}: not a JSON object ({exc})") from None
+    return rows
+
+
+def _csv_rows(text: str) -> list[tuple[int, dict]]:
+    return [(number, row) for number, row in enumerate(csv.DictReader(io.StringIO(text)), 2)]
+
+
+def _label(row: object, path: Path, line: int) -> tuple[Key, bool]:
+    if not isinstance(row, dict):
+        raise ConfigError(f"{path}:{line}: a label row must be an object with question_id, system and label")
+    label = row.get("label", row.get("correct"))
+    missing = [f for f, v in (("question_id", row.get("question_id")), ("system", row.get("system"))) if not v]
+    if missing or label is None:
+        raise ConfigError(f"{path}:{line}: missing {', '.join(missing + ([] if label is not None else ['label']))}")
+    text = str(label).strip().lower()
+    if text not in TRUE_LABELS | FALSE_LABELS:
+        raise ConfigError(f"{path}:{line}: label '{label}' is not correct/incorrect, true/false, yes/no or 1/0")
+    return (str(row["system"]), str(row["question_id"])), text in TRUE_LABELS
+
+
+def output_keys(store: ResultsStore, run_id: str) -> set[Key]:
+    """(system, question_id) of every stored output of the run."""
+    return {(row["system"], row["question_id"]) for row in store.output_rows(run_id)}
+
+
+def truth_from_labels(path: Path, known: set[Key]) -> Truth:
+    """Human labels joined to the run's outputs ``known`` by (system, question_id); none matching: ConfigError."""
+    labels = read_labels(path)
+    matched = {k: v for k, v in labels.items() if k in known}
+    if not matched:
+        example = next(iter(labels))
+        raise ConfigError(
+            f"no label of {path} matches an output of the run (joined by system and question_id; e.g. "
+            f"system '{example[0]}', question '{example[1]}')"
+        )
+    return Truth(f"labels:{path.name}", matched, from_labels=True, unmatched=len(labels) - len(matched))

@@ -1,0 +1,198 @@
+"""``ragassay meta-eval``: how far can a judge be trusted? (ragassay.analysis.meta_eval)
+
+Each judge of a run (and each metric given with a threshold) is scored as a detector of correct answers
+against ground-truth correctness (GRAMMAR Table 1's layout: precision, recall, plus accuracy and Cohen's kappa,
+each with a seeded bootstrap interval). With human labels on part of the outputs, each system's share of
+correct answers is also estimated by prediction-powered inference: the judge on the unlabelled outputs,
+corrected by its measured error on the labelled ones.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .common import config_option, console, db_option, format_option, get_run, open_results, output_format
+from .render import Column, Table, emit
+
+
+@click.command("meta-eval")
+@click.argument("run")
+@config_option
+@db_option
+@click.option(
+    "--truth",
+    default=None,
+    help="Ground truth: judge:NAME (e.g. judge:match on reference or GRAMMAR exact answers) or METRIC:THRESHOLD "
+    "(default: judge:match).",
+)
+@click.option(
+    "--labels",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Human labels instead: a JSONL or CSV file with question_id, system and label (correct/incorrect), "
+    "joined to the run's outputs; with labels on part of the outputs, corrected (PPI) estimates are added.",
+)
+@click.option("--judge", "judges", multiple=True, help="Judge(s) to evaluate (default: every judge but the truth).")
+@click.option(
+    "--metric", "metrics", multiple=True, help="Also evaluate a metric as a judge: NAME:THRESHOLD (value >= it)."
+)
+@click.option(
+    "--judge-threshold",
+    type=float,
+    default=0.5,
+    show_default=True,
+    help="A judge that gives only a score calls an answer correct when score >= this.",
+)
+@click.option("--resamples", type=click.IntRange(min=0), default=2000, show_default=True, help="Bootstrap resamples.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed (same seed, same intervals).")
+@format_option
+def meta_eval_command(
+    run: str,
+    config_path: Path,
+    db: str | None,
+    truth: str | None,
+    labels: Path | None,
+    judges: tuple[str, ...],
+    metrics: tuple[str, ...],
+    judge_threshold: float,
+    resamples: int,
+    seed: int,
+    fmt: str | None,
+) -> None:
+    """Score RUN's judges against the truth: precision, recall, accuracy, kappa; corrected means (PPI)."""
+    from ..analysis import meta_eval_load as load
+
+    fmt = output_format(fmt)
+    if truth is not None and labels is not None:
+        raise click.UsageError("give the truth once: --truth or --labels, not both.")
+    specs = [load.parse_metric_spec(m) for m in metrics]
+    store = open_results(config_path, db, (run,))
+    try:
+        run_id = get_run(store, run)["id"]
+        systems = [s["name"] for s in store.run_systems(run_id)]
+        verdicts = load.judge_verdicts(store, run_id, judge_threshold)
+        if labels is not None:
+            gold = load.truth_from_labels(labels, load.output_keys(store, run_id))
+        else:
+            gold = load.truth_from_run(store, run_id, truth, judge_threshold)
+        candidates = _pick_judges(verdicts, judges, gold.source, run_id)
+        candidates.update(load.metric_verdicts(store, run_id, specs))
+    finally:
+        store.close()
+    if not candidates:
+        from ..errors import ConfigError
+
+        raise ConfigError(
+            f"run {run_id[:12]} has no judge to evaluate besides the truth ({gold.source}); "
+            "add a metric with --metric NAME:THRESHOLD"
+        )
+    detectors = _detectors(gold.values, candidates, resamples, seed)
+    corrected = _corrected(gold.values, candidates, systems) if gold.from_labels else []
+    title = f"judges as detectors of correct answers, run {run_id[:8]}: truth = {gold.source}"
+    tables = [_detector_table(title, detectors, gold)]
+    if gold.from_labels:
+        tables.append(_corrected_table(corrected))
+    data = {"run": run_id, "truth": gold.source, "detectors": detectors, "corrected": corrected}
+    emit(console(), tables, fmt, data=data if fmt == "json" else None)
+
+
+def _pick_judges(verdicts: dict, wanted: tuple[str, ...], truth: str, run_id: str) -> dict:
+    from ..errors import ConfigError
+
+    for name in wanted:
+        if name not in verdicts:
+            raise ConfigError(f"run {run_id[:12]} has no judge '{name}'; its judges: {', '.join(verdicts) or 'none'}")
+    names = wanted or [name for name in verdicts if f"judge:{name}" != truth]
+    return {name: verdicts[name] for name in names}
+
+
+def _detectors(truth: dict, candidates: dict, resamples: int, seed: int) -> list[dict]:
+    from ..analysis.meta_eval import evaluate_detector
+
+    keys = sorted(truth)
+    gold = [truth[k] for k in keys]
+    return [
+        evaluate_detector(name, gold, [judged.get(k) for k in keys], resamples=resamples, seed=seed).as_row()
+        for name, judged in candidates.items()
+    ]
+
+
+def _corrected(truth: dict, candidates: dict, systems: list[str]) -> list[dict]:
+    """PPI per judge and system: the judge's 0/1 verdicts on unlabelled outputs, corrected on labelled ones."""
+    from ..analysis.meta_eval import ppi_mean
+
+    rows = []
+    for name, judged in candidates.items():
+        for system in systems:
+            mine = sorted((k, float(v)) for k, v in judged.items() if k[0] == system and v is not None)
+            labelled = [(v, float(truth[k])) for k, v in mine if k in truth]
+            unlabelled = [v for k, v in mine if k not in truth]
+            est = ppi_mean(unlabelled, [v for v, _ in labelled], [y for _, y in labelled])
+            rows.append(
+                {
+                    "judge": name,
+                    "system": system,
+                    "labelled": est.labelled,
+                    "unlabelled": est.unlabelled,
+                    "judge_mean": est.judge_mean,
+                    "rectifier": est.rectifier,
+                    "labels_mean": est.classical,
+                    "labels_low": est.classical_ci[0] if est.classical_ci else None,
+                    "labels_high": est.classical_ci[1] if est.classical_ci else None,
+                    "ppi_mean": est.estimate,
+                    "ppi_low": est.ci[0] if est.ci else None,
+                    "ppi_high": est.ci[1] if est.ci else None,
+                }
+            )
+    return rows
+
+
+def _with_interval(key: str, low: str | None = None, high: str | None = None):
+    low, high = low or f"{key}_low", high or f"{key}_high"
+
+    def show(row: dict) -> str:
+        if row.get(key) is None:
+            return "-"
+        if row.get(low) is None:
+            return f"{row[key]:.3f}"
+        return f"{row[key]:.3f} [{row[low]:.3f}, {row[high]:.3f}]"
+
+    return show
+
+
+def _detector_table(title: str, rows: list[dict], gold) -> Table:
+    columns = [Column("judge"), Column("n", numeric=True)]
+    for stat in ("precision", "recall", "accuracy", "kappa"):
+        columns.append(Column(stat, numeric=True, show=_with_interval(stat)))
+        columns += [Column(f"{stat}_low", in_text=False), Column(f"{stat}_high", in_text=False)]
+    columns += [Column(k, numeric=True, in_text=False) for k in ("tp", "fp", "fn", "tn")]
+    columns.append(Column("unscored", numeric=True))
+    positives = sum(gold.values.values())
+    notes = [
+        f"positive = a correct answer ({positives} of {len(gold.values)} by the truth); precision = TP/(TP+FP), "
+        "recall = TP/(TP+FN) (GRAMMAR Table 1); [95% bootstrap interval]; unscored: no verdict, left out"
+    ]
+    if gold.unmatched:
+        notes.append(f"{gold.unmatched} label rows match no output of the run and are left out")
+    return Table(title, columns, rows, notes=notes)
+
+
+def _corrected_table(rows: list[dict]) -> Table:
+    columns = [Column("judge"), Column("system")] + [
+        Column(k, numeric=True) for k in ("labelled", "unlabelled", "judge_mean", "rectifier")
+    ]
+    labels_show = _with_interval("labels_mean", "labels_low", "labels_high")
+    columns.append(Column("labels_mean", header="labels only [95% CI]", numeric=True, show=labels_show))
+    ppi_show = _with_interval("ppi_mean", "ppi_low", "ppi_high")
+    columns.append(Column("ppi_mean", header="PPI [95% CI]", numeric=True, show=ppi_show))
+    columns += [Column(k, numeric=True, in_text=False) for k in ("labels_low", "labels_high", "ppi_low", "ppi_high")]
+    note = (
+        "share of correct answers per system: PPI = mean(judge on unlabelled) - mean(judge - label on labelled), "
+        "interval +- z sqrt(var_unlabelled/N + var_residual/n) (Angelopoulos et al. 2023); '-' needs n, N >= 2"
+    )
+    return Table("corrected estimates (prediction-powered inference)", columns, rows, notes=[note])
+
+
+COMMANDS = [meta_eval_command]
