@@ -39,7 +39,7 @@ SELFCHECK_QA_PROMPT = (
     "Do both answers address the query with equivalent meaning?\n"
     "Use only \u201cYes\u201d or \u201cNo\u201d for your evaluation:"
 )
-#: How the stochastic answers are asked for (the paper re-runs its own RAG prompt; see docs/judges_baselines.md).
+#: How the stochastic answers are asked for (the paper re-runs its own RAG prompt; see docs/judges.md).
 SAMPLE_PROMPT = "Answer the question using the context.\n\nContext:\n{context}\n\nQuestion: {question}"
 PROMPT_VERSION = "grammar-table6-1"
 

@@ -32,7 +32,7 @@ FACT_CHECK_PROMPT = (
 )
 PROMPT_VERSION = "blog-2024-1"
 #: Default threshold of the offline checker, chosen by the meta-evaluation on the shipped labelled set
-#: (examples/aurp/labels.jsonl, examples/aurp/choose_threshold.py: the highest Youden's J; docs/judges_meta_eval.md).
+#: (examples/aurp/labels.jsonl, examples/aurp/choose_threshold.py: the highest Youden's J; docs/judges.md).
 DEFAULT_LEXICAL_THRESHOLD = 0.7
 
 

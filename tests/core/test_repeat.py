@@ -48,8 +48,12 @@ class Replies:
         if request.json.get("tools"):
             with self.lock:
                 score = next(self.scores)
-            return Turn(text=None, tool_calls=[("set_answer_evaluation",
-                                                {"explanation": "scripted", "truthfulness": score, "relevance": 5})])
+            return Turn(
+                text=None,
+                tool_calls=[
+                    ("set_answer_evaluation", {"explanation": "scripted", "truthfulness": score, "relevance": 5})
+                ],
+            )
         return Turn(text="The answer is correct.")
 
 
