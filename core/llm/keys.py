@@ -41,9 +41,18 @@ def read_key(env_name: str, backend: str, *, required: bool = True) -> str | Non
 
 
 def scrub(text: str, *secrets: str | None) -> str:
-    """``text`` with every known key, every given secret and anything shaped like a key replaced."""
+    """``text`` with anything shaped like a key, every known key and every given secret replaced.
+
+    Shapes go first and again last: a known short key that is the start of a longer key-shaped string must not
+    leave the rest of that string behind.
+    """
+    text = _scrub_shapes(text)
     for secret in sorted({*(s for s in secrets if s), *_known}, key=len, reverse=True):
         text = text.replace(secret, _REDACTED)
+    return _scrub_shapes(text)
+
+
+def _scrub_shapes(text: str) -> str:
     text = _PATTERNS[0].sub(lambda m: f"{m.group(1)}-{_REDACTED}", text)
     text = _PATTERNS[1].sub(lambda m: f"{m.group(1)} {_REDACTED}", text)
     return _PATTERNS[2].sub(lambda m: f"{m.group(1)}{m.group(2)}{_REDACTED}", text)

@@ -46,3 +46,16 @@ def test_scrub_removes_key_shapes(text):
 def test_scrub_leaves_ordinary_text_alone():
     text = "openai gpt-4o-mini: HTTP 500: internal error; gave up after 3 attempts"
     assert scrub(text) == text
+
+
+def test_a_known_short_key_does_not_leave_the_rest_of_a_longer_key():
+    import os
+
+    from ragassay.llm.keys import read_key, scrub
+
+    os.environ["RAGASSAY_TEST_SHORT_KEY"] = "sk-test"
+    try:
+        read_key("RAGASSAY_TEST_SHORT_KEY", "t")
+        assert "PLANTED" not in scrub("HTTP 401: bad key sk-test-PLANTED-0123456789")
+    finally:
+        del os.environ["RAGASSAY_TEST_SHORT_KEY"]

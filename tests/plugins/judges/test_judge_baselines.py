@@ -127,7 +127,8 @@ def test_selfcheck_qa_correct_only_when_all_four_samples_agree(tmp_path, server)
     judge = _build(tmp_path / "other", server, "judge", "selfcheck_qa")
     verdict = asyncio.run(judge.judge(SAMPLE, OUTPUT))
     assert (verdict.verdict, verdict.score) == ("incorrect", 0.0)
-    assert [row["agrees"] for row in verdict.details["samples"]] == [True, True, False, True]
+    # the samples run concurrently, so which one the server numbered 3 varies: exactly one disagrees
+    assert sorted(row["agrees"] for row in verdict.details["samples"]) == [False, True, True, True]
 
 
 def test_selfcheck_qa_unusable_comparison_is_unscored(tmp_path, server):
