@@ -15,6 +15,7 @@ Work is resumable and reusable:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import time
@@ -71,11 +72,10 @@ class RunPlan:
         digest_.update(__version__.encode())
         return digest_.hexdigest()
 
-    @property
+    @functools.cached_property
     def corpus_hash(self) -> str:
-        if not hasattr(self, "_corpus_hash"):
-            self._corpus_hash = self.corpus.content_hash()
-        return self._corpus_hash
+        """sha256 of the corpus (computed once: it keys the fingerprint and every system key)."""
+        return self.corpus.content_hash()
 
     def system_key(self, system: ResolvedSystem) -> str:
         """What decides a system's outputs: its resolved spec without its name, and the corpus."""
@@ -131,7 +131,7 @@ def plan_run(loaded: LoadedConfig | Project, registry: Registry | None = None, *
         (ref.key, resolve_component(registry, "metric", ref, project.loaded, f"evaluation.metrics[{i}]"))
         for i, ref in enumerate(config.evaluation.metrics)
     ]
-    _check_derived(metrics, project.loaded)
+    _check_derived(metrics, project.loaded, project.context)
     judges = [
         (ref.key, resolve_component(registry, "judge", ref, project.loaded, f"evaluation.judges[{i}]"))
         for i, ref in enumerate(config.evaluation.judges)
@@ -142,13 +142,15 @@ def plan_run(loaded: LoadedConfig | Project, registry: Registry | None = None, *
     return RunPlan(project.loaded, systems, metrics, judges, samples, corpus, project.context, warnings)
 
 
-def _check_derived(metrics: list[tuple[str, ResolvedComponent]], loaded: LoadedConfig) -> None:
+def _check_derived(
+    metrics: list[tuple[str, ResolvedComponent]], loaded: LoadedConfig, context: ComponentContext
+) -> None:
     """A derived metric's inputs must be configured metrics (and not itself)."""
     labels = [label for label, _ in metrics]
     for index, (label, metric) in enumerate(metrics):
         if not issubclass(metric.info.cls, DerivedMetric):
             continue
-        missing = [name for name in metric.build(ComponentContext()).inputs() if name not in labels or name == label]
+        missing = [name for name in metric.build(context).inputs() if name not in labels or name == label]
         if missing:
             raise ConfigError(
                 f"{loaded.where(f'evaluation.metrics[{index}]')}: derived metric '{label}' is computed "
@@ -197,6 +199,7 @@ class Runner:
         )
         self.system_keys = {s.name: plan.system_key(s) for s in plan.systems}
         self.write_context = plan.write_context()
+        self._sample_keys: dict[str, str] = {}
 
     def open_run(self, *, new: bool = False) -> tuple[str, bool]:
         """Find the run with this plan's fingerprint (resume) or create one. Returns (run id, resumed)."""
@@ -246,9 +249,10 @@ class Runner:
                 ):
                     skipped += 1
                     continue
-                sample_key = _sample_key(sample)
-                item = groups.setdefault((system_key, sample.question_id), WorkItem(sample, sample_key, system_key, []))
-                item.units.append((system, unit))
+                key = (system_key, sample.question_id)
+                if key not in groups:
+                    groups[key] = WorkItem(sample, self._sample_key(sample), system_key, [])
+                groups[key].units.append((system, unit))
         todo = list(groups.values())
         if reuse:
             self._find_reusable(run_id, todo)
@@ -258,6 +262,13 @@ class Runner:
         """Whether every repeat 1..N-1 of the unit's model-calling labels is stored."""
         wanted = self.scorers.repeated(unit.calling) if self.repeats > 1 else []
         return all((label, r) in unit.repeats for label in wanted for r in range(1, self.repeats))
+
+    def _sample_key(self, sample: Sample) -> str:
+        """What identifies a sample's outputs across runs: a hash of the sample as given (once per sample)."""
+        key = self._sample_keys.get(sample.question_id)
+        if key is None:
+            key = self._sample_keys[sample.question_id] = digest(sample.model_dump_json())
+        return key
 
     def _find_reusable(self, run_id: str, todo: list[WorkItem]) -> None:
         """Mark items whose output an earlier run produced (same system spec and corpus, same sample)."""
@@ -440,10 +451,6 @@ def _stored_pairs(unit: StoredUnit | None) -> set[tuple[str, int]]:
     if unit is None:
         return set()
     return {(m, 0) for m in unit.metrics} | {(f"judge:{j}", 0) for j in unit.judges} | unit.repeats
-
-
-def _sample_key(sample: Sample) -> str:
-    return digest(sample.model_dump_json())
 
 
 def _empty_retrieval_warnings(summary: RunSummary) -> list[str]:

@@ -44,6 +44,7 @@ _EXPORTS = {
     "JudgeReply": "judging",
     "ask_structured": "judging",
     "find_verdict": "judging",
+    "verdict_words": "judging",
     "metering": "meter",
     "current_repeat": "repeats",
     "repeating": "repeats",

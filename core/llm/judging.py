@@ -92,12 +92,20 @@ async def _ask_plain(
     return JudgeReply(None, raw, f"{error}; gave up after {retries + 1} replies")
 
 
-def find_verdict(text: str, choices: Sequence[str]) -> str | None:
-    """The last of ``choices`` that occurs in ``text`` as a whole word (case-insensitive), lower-cased; None if
-    none does. ``NO`` inside ``NOT`` or ``KNOWN`` is not a verdict; with an explanation before the verdict, the
-    last occurrence is the verdict."""
+def verdict_words(text: str, choices: Sequence[str]) -> list[str]:
+    """Every occurrence of one of ``choices`` in ``text`` as a whole word (not inside a longer word, nor joined by
+    a hyphen), lower-cased, in order: ``NO`` inside ``NOT`` or ``KNOWN`` is not a verdict.
+    ``verdict_words("NOT KNOWN", ["yes", "no"]) == []``."""
     if not choices:
-        return None
-    pattern = re.compile(r"(?<![\w-])(" + "|".join(re.escape(c) for c in choices) + r")(?![\w-])", re.IGNORECASE)
-    found = pattern.findall(text or "")
-    return found[-1].lower() if found else None
+        return []
+    alternatives = "|".join(re.escape(c) for c in sorted(choices, key=len, reverse=True))
+    pattern = re.compile(r"(?<![\w-])(" + alternatives + r")(?![\w-])", re.IGNORECASE)
+    return [found.lower() for found in pattern.findall(text or "")]
+
+
+def find_verdict(text: str, choices: Sequence[str]) -> str | None:
+    """The last whole-word verdict among ``choices`` in ``text`` (see :func:`verdict_words`), or None: with an
+    explanation before the verdict, the last occurrence is the verdict. (A prompt that makes the model start
+    with the verdict reads the first one: ``verdict_words(...)[0]``.)"""
+    found = verdict_words(text, choices)
+    return found[-1] if found else None

@@ -29,7 +29,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragassay import GenerationRequest, GeneratorRef, Unscored
-from ragassay.llm import JudgeReply, ask_structured
+from ragassay.llm import JudgeReply, ask_structured, verdict_words
 
 #: Corrective re-asks after a free-text reply without a verdict (at most 1 + TEXT_RETRIES replies).
 TEXT_RETRIES = 2
@@ -54,16 +54,6 @@ def fill(template: str, values: dict[str, str]) -> str:
     """Replace ``{name}`` fields in one pass (text inside the values is never re-substituted; other braces stay)."""
     pattern = re.compile(r"\{(" + "|".join(map(re.escape, values)) + r")\}")
     return pattern.sub(lambda m: values[m.group(1)], template)
-
-
-def verdict_words(text: str, choices: Sequence[str]) -> list[str]:
-    """Every occurrence of one of ``choices`` in ``text`` as a whole word (not inside a longer word, nor joined by
-    a hyphen), lower-cased, in order. ``verdict_words("NOT KNOWN", ["yes", "no"]) == []``."""
-    if not choices:
-        return []
-    alternatives = "|".join(re.escape(c) for c in sorted(choices, key=len, reverse=True))
-    pattern = re.compile(r"(?<![\w-])(" + alternatives + r")(?![\w-])", re.IGNORECASE)
-    return [found.lower() for found in pattern.findall(text or "")]
 
 
 def one_verdict(value: Any, choices: Sequence[str]) -> str:

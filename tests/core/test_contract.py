@@ -19,7 +19,7 @@ from ragassay.analysis.comparison import summarize_runs
 from ragassay.api import results_store
 from ragassay.config import load_config
 from ragassay.errors import ComponentNotFoundError, ConfigError
-from ragassay.models import Chunk, RAGOutput
+from ragassay.models import RAGOutput
 from ragassay.plugin_manager import load_plugins
 from ragassay.runner import Runner, plan_run
 
@@ -452,7 +452,3 @@ def test_chunk_ids_count_as_matching_their_document():
         [Document(id="a.md", text="x")],
     )
     assert check.unmatched == ["b.md"] and check.matched == 1
-
-
-def test_chunk_model_is_unchanged():
-    assert Chunk(id="d#0", document_id="d", text="t").index == 0
