@@ -79,6 +79,15 @@ _EXPORTS = {
     "sentences": "ragassay.text",
     "answer_tokens": "ragassay.text",
     "normalize_answer": "ragassay.text",
+    # token overlap and id ranking in Unitxt's semantics (lexical metrics)
+    "token_bag": "ragassay.lexical",
+    "TokenBag": "ragassay.lexical",
+    "Overlap": "ragassay.lexical",
+    "overlap": "ragassay.lexical",
+    "best_overlap": "ragassay.lexical",
+    "reciprocal_rank": "ragassay.lexical",
+    "average_precision": "ragassay.lexical",
+    "relevance_flags": "ragassay.lexical",
     # seeded sampling shared by dataset sources and analysis
     "stratify_group": "ragassay.analysis.sampling",
     "keep_unbalanced": "ragassay.analysis.sampling",

@@ -1,24 +1,57 @@
-"""Lexical answer metrics: token recall, token F1, K-precision, exact match and contains-answer.
+"""Lexical metrics: token recall, token F1, K-precision, exact match, contains-answer, and Unitxt's lexical
+answer and context relevance.
 
 Every metric tokenises with :func:`ragassay.text.answer_tokens`, the SQuAD v1.1 normalisation that Unitxt's
 ``TokenOverlap`` uses (lower case, punctuation removed, articles 'a'/'an'/'the' removed, whitespace
-collapsed, then split on whitespace). Token overlap is a multiset intersection: a token repeated twice in
-the answer counts twice only if it also appears twice on the other side.
+collapsed, then split on whitespace). Token overlap is a multiset intersection (:mod:`ragassay.lexical`): a
+token repeated twice in the answer counts twice only if it also appears twice on the other side.
 
-Shared rule for reference answers: references that normalise to no tokens (``""``, ``"The."``) are ignored;
-a sample left without a usable reference is unscored. The helpers :func:`usable_references`,
-:func:`find_exact_match` and :func:`find_contained` are reused by the ``match`` judge.
+Two modes (option ``compat``; ``[evaluation] compat = "unitxt"`` sets it for every metric that has it):
+
+* ``"ragassay"`` (default): a value that cannot mean anything is **unscored** with a reason: a sample with no
+  usable reference answer, an output with no contexts, an answer or question with no tokens. Averages then
+  leave it out instead of counting a silent 0.
+* ``"unitxt"``: Unitxt 1.26's value: such instances score 0 (an empty reference list, no contexts), every
+  reference counts (one that normalises to nothing scores 0 against the answer), K-precision is the best single
+  context (Unitxt's ``metrics.rag.*.faithfulness``). Use it to reproduce a Unitxt evaluation number for number.
+
+The helpers :func:`usable_references`, :func:`find_exact_match` and :func:`find_contained` are reused by the
+``match`` judge.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ragassay import Metric, RAGOutput, Sample, Unscored, answer_tokens, hookimpl, normalize_answer
+from ragassay import (
+    Metric,
+    RAGOutput,
+    Sample,
+    Unscored,
+    answer_tokens,
+    best_overlap,
+    hookimpl,
+    normalize_answer,
+    token_bag,
+)
+
+Compat = Literal["ragassay", "unitxt"]
+COMPAT_DESCRIPTION = (
+    "'ragassay': an instance without what the metric needs (a reference, a context, tokens) is unscored with the "
+    "reason; 'unitxt': it scores 0, as Unitxt 1.26 does (see docs/metrics.md#unitxt-compatibility)."
+)
+
+
+class LexicalOptions(BaseModel):
+    """Options of the reference-based lexical metrics and the lexical relevance metrics."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    compat: Compat = Field("ragassay", description=COMPAT_DESCRIPTION)
+
 
 # -- helpers (also used by plugins/match_judge.py) ----------------------------------------------
 
@@ -33,18 +66,16 @@ def usable_references(sample: Sample) -> list[str] | Unscored:
     return usable
 
 
-def common_count(tokens: Sequence[str], other: Sequence[str]) -> int:
-    """Size of the multiset intersection of two token lists."""
-    return sum((Counter(tokens) & Counter(other)).values())
-
-
-def overlap(prediction: Sequence[str], reference: Sequence[str]) -> tuple[float, float, float]:
-    """(precision, recall, F1) of prediction tokens against reference tokens; all 0 without overlap."""
-    same = common_count(prediction, reference)
-    if same == 0:
-        return 0.0, 0.0, 0.0
-    precision, recall = same / len(prediction), same / len(reference)
-    return precision, recall, 2 * precision * recall / (precision + recall)
+def answer_overlap(sample: Sample, answer: str, compat: str, field: str) -> float | Unscored:
+    """One measure (``field``: precision, recall or f1) of ``answer`` against the reference answers, best over
+    references; unscored (ragassay mode) or 0 (unitxt mode) without a usable reference."""
+    if compat == "unitxt":
+        best = best_overlap(answer, sample.reference_answers)
+        return 0.0 if best is None else getattr(best, field)
+    refs = usable_references(sample)
+    if isinstance(refs, Unscored):
+        return refs
+    return getattr(best_overlap(answer, refs), field)
 
 
 def contains_tokens(haystack: Sequence[str], needle: Sequence[str]) -> bool:
@@ -74,23 +105,21 @@ class TokenRecall(Metric):
     """Answer correctness (Unitxt): share of reference-answer tokens found in the answer.
 
     Formula: max over references r of |tokens(answer) ∩ tokens(r)| / |tokens(r)|, multiset intersection.
-    Source: Unitxt RAG support, 'Answer Correctness' (seeds/004), Unitxt ``TokenOverlap`` recall;
-    Adlakha et al. 2023, 'Evaluating Correctness and Faithfulness of Instruction-Following Models for
-    Question Answering', token-level Recall. Unscored without a usable reference.
+    Source: Unitxt RAG support, 'Answer Correctness' (seeds/004), Unitxt ``TokenOverlap`` recall
+    (``metrics.rag.end_to_end.answer_correctness``); Adlakha et al. 2023, 'Evaluating Correctness and
+    Faithfulness of Instruction-Following Models for Question Answering', token-level Recall. Unscored without a
+    usable reference (``compat="unitxt"``: 0).
     """
 
     name = "token_recall"
     direction = "higher"
     value_range = (0.0, 1.0)
+    Options = LexicalOptions
     formula = "max_r |tokens(answer) ∩ tokens(r)| / |tokens(r)|  (multiset intersection)"
     source = "Unitxt RAG support, 'Answer Correctness' (seeds/004); Adlakha et al. 2023, token-level Recall"
 
     def score(self, sample: Sample, output: RAGOutput) -> float | Unscored:
-        refs = usable_references(sample)
-        if isinstance(refs, Unscored):
-            return refs
-        tokens = answer_tokens(output.answer)
-        return max(overlap(tokens, answer_tokens(ref))[1] for ref in refs)
+        return answer_overlap(sample, output.answer, self.options.compat, "recall")
 
 
 class TokenF1(Metric):
@@ -98,21 +127,18 @@ class TokenF1(Metric):
 
     Formula: max over r of 2·P·R / (P + R) with P = |a ∩ r| / |a|, R = |a ∩ r| / |r| (multiset tokens),
     0 when a ∩ r is empty. Source: SQuAD v1.1 official evaluation script (Rajpurkar et al. 2016,
-    ``f1_score``); Unitxt ``TokenOverlap`` f1. Unscored without a usable reference.
+    ``f1_score``); Unitxt ``TokenOverlap`` f1. Unscored without a usable reference (``compat="unitxt"``: 0).
     """
 
     name = "token_f1"
     direction = "higher"
     value_range = (0.0, 1.0)
+    Options = LexicalOptions
     formula = "max_r 2·P·R/(P+R),  P = |a ∩ r|/|a|,  R = |a ∩ r|/|r|  (multiset tokens; 0 if no overlap)"
     source = "SQuAD v1.1 evaluation script, f1_score (Rajpurkar et al. 2016); Unitxt TokenOverlap f1"
 
     def score(self, sample: Sample, output: RAGOutput) -> float | Unscored:
-        refs = usable_references(sample)
-        if isinstance(refs, Unscored):
-            return refs
-        tokens = answer_tokens(output.answer)
-        return max(overlap(tokens, answer_tokens(ref))[2] for ref in refs)
+        return answer_overlap(sample, output.answer, self.options.compat, "f1")
 
 
 class KPrecisionOptions(BaseModel):
@@ -120,11 +146,24 @@ class KPrecisionOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    pool: Literal["joined", "each"] = Field(
-        "joined",
-        description="'joined': precision against all retrieved contexts together (default); "
-        "'each': best precision against any single context (what Unitxt's catalog metric computes).",
+    pool: Literal["joined", "each"] | None = Field(
+        None,
+        description="'joined': precision against all retrieved contexts together (the default); "
+        "'each': best precision against any single context (what Unitxt's faithfulness computes; the default "
+        "with compat='unitxt').",
     )
+    compat: Compat = Field("ragassay", description=COMPAT_DESCRIPTION)
+
+    @model_validator(mode="after")
+    def _unitxt_pools_each(self) -> KPrecisionOptions:
+        if self.compat == "unitxt" and self.pool == "joined":
+            raise ValueError("compat='unitxt' computes K-precision per context (pool='each'); drop pool='joined'")
+        return self
+
+    @property
+    def pooling(self) -> str:
+        """The pooling in effect: the option, else 'each' in unitxt mode and 'joined' otherwise."""
+        return self.pool or ("each" if self.compat == "unitxt" else "joined")
 
 
 class KPrecision(Metric):
@@ -132,9 +171,9 @@ class KPrecision(Metric):
 
     Formula: |tokens(answer) ∩ tokens(c_1 ⊕ … ⊕ c_n)| / |tokens(answer)|, multiset intersection over the
     concatenated contexts (option ``pool="each"``: max over single contexts, as Unitxt's
-    ``metrics.rag.faithfulness`` does). Source: Unitxt RAG support, 'Faithfulness' (seeds/004); Adlakha et
-    al. 2023, K-Precision. Unscored when the output has no contexts or the answer is
-    empty after normalisation.
+    ``metrics.rag.end_to_end.answer_faithfulness`` does). Source: Unitxt RAG support, 'Faithfulness'
+    (seeds/004); Adlakha et al. 2023, K-Precision. Unscored when the output has no contexts or the answer is
+    empty after normalisation (``compat="unitxt"``: 0).
     """
 
     name = "k_precision"
@@ -145,15 +184,61 @@ class KPrecision(Metric):
     source = "Unitxt RAG support, 'Faithfulness' (seeds/004); Adlakha et al. 2023, K-Precision"
 
     def score(self, sample: Sample, output: RAGOutput) -> float | Unscored:
+        unitxt = self.options.compat == "unitxt"
         if not output.contexts:
-            return Unscored(reason="no retrieved contexts to be faithful to")
-        tokens = answer_tokens(output.answer)
-        if not tokens:
-            return Unscored(reason="answer is empty after normalisation")
-        if self.options.pool == "each":
-            return max(common_count(tokens, answer_tokens(c)) for c in output.contexts) / len(tokens)
-        context_tokens = [tok for context in output.contexts for tok in answer_tokens(context)]
-        return common_count(tokens, context_tokens) / len(tokens)
+            return 0.0 if unitxt else Unscored(reason="no retrieved contexts to be faithful to")
+        if not token_bag(output.answer).size:
+            return 0.0 if unitxt else Unscored(reason="answer is empty after normalisation")
+        contexts = output.contexts if self.options.pooling == "each" else [" ".join(output.contexts)]
+        return best_overlap(output.answer, contexts).precision
+
+
+class AnswerRelevanceTokenRecall(Metric):
+    """Lexical answer relevance (Unitxt): share of the question's tokens that the answer repeats.
+
+    Formula: |tokens(answer) ∩ tokens(question)| / |tokens(question)|, multiset intersection. Source: Unitxt
+    catalog ``metrics.rag.end_to_end.answer_relevance.token_recall`` (``TokenOverlap`` recall with the question as
+    the only reference), the lexical counterpart of seeds/004's answer relevance. Unscored when the question has no
+    tokens (``compat="unitxt"``: 0). An empty answer scores 0.
+    """
+
+    name = "answer_relevance_token_recall"
+    direction = "higher"
+    value_range = (0.0, 1.0)
+    Options = LexicalOptions
+    formula = "|tokens(answer) ∩ tokens(question)| / |tokens(question)|  (multiset intersection)"
+    source = "Unitxt catalog metrics.rag.end_to_end.answer_relevance.token_recall (TokenOverlap recall); seeds/004"
+
+    def score(self, sample: Sample, output: RAGOutput) -> float | Unscored:
+        if not token_bag(sample.question).size and self.options.compat != "unitxt":
+            return Unscored(reason="question is empty after normalisation")
+        return best_overlap(output.answer, [sample.question]).recall
+
+
+class ContextRelevanceTokenPrecision(Metric):
+    """Lexical context relevance (Unitxt): share of the question's tokens found in the best retrieved context.
+
+    Formula: max over contexts c of |tokens(question) ∩ tokens(c)| / |tokens(question)|, multiset intersection.
+    Source: Unitxt catalog ``metrics.rag.end_to_end.context_relevance.token_precision`` (``TokenOverlap``
+    precision with the question as prediction and the contexts as references); seeds/004 'Context-Relevance'
+    (the lexical stand-in for the perplexity score). Unscored without contexts or when the question has no
+    tokens (``compat="unitxt"``: 0).
+    """
+
+    name = "context_relevance_token_precision"
+    direction = "higher"
+    value_range = (0.0, 1.0)
+    Options = LexicalOptions
+    formula = "max_c |tokens(question) ∩ tokens(c)| / |tokens(question)|  (multiset intersection)"
+    source = "Unitxt catalog metrics.rag.end_to_end.context_relevance.token_precision (TokenOverlap precision)"
+
+    def score(self, sample: Sample, output: RAGOutput) -> float | Unscored:
+        unitxt = self.options.compat == "unitxt"
+        if not output.contexts:
+            return 0.0 if unitxt else Unscored(reason="no retrieved contexts")
+        if not token_bag(sample.question).size:
+            return 0.0 if unitxt else Unscored(reason="question is empty after normalisation")
+        return best_overlap(sample.question, output.contexts).precision
 
 
 class ExactMatch(Metric):
@@ -200,5 +285,13 @@ class ContainsAnswer(Metric):
 
 @hookimpl
 def register_metrics(register):
-    for metric in (TokenRecall, TokenF1, KPrecision, ExactMatch, ContainsAnswer):
+    for metric in (
+        TokenRecall,
+        TokenF1,
+        KPrecision,
+        ExactMatch,
+        ContainsAnswer,
+        AnswerRelevanceTokenRecall,
+        ContextRelevanceTokenPrecision,
+    ):
         register(metric)

@@ -1,4 +1,4 @@
-"""Retrieval metrics over ids: context MRR (Unitxt context correctness), recall@k and precision@k.
+"""Retrieval metrics over ids: context MRR and MAP (Unitxt context correctness), recall@k and precision@k.
 
 The retrieved list is ``output.context_ids`` in rank order. A retrieved context is *relevant* when its chunk
 id (``context_ids[i]``) or its document id (``context_document_ids[i]``, when given) is one of the sample's
@@ -12,22 +12,29 @@ Shared unscored rules (see docs/metrics.md):
 * the output has context texts but no ``context_ids`` — the ranking cannot be matched.
 
 An output that retrieved (``retrieved`` True or None) but returned an empty list scores 0.0.
+
+``context_mrr`` and ``context_map`` have option ``compat="unitxt"`` (also set by ``[evaluation] compat``): then
+they compute exactly Unitxt 1.26's ``MRR``/``MAP``: only ``context_ids`` are matched (not document ids), and the
+cases above score 0 instead of unscored. trec_eval's ``recip_rank`` and ``map`` are the ``ir_metrics`` plugin's
+``ir_mrr`` and ``ir_map``; docs/metrics.md shows where the two definitions part.
 """
 
 from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragassay import Metric, RAGOutput, Sample, Unscored, hookimpl
+from ragassay import Metric, RAGOutput, Sample, Unscored, average_precision, hookimpl, reciprocal_rank
 from ragassay.plugins.ir_metrics import CutOff
+from ragassay.plugins.lexical_metrics import COMPAT_DESCRIPTION, Compat
 
 
-class MRROptions(BaseModel):
-    """Options of ``context_mrr``."""
+class RankOptions(BaseModel):
+    """Options of ``context_mrr`` and ``context_map``."""
 
     model_config = ConfigDict(extra="forbid")
 
     k: CutOff = Field(None, description="Consider only the first k retrieved contexts ('all' or None: all).")
+    compat: Compat = Field("ragassay", description=COMPAT_DESCRIPTION)
 
 
 class AtKOptions(BaseModel):
@@ -59,29 +66,61 @@ def _retrieved_ids(output: RAGOutput, k: int | None) -> list[set[str]]:
     return ranked
 
 
+def _ranked_hits(sample: Sample, output: RAGOutput, options: RankOptions) -> list[bool] | Unscored:
+    """Whether each of the first k retrieved contexts is relevant; in unitxt mode by ``context_ids`` alone."""
+    if options.compat == "unitxt":
+        relevant = set(sample.reference_context_ids)
+        return [chunk_id in relevant for chunk_id in output.context_ids[: options.k]]
+    refs = _references(sample, output)
+    if isinstance(refs, Unscored):
+        return refs
+    return [bool(ids & set(refs)) for ids in _retrieved_ids(output, options.k)]
+
+
 class ContextMRR(Metric):
     """Context correctness (Unitxt): reciprocal rank of the first relevant retrieved context.
 
     Formula: 1 / rank of the first retrieved context (1-based, within the first k) whose chunk or document
     id is a reference id; 0 if there is none. Source: Unitxt RAG support, 'Context Correctness'
-    (seeds/004), MRR; Voorhees 1999, TREC-8 Question Answering Track report (reciprocal rank).
+    (seeds/004), MRR (Unitxt ``MRR``); Voorhees 1999, TREC-8 Question Answering Track report (reciprocal rank).
     """
 
     name = "context_mrr"
     direction = "higher"
     value_range = (0.0, 1.0)
-    Options = MRROptions
+    Options = RankOptions
     formula = "1 / min{ i ≤ k : id_i ∈ refs or doc_id_i ∈ refs }  (0 if none)"
     source = "Unitxt RAG support, 'Context Correctness' (seeds/004); Voorhees 1999, TREC-8 QA track (MRR)"
 
     def score(self, sample: Sample, output: RAGOutput) -> float | Unscored:
-        refs = _references(sample, output)
-        if isinstance(refs, Unscored):
-            return refs
-        for rank, ids in enumerate(_retrieved_ids(output, self.options.k), start=1):
-            if ids & set(refs):
-                return 1.0 / rank
-        return 0.0
+        hits = _ranked_hits(sample, output, self.options)
+        if isinstance(hits, Unscored):
+            return hits
+        return reciprocal_rank(hits)
+
+
+class ContextMAP(Metric):
+    """Context correctness MAP (Unitxt): mean precision at the ranks of the relevant retrieved contexts.
+
+    Formula: Σ_i rel_i · P@i / Σ_i rel_i over the first k retrieved contexts (0 when none is relevant), where
+    rel_i says whether context i's chunk or document id is a reference id. The divisor is the number of relevant
+    contexts *retrieved* (Unitxt ``MAP``); trec_eval's ``map`` (``ir_map``) divides by all reference ids, so a
+    reference never retrieved lowers it. Source: Unitxt RAG support, 'Context Correctness' (seeds/004: "supplementing
+    MRR by the Mean Average Precision (MAP) metric"); Unitxt ``MAP``.
+    """
+
+    name = "context_map"
+    direction = "higher"
+    value_range = (0.0, 1.0)
+    Options = RankOptions
+    formula = "Σ_i rel_i·P@i / Σ_i rel_i  over the first k retrieved  (0 if none relevant)"
+    source = "Unitxt RAG support, 'Context Correctness' (seeds/004); Unitxt MAP"
+
+    def score(self, sample: Sample, output: RAGOutput) -> float | Unscored:
+        hits = _ranked_hits(sample, output, self.options)
+        if isinstance(hits, Unscored):
+            return hits
+        return average_precision(hits)
 
 
 class RecallAtK(Metric):
@@ -136,5 +175,5 @@ class PrecisionAtK(Metric):
 
 @hookimpl
 def register_metrics(register):
-    for metric in (ContextMRR, RecallAtK, PrecisionAtK):
+    for metric in (ContextMRR, ContextMAP, RecallAtK, PrecisionAtK):
         register(metric)
