@@ -88,6 +88,11 @@ _EXPORTS = {
     "reciprocal_rank": "ragassay.lexical",
     "average_precision": "ragassay.lexical",
     "relevance_flags": "ragassay.lexical",
+    # Unitxt's RAG task layout (JSONL)
+    "UnitxtRecord": "ragassay.unitxt",
+    "read_unitxt": "ragassay.unitxt",
+    "record_to_sample": "ragassay.unitxt",
+    "sample_to_record": "ragassay.unitxt",
     # seeded sampling shared by dataset sources and analysis
     "stratify_group": "ragassay.analysis.sampling",
     "keep_unbalanced": "ragassay.analysis.sampling",

@@ -10,7 +10,7 @@ import dataclasses
 import difflib
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -126,6 +126,11 @@ class EvaluationSection(BaseModel):
         description="Metric names (or tables with name and options).",
     )
     judges: list[ComponentRef] = Field(default_factory=list, description="Judges run on every output.")
+    compat: Literal["ragassay", "unitxt"] = Field(
+        "ragassay",
+        description="Default 'compat' option of every metric that has one: 'unitxt' reproduces Unitxt 1.26's "
+        "values (0 where ragassay reports unscored); a metric's own 'compat' option wins.",
+    )
 
     @model_validator(mode="before")
     @classmethod

@@ -34,7 +34,14 @@ from .registry import Registry
 from .scoring import Scorers, describe
 from .store.database import ResultsStore, StoredUnit, UnitResult, WriteContext
 from .store.lease import Lease
-from .systems import ResolvedComponent, ResolvedSystem, build_system, resolve_component, resolve_systems
+from .systems import (
+    ResolvedComponent,
+    ResolvedSystem,
+    build_system,
+    resolve_component,
+    resolve_systems,
+    with_compat,
+)
 
 FLUSH_EVERY_S = 0.25
 FLUSH_BATCH = 512
@@ -127,9 +134,11 @@ def plan_run(loaded: LoadedConfig | Project, registry: Registry | None = None, *
     project.require_systems()
     config, registry = project.config, project.registry
     systems = resolve_systems(project.loaded, registry)
+    compat = config.evaluation.compat
+    metric_refs = [with_compat(ref, registry, compat) for ref in config.evaluation.metrics]
     metrics = [
         (ref.key, resolve_component(registry, "metric", ref, project.loaded, f"evaluation.metrics[{i}]"))
-        for i, ref in enumerate(config.evaluation.metrics)
+        for i, ref in enumerate(metric_refs)
     ]
     _check_derived(metrics, project.loaded, project.context)
     judges = [

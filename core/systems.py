@@ -123,6 +123,20 @@ def resolve_component(
     return ResolvedComponent(info, options, nested)
 
 
+def with_compat(ref: ComponentRef, registry: Registry, compat: str) -> ComponentRef:
+    """``ref`` with its ``compat`` option set to ``[evaluation] compat`` when the metric has that option and the
+    reference leaves it unset (so the stored spec records the mode in effect)."""
+    if compat == "ragassay" or "compat" in ref.options:
+        return ref
+    try:
+        info = registry.get("metric", ref.name)
+    except ComponentNotFoundError:
+        return ref  # resolve_component reports it, with the key path
+    if "compat" not in info.cls.Options.model_fields:
+        return ref
+    return ref.model_copy(update={"options": {**ref.options, "compat": compat}})
+
+
 def expand_systems(config: Config, loaded: LoadedConfig) -> dict[str, SystemSection]:
     """All systems, with ``extends`` merged and grids expanded (declaration order kept)."""
     merged: dict[str, SystemSection] = {}

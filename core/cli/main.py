@@ -70,6 +70,7 @@ def _add_commands() -> None:
         run_cmd,
         runs_cmd,
         show_cmd,
+        unitxt_cmd,
     )
 
     for module in (
@@ -84,6 +85,7 @@ def _add_commands() -> None:
         decisions_cmd,
         meta_eval_cmd,
         cache_cmd,
+        unitxt_cmd,
     ):
         for command in module.COMMANDS:
             cli.add_command(command)

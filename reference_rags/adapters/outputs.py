@@ -8,9 +8,10 @@ from pydantic import ValidationError
 
 from ragassay import RAGOutput
 
-#: Accepted field names (Unitxt spells the ids 'contexts_id').
+#: Accepted field names (Unitxt's seed document spells the ids 'contexts_id', its task layout 'contexts_ids').
 ALIASES = {
     "contexts_id": "context_ids",
+    "contexts_ids": "context_ids",
     "context_ids": "context_ids",
     "contexts": "contexts",
     "answer": "answer",

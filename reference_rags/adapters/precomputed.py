@@ -24,7 +24,7 @@ from ragassay import Corpus, DatasetError, RAGOutput, RAGSystem, Sample
 
 from .outputs import to_output
 
-LIST_FIELDS = ("contexts", "contexts_id", "context_ids", "context_document_ids", "scores")
+LIST_FIELDS = ("contexts", "contexts_id", "contexts_ids", "context_ids", "context_document_ids", "scores")
 
 
 class PrecomputedOptions(BaseModel):
@@ -85,7 +85,7 @@ def _check_trace_fields(row: dict[str, Any], where: str) -> None:
         isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in scores
     ):
         raise DatasetError(f"{where}: 'scores' must be a list of finite numbers, one per context.")
-    ranked = next((row[k] for k in ("context_ids", "contexts_id", "contexts") if row.get(k)), [])
+    ranked = next((row[k] for k in ("context_ids", "contexts_ids", "contexts_id", "contexts") if row.get(k)), [])
     if len(scores) != len(ranked):
         raise DatasetError(
             f"{where}: {len(scores)} scores for {len(ranked)} contexts; give one score per context, in the same order."

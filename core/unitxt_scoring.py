@@ -1,0 +1,232 @@
+"""Unitxt's lexical RAG metrics over a whole file at once, with Unitxt's bootstrap confidence intervals.
+
+``ragassay unitxt score`` and ``benchmarks/unitxt_metrics.py`` use this: every record of a Unitxt RAG JSONL file
+(:mod:`ragassay.unitxt`) is scored by the metrics below in Unitxt 1.26's definitions, then each metric's global
+mean gets its 95% BCa interval (:func:`ragassay.analysis.bootstrap.bootstrap_mean_ci`, seed 42, 1000
+resamples). Token overlaps of all (prediction, reference) pairs are counted in one vectorised pass
+(:func:`ragassay.lexical_batch.pair_overlaps`), so 100,000 records take seconds. The per-sample metric plugins
+compute the same numbers (tests check that they agree).
+
+=====================================  ==========================================================  =============
+ragassay metric                        Unitxt catalog metric                                        main score
+=====================================  ==========================================================  =============
+token_recall                           metrics.rag.end_to_end.answer_correctness                    recall
+k_precision                            metrics.rag.end_to_end.answer_faithfulness                   precision
+answer_relevance_token_recall          metrics.rag.end_to_end.answer_relevance.token_recall         recall
+context_relevance_token_precision      metrics.rag.end_to_end.context_relevance.token_precision     precision
+context_mrr                            metrics.rag.end_to_end.context_correctness                   mrr
+context_map                            metrics.rag.end_to_end.context_correctness.map               map
+=====================================  ==========================================================  =============
+
+``compat="unitxt"`` (the default here) gives Unitxt's value for every record; ``compat="ragassay"`` reports the
+records a metric cannot score (no reference, no context, no tokens) as unscored (NaN, with the reason) instead of
+0, exactly as the metric plugins do in that mode.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+import numpy as np
+
+from .analysis.bootstrap import UNITXT_SEED, MeanInterval, bootstrap_mean_ci
+from .errors import DatasetError
+from .lexical import average_precision, reciprocal_rank, relevance_flags
+from .lexical_batch import overlap_scores, pair_overlaps
+from .unitxt import UnitxtRecord
+
+UNITXT_NAMES = {
+    "token_recall": "metrics.rag.end_to_end.answer_correctness",
+    "k_precision": "metrics.rag.end_to_end.answer_faithfulness",
+    "answer_relevance_token_recall": "metrics.rag.end_to_end.answer_relevance.token_recall",
+    "context_relevance_token_precision": "metrics.rag.end_to_end.context_relevance.token_precision",
+    "context_mrr": "metrics.rag.end_to_end.context_correctness",
+    "context_map": "metrics.rag.end_to_end.context_correctness.map",
+}
+METRIC_NAMES = tuple(UNITXT_NAMES)
+
+
+@dataclasses.dataclass(frozen=True)
+class IntervalSettings:
+    """How the global confidence intervals are computed (Unitxt's defaults)."""
+
+    n_resamples: int | None = 1000
+    confidence_level: float = 0.95
+    seed: int = UNITXT_SEED
+
+
+@dataclasses.dataclass
+class BulkScores:
+    """Instance scores (``values[i, j]``: record i, metric ``names[j]``; NaN = unscored, reason in ``reasons``)
+    and each metric's global mean with its interval (``intervals[j]``; None when intervals were not asked for)."""
+
+    names: list[str]
+    values: np.ndarray
+    reasons: dict[str, dict[int, str]]
+    intervals: list[MeanInterval] | None
+
+    def instance(self, index: int) -> dict[str, float | None]:
+        """Record ``index``'s scores by metric name (None = unscored)."""
+        row = self.values[index]
+        return {name: None if np.isnan(row[j]) else float(row[j]) for j, name in enumerate(self.names)}
+
+
+def check_names(names: Sequence[str]) -> list[str]:
+    """The requested metric names, validated against the bulk metrics (one message listing the known ones)."""
+    unknown = [name for name in names if name not in UNITXT_NAMES]
+    if unknown:
+        raise DatasetError(
+            f"unknown metric {', '.join(repr(n) for n in unknown)} for Unitxt scoring; "
+            f"choose among: {', '.join(METRIC_NAMES)}"
+        )
+    return list(dict.fromkeys(names))
+
+
+def score_records(
+    records: Sequence[UnitxtRecord],
+    names: Sequence[str] = METRIC_NAMES,
+    *,
+    compat: str = "unitxt",
+    intervals: IntervalSettings | None = IntervalSettings(),
+) -> BulkScores:
+    """Score every record with each metric in ``names``; global means with intervals unless ``intervals`` is None."""
+    names = check_names(names)
+    missing = next((r for r in records if not r.has_prediction), None)
+    if missing is not None:
+        raise DatasetError(
+            f"line {missing.line} (question_id {missing.question_id!r}) has no 'answer': scoring needs the "
+            "predictions (answer, contexts, contexts_ids) on every line."
+        )
+    reasons: dict[str, dict[int, str]] = {name: {} for name in names}
+    overlaps = _OverlapColumns(records, compat == "unitxt")
+    columns = []
+    for name in names:
+        column, why = overlaps.column(name) if name in _OVERLAP_SPECS else _rank_column(records, name, compat)
+        columns.append(column)
+        reasons[name] = why
+    values = np.column_stack(columns) if columns else np.zeros((len(records), 0))
+    cis = None
+    if intervals is not None:
+        found = bootstrap_mean_ci(
+            values,
+            n_resamples=intervals.n_resamples,
+            confidence_level=intervals.confidence_level,
+            seed=intervals.seed,
+        )
+        cis = found if isinstance(found, list) else [found]
+    return BulkScores(names, values, reasons, cis)
+
+
+# -- token overlap metrics -------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class _OverlapSpec:
+    prediction: str  # "answer" or "question"
+    references: str  # "reference_answers", "contexts" or "question"
+    measure: str  # "precision" or "recall"
+
+
+_OVERLAP_SPECS = {
+    "token_recall": _OverlapSpec("answer", "reference_answers", "recall"),
+    "k_precision": _OverlapSpec("answer", "contexts", "precision"),
+    "answer_relevance_token_recall": _OverlapSpec("answer", "question", "recall"),
+    "context_relevance_token_precision": _OverlapSpec("question", "contexts", "precision"),
+}
+
+
+class _OverlapColumns:
+    """The token-overlap metrics of all records, from one :func:`pair_overlaps` call over every pair needed."""
+
+    def __init__(self, records: Sequence[UnitxtRecord], unitxt: bool):
+        self.records, self.unitxt = records, unitxt
+        self._texts: dict[str, int] = {}
+        self._pairs: dict[tuple[str, str], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+
+    def column(self, name: str) -> tuple[np.ndarray, dict[int, str]]:
+        spec = _OVERLAP_SPECS[name]
+        pred, ref, owner = self._pair_indices(spec.prediction, spec.references)
+        counts = pair_overlaps(list(self._texts), pred, ref)
+        scores = getattr(overlap_scores(counts), spec.measure)
+        usable = counts.ref_size > 0 if (spec.references == "reference_answers" and not self.unitxt) else None
+        column = _best_per_record(scores, owner, len(self.records), usable)
+        return self._unscored(spec, column, counts, pred, owner)
+
+    def _index(self, text: str) -> int:
+        return self._texts.setdefault(text, len(self._texts))
+
+    def _pair_indices(self, prediction: str, references: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        key = (prediction, references)
+        if key not in self._pairs:
+            pred, ref, owner = [], [], []
+            for i, record in enumerate(self.records):
+                pred_text = record.answer if prediction == "answer" else record.question
+                refs = [record.question] if references == "question" else getattr(record, references)
+                p = self._index(pred_text or "")
+                for text in refs:
+                    pred.append(p)
+                    ref.append(self._index(text))
+                    owner.append(i)
+            self._pairs[key] = tuple(np.asarray(a, dtype=np.int64) for a in (pred, ref, owner))
+        return self._pairs[key]
+
+    def _unscored(self, spec, column, counts, pred, owner) -> tuple[np.ndarray, dict[int, str]]:
+        """NaN with a reason where the ragassay mode does not score (unitxt mode: Unitxt's 0 stays)."""
+        reasons: dict[int, str] = {}
+        no_pairs = np.isnan(column)
+        if self.unitxt:
+            column[no_pairs] = 0.0
+            return column, reasons
+        empty_prediction = np.zeros(len(self.records), dtype=bool)
+        empty_prediction[owner[counts.pred_size == 0]] = True
+        for i in np.flatnonzero(no_pairs):
+            reasons[int(i)] = _no_pair_reason(self.records[i], spec.references)
+        if spec.prediction == "question" or spec.references == "contexts":
+            for i in np.flatnonzero(empty_prediction & ~no_pairs):
+                reasons[int(i)] = f"{spec.prediction} is empty after normalisation"
+        if spec.references == "question":  # an empty question is the reference here
+            empty_question = np.zeros(len(self.records), dtype=bool)
+            empty_question[owner[counts.ref_size == 0]] = True
+            for i in np.flatnonzero(empty_question):
+                reasons[int(i)] = "question is empty after normalisation"
+        column[list(reasons)] = np.nan
+        return column, reasons
+
+
+def _no_pair_reason(record: UnitxtRecord, references: str) -> str:
+    if references == "contexts":
+        return "no retrieved contexts"
+    if references == "reference_answers" and not record.reference_answers:
+        return "sample has no reference_answers"
+    if references == "reference_answers":
+        return "every reference answer is empty after normalisation"
+    return "question is empty after normalisation"
+
+
+def _best_per_record(scores: np.ndarray, owner: np.ndarray, n: int, usable: np.ndarray | None) -> np.ndarray:
+    """The maximum score of each record's pairs (NaN for a record without a usable pair)."""
+    column = np.full(n, -np.inf)
+    if usable is not None:
+        scores, owner = scores[usable], owner[usable]
+    np.maximum.at(column, owner, scores)
+    column[np.isneginf(column)] = np.nan
+    return column
+
+
+# -- id ranking metrics ----------------------------------------------------------------------------------------
+
+
+def _rank_column(records: Sequence[UnitxtRecord], name: str, compat: str) -> tuple[np.ndarray, dict[int, str]]:
+    """Unitxt ``MRR``/``MAP`` of each record's ``contexts_ids`` against its ``reference_context_ids``."""
+    rank = reciprocal_rank if name == "context_mrr" else average_precision
+    column = np.empty(len(records))
+    reasons: dict[int, str] = {}
+    for i, record in enumerate(records):
+        if compat != "unitxt":
+            if not record.reference_context_ids:
+                reasons[i] = "sample has no reference_context_ids"
+            elif record.contexts and not record.contexts_ids:
+                reasons[i] = "output has contexts but no contexts_ids to match against references"
+        column[i] = np.nan if i in reasons else rank(relevance_flags(record.contexts_ids, record.reference_context_ids))
+    return column, reasons
