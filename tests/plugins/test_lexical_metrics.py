@@ -10,7 +10,9 @@ import pytest
 from ragassay.models import RAGOutput, Sample, Unscored
 from ragassay.plugin_manager import load_plugins
 from ragassay.plugins.lexical_metrics import (
+    AnswerRelevanceTokenRecall,
     ContainsAnswer,
+    ContextRelevanceTokenPrecision,
     ExactMatch,
     KPrecision,
     TokenF1,
@@ -19,7 +21,15 @@ from ragassay.plugins.lexical_metrics import (
 )
 from ragassay.lexical import overlap, token_bag
 
-ALL = (TokenRecall, TokenF1, KPrecision, ExactMatch, ContainsAnswer)
+ALL = (
+    TokenRecall,
+    TokenF1,
+    KPrecision,
+    ExactMatch,
+    ContainsAnswer,
+    AnswerRelevanceTokenRecall,
+    ContextRelevanceTokenPrecision,
+)
 REFERENCE_METRICS = (TokenRecall, TokenF1, ExactMatch, ContainsAnswer)
 
 
@@ -203,3 +213,60 @@ def test_values_are_finite_and_in_range(cls):
         result = score(cls, s, output(answer, "alpha gamma"))
         if not isinstance(result, Unscored):
             assert not math.isnan(result) and 0.0 <= result <= 1.0
+
+
+# -- Unitxt's published cases and the unitxt compatibility mode -------------------------------------------------
+
+
+def test_published_token_overlap_case_through_the_metrics():
+    s = sample("hello there general kenobi", "hello there!")
+    assert score(TokenRecall, s, output("hello there general dude")) == 1.0
+    assert score(TokenF1, s, output("hello there general dude")) == pytest.approx(0.75)
+
+
+def test_published_k_precision_cases_per_context():
+    assert score(KPrecision, sample(), output("B", "B C", "C"), pool="each") == 1.0
+    assert score(KPrecision, sample(), output("B C D", "D"), pool="each") == pytest.approx(1 / 3)
+
+
+def test_published_token_recall_case():
+    assert score(TokenRecall, sample("B C", "C"), output("B")) == 0.5
+
+
+@pytest.mark.parametrize("cls", (TokenRecall, TokenF1))
+def test_unitxt_mode_scores_missing_references_zero(cls):
+    assert isinstance(score(cls, sample(), output("cat")), Unscored)
+    assert score(cls, sample(), output("cat"), compat="unitxt") == 0.0
+    assert isinstance(score(cls, sample("The."), output("cat")), Unscored)
+    assert score(cls, sample("The."), output("cat"), compat="unitxt") == 0.0
+
+
+def test_unitxt_mode_counts_empty_references_as_zero_candidates():
+    # ragassay ignores the empty reference; unitxt scores it 0 and takes the max: same value here
+    assert score(TokenRecall, sample("", "cat mat"), output("cat"), compat="unitxt") == 0.5
+
+
+def test_k_precision_unitxt_mode_pools_each_and_scores_zero():
+    assert score(KPrecision, sample(), output("B C", "B", "C"), compat="unitxt") == 0.5
+    assert score(KPrecision, sample(), output("B C", "B", "C")) == 1.0  # joined by default
+    assert score(KPrecision, sample(), output("cat"), compat="unitxt") == 0.0
+    assert score(KPrecision, sample(), output("the", "cat"), compat="unitxt") == 0.0
+    with pytest.raises(pydantic.ValidationError, match="pool='each'"):
+        KPrecision.Options(compat="unitxt", pool="joined")
+
+
+def test_answer_relevance_is_question_token_recall():
+    s = Sample(question_id="q", question="Where did the cat sit?", reference_answers=[])
+    assert score(AnswerRelevanceTokenRecall, s, output("The cat sat on the mat.")) == pytest.approx(1 / 4)
+    assert score(AnswerRelevanceTokenRecall, s, output("")) == 0.0
+    empty = Sample(question_id="q", question="The?", reference_answers=[])
+    assert isinstance(score(AnswerRelevanceTokenRecall, empty, output("cat")), Unscored)
+    assert score(AnswerRelevanceTokenRecall, empty, output("cat"), compat="unitxt") == 0.0
+
+
+def test_context_relevance_is_best_question_precision_over_contexts():
+    s = Sample(question_id="q", question="Where did the cat sit?", reference_answers=[])
+    value = score(ContextRelevanceTokenPrecision, s, output("a", "cat sit here", "where did it go"))
+    assert value == pytest.approx(2 / 4)
+    assert isinstance(score(ContextRelevanceTokenPrecision, s, output("a")), Unscored)
+    assert score(ContextRelevanceTokenPrecision, s, output("a"), compat="unitxt") == 0.0

@@ -12,9 +12,9 @@ except ModuleNotFoundError:  # Python 3.10
 
 from ragassay.models import RAGOutput, Sample, Unscored
 from ragassay.plugin_manager import load_plugins
-from ragassay.plugins.retrieval_metrics import ContextMRR, PrecisionAtK, RecallAtK
+from ragassay.plugins.retrieval_metrics import ContextMAP, ContextMRR, PrecisionAtK, RecallAtK
 
-ALL = (ContextMRR, RecallAtK, PrecisionAtK)
+ALL = (ContextMRR, ContextMAP, RecallAtK, PrecisionAtK)
 
 
 def sample(*ref_ids: str) -> Sample:
@@ -172,3 +172,42 @@ def test_k_all_can_be_written_in_toml_and_means_every_retrieved_context(cls):
     assert cls(options).score(sample("g"), output(ids)) > 0
     with pytest.raises(pydantic.ValidationError):
         cls.Options(k="every")
+
+
+# -- context_map (Unitxt MAP) and the unitxt compatibility mode ------------------------------------------------
+
+
+def test_map_published_cases():
+    assert score(ContextMAP, sample("A", "C"), output(["A", "B", "C"])) == pytest.approx(5 / 6)
+    assert score(ContextMAP, sample("B"), output(["A", "B"])) == 0.5
+
+
+def test_map_divides_by_relevant_retrieved_unlike_trec_eval():
+    assert score(ContextMAP, sample("A", "B"), output(["A", "X"])) == 1.0
+
+
+def test_map_matches_document_ids_and_cutoff():
+    assert score(ContextMAP, sample("doc"), output(["c1", "c2"], ["x", "doc"])) == 0.5
+    assert score(ContextMAP, sample("B"), output(["A", "B"]), k=1) == 0.0
+
+
+@pytest.mark.parametrize("cls", (ContextMRR, ContextMAP))
+def test_unitxt_mode_scores_zero_where_ragassay_mode_is_unscored(cls):
+    no_refs = score(cls, sample(), output(["A"]))
+    assert isinstance(no_refs, Unscored)
+    assert score(cls, sample(), output(["A"]), compat="unitxt") == 0.0
+    not_retrieved = output([], retrieved=False)
+    assert isinstance(score(cls, sample("A"), not_retrieved), Unscored)
+    assert score(cls, sample("A"), not_retrieved, compat="unitxt") == 0.0
+
+
+@pytest.mark.parametrize("cls", (ContextMRR, ContextMAP))
+def test_unitxt_mode_matches_context_ids_only(cls):
+    by_document = output(["c1"], ["doc"])
+    assert score(cls, sample("doc"), by_document) == 1.0
+    assert score(cls, sample("doc"), by_document, compat="unitxt") == 0.0
+
+
+def test_compat_rejects_unknown_mode():
+    with pytest.raises(pydantic.ValidationError):
+        ContextMAP.Options(compat="trec")

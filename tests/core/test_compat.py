@@ -1,0 +1,21 @@
+"""``[evaluation] compat = "unitxt"`` sets the compat option of every metric that has one, unless it is set."""
+
+from __future__ import annotations
+
+from ragassay.plugin_manager import load_plugins
+from ragassay.refs import ComponentRef
+from ragassay.systems import with_compat
+
+
+def test_project_compat_fills_unset_options_only():
+    registry = load_plugins().registry
+    filled = with_compat(ComponentRef(name="token_recall"), registry, "unitxt")
+    assert filled.options == {"compat": "unitxt"}
+    kept = with_compat(ComponentRef(name="context_mrr", options={"compat": "ragassay", "k": 3}), registry, "unitxt")
+    assert kept.options == {"compat": "ragassay", "k": 3}
+    other = with_compat(ComponentRef(name="exact_match"), registry, "unitxt")
+    assert other.options == {}
+    default = with_compat(ComponentRef(name="token_recall"), registry, "ragassay")
+    assert default.options == {}
+    unknown = with_compat(ComponentRef(name="no_such_metric"), registry, "unitxt")
+    assert unknown.options == {}
