@@ -70,7 +70,9 @@ def main() -> None:
     scores, global_scores = {}, {}
     for name, (catalog_name, key) in CATALOG.items():
         metric, _ = fetch_artifact(catalog_name)
-        results = apply_metric(metric=metric, predictions=predictions, references=[[]] * len(records), task_data=task_data)
+        results = apply_metric(
+            metric=metric, predictions=predictions, references=[[]] * len(records), task_data=task_data
+        )
         scores[name] = [float(r["score"]["instance"][key]) for r in results]
         glob = results[0]["score"]["global"]
         global_scores[name] = {
