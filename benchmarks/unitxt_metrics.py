@@ -149,7 +149,8 @@ def compare_with_unitxt(python: Path, data: Path, scores, records, ours_s: float
         (a, b), *_ = np.linalg.lstsq(np.column_stack([sizes**2, sizes]), seconds, rcond=None)  # s ~ a n^2 + b n
         per_metric = max(float(a * n**2 + b * n), 0.0)
         print(
-            f"  fitted unitxt interval time ~ {a:.2e} n^2 + {b:.2e} n s: {per_metric / 3600:.2f} h per metric at n={n:,}"
+            f"  fitted unitxt interval time ~ {a:.2e} n^2 + {b:.2e} n s: "
+            f"{per_metric / 3600:.2f} h per metric at n={n:,}"
         )
         total = unitxt_s + per_metric * len(scores.names)
         print(f"  unitxt with intervals (measured scores + fitted intervals): ~{total / 3600:.2f} h")
