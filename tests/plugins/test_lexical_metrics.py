@@ -7,6 +7,7 @@ import math
 import pydantic
 import pytest
 
+from ragassay.lexical import overlap, token_bag
 from ragassay.models import RAGOutput, Sample, Unscored
 from ragassay.plugin_manager import load_plugins
 from ragassay.plugins.lexical_metrics import (
@@ -19,7 +20,6 @@ from ragassay.plugins.lexical_metrics import (
     TokenRecall,
     contains_tokens,
 )
-from ragassay.lexical import overlap, token_bag
 
 ALL = (
     TokenRecall,
