@@ -166,7 +166,7 @@ def perplexity(pairs: int) -> None:
     except ImportError as exc:  # the local model extra is missing
         print(f"\nperplexity: skipped ({exc})")
         return
-    figures = perplexity_pairs.measure(pairs)
+    figures = perplexity_pairs.measure(pairs, model_cache=WORK / "model-cache")
     print(f"\nperplexity context relevance, local model, {pairs} question-context pairs:")
     for key, value in figures.items():
         print(f"  {key}: {value}")
