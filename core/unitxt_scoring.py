@@ -98,13 +98,12 @@ def score_records(
             f"line {missing.line} (question_id {missing.question_id!r}) has no 'answer': scoring needs the "
             "predictions (answer, contexts, contexts_ids) on every line."
         )
-    reasons: dict[str, dict[int, str]] = {name: {} for name in names}
-    overlaps = _OverlapColumns(records, compat == "unitxt")
+    reasons: dict[str, dict[int, str]] = {}
+    overlaps = _OverlapColumns(records, [n for n in names if n in _OVERLAP_SPECS], compat == "unitxt")
     columns = []
     for name in names:
-        column, why = overlaps.column(name) if name in _OVERLAP_SPECS else _rank_column(records, name, compat)
+        column, reasons[name] = overlaps.column(name) if name in _OVERLAP_SPECS else _rank_column(records, name, compat)
         columns.append(column)
-        reasons[name] = why
     values = np.column_stack(columns) if columns else np.zeros((len(records), 0))
     cis = None
     if intervals is not None:
@@ -139,39 +138,46 @@ _OVERLAP_SPECS = {
 class _OverlapColumns:
     """The token-overlap metrics of all records, from one :func:`pair_overlaps` call over every pair needed."""
 
-    def __init__(self, records: Sequence[UnitxtRecord], unitxt: bool):
+    def __init__(self, records: Sequence[UnitxtRecord], names: Sequence[str], unitxt: bool):
         self.records, self.unitxt = records, unitxt
         self._texts: dict[str, int] = {}
-        self._pairs: dict[tuple[str, str], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        pairs = {name: self._pair_indices(_OVERLAP_SPECS[name]) for name in names}
+        pred = np.concatenate([p for p, _, _ in pairs.values()]) if pairs else np.zeros(0, dtype=np.int64)
+        ref = np.concatenate([r for _, r, _ in pairs.values()]) if pairs else np.zeros(0, dtype=np.int64)
+        counts = pair_overlaps(list(self._texts), pred, ref)
+        precision, recall, _ = overlap_scores(counts)
+        self._found: dict[str, tuple] = {}
+        start = 0
+        for name, (p, _, owner) in pairs.items():
+            part = slice(start, start + len(p))
+            start += len(p)
+            measure = precision if _OVERLAP_SPECS[name].measure == "precision" else recall
+            self._found[name] = (measure[part], counts.pred_size[part], counts.ref_size[part], owner)
 
     def column(self, name: str) -> tuple[np.ndarray, dict[int, str]]:
         spec = _OVERLAP_SPECS[name]
-        pred, ref, owner = self._pair_indices(spec.prediction, spec.references)
-        counts = pair_overlaps(list(self._texts), pred, ref)
-        scores = getattr(overlap_scores(counts), spec.measure)
-        usable = counts.ref_size > 0 if (spec.references == "reference_answers" and not self.unitxt) else None
+        scores, pred_size, ref_size, owner = self._found[name]
+        usable = ref_size > 0 if (spec.references == "reference_answers" and not self.unitxt) else None
         column = _best_per_record(scores, owner, len(self.records), usable)
-        return self._unscored(spec, column, counts, pred, owner)
+        return self._unscored(spec, column, pred_size, ref_size, owner)
 
     def _index(self, text: str) -> int:
         return self._texts.setdefault(text, len(self._texts))
 
-    def _pair_indices(self, prediction: str, references: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        key = (prediction, references)
-        if key not in self._pairs:
-            pred, ref, owner = [], [], []
-            for i, record in enumerate(self.records):
-                pred_text = record.answer if prediction == "answer" else record.question
-                refs = [record.question] if references == "question" else getattr(record, references)
-                p = self._index(pred_text or "")
-                for text in refs:
-                    pred.append(p)
-                    ref.append(self._index(text))
-                    owner.append(i)
-            self._pairs[key] = tuple(np.asarray(a, dtype=np.int64) for a in (pred, ref, owner))
-        return self._pairs[key]
+    def _pair_indices(self, spec: _OverlapSpec) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(prediction text, reference text, record) indices of every pair the metric compares."""
+        pred, ref, owner = [], [], []
+        index = self._index
+        for i, record in enumerate(self.records):
+            p = index((record.answer or "") if spec.prediction == "answer" else record.question)
+            refs = (record.question,) if spec.references == "question" else getattr(record, spec.references)
+            for text in refs:
+                pred.append(p)
+                ref.append(index(text))
+                owner.append(i)
+        return tuple(np.asarray(a, dtype=np.int64) for a in (pred, ref, owner))
 
-    def _unscored(self, spec, column, counts, pred, owner) -> tuple[np.ndarray, dict[int, str]]:
+    def _unscored(self, spec, column, pred_size, ref_size, owner) -> tuple[np.ndarray, dict[int, str]]:
         """NaN with a reason where the ragassay mode does not score (unitxt mode: Unitxt's 0 stays)."""
         reasons: dict[int, str] = {}
         no_pairs = np.isnan(column)
@@ -179,7 +185,7 @@ class _OverlapColumns:
             column[no_pairs] = 0.0
             return column, reasons
         empty_prediction = np.zeros(len(self.records), dtype=bool)
-        empty_prediction[owner[counts.pred_size == 0]] = True
+        empty_prediction[owner[pred_size == 0]] = True
         for i in np.flatnonzero(no_pairs):
             reasons[int(i)] = _no_pair_reason(self.records[i], spec.references)
         if spec.prediction == "question" or spec.references == "contexts":
@@ -187,7 +193,7 @@ class _OverlapColumns:
                 reasons[int(i)] = f"{spec.prediction} is empty after normalisation"
         if spec.references == "question":  # an empty question is the reference here
             empty_question = np.zeros(len(self.records), dtype=bool)
-            empty_question[owner[counts.ref_size == 0]] = True
+            empty_question[owner[ref_size == 0]] = True
             for i in np.flatnonzero(empty_question):
                 reasons[int(i)] = "question is empty after normalisation"
         column[list(reasons)] = np.nan
