@@ -1,0 +1,215 @@
+"""Token ids of many texts at once: :func:`ragassay.text.answer_tokens` for a whole batch, as numpy arrays.
+
+:func:`token_ids` returns, for every text, the dense integer ids of its tokens (two texts share an id exactly
+when they share the token), computed in bulk for *plain* texts and by :func:`answer_tokens` for the rest:
+
+- A text is plain when it is ASCII and has no control character other than the ASCII whitespace
+  ``\\t\\n\\v\\f\\r`` (the condition of ``_NOT_PLAIN`` in :mod:`ragassay.lexical`). After lower-casing and
+  deleting ``string.punctuation`` such a text holds only ``[a-z0-9]`` and whitespace, so its tokens are the runs
+  of ``[a-z0-9]`` and the article rule ``\\b(a|an|the)\\b`` drops exactly the tokens 'a', 'an' and 'the'.
+- Plain texts are joined with a separator, folded by two ``bytes.translate`` calls, and cut into tokens
+  with ``np.diff`` of the word-byte mask, a block of texts at a time (about 4 MB) so the work stays in cache.
+- Every token gets an exact key: a token of at most 8 bytes is its bytes packed little-endian into one
+  ``uint64`` (tokens hold no NUL byte, so the packing is one-to-one); 9 to 16 bytes are two such words;
+  longer tokens, and tokens with a NUL byte from the other path, are kept as Python strings. Keys are
+  turned into dense ids with ``pandas.factorize`` when pandas is installed, ``numpy.unique`` otherwise.
+  No hashing decides equality, so no collision can change a count.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import string
+from collections.abc import Sequence
+
+import numpy as np
+
+from .text import answer_tokens
+
+_SEPARATOR = " \x00 "  # the NUL becomes a one-byte token of key 0 that marks where a text ends
+_PADDING = " " * 8  # lets an 8-byte window start at any token of the block
+_BLOCK_BYTES = 1 << 22
+_LOWER = bytes.maketrans(string.ascii_uppercase.encode(), string.ascii_lowercase.encode())
+_PUNCTUATION = string.punctuation.encode()
+_WORD_BYTES = (string.ascii_lowercase + string.digits).encode()
+_WORD_CLASS = bytes(1 if byte in _WORD_BYTES or byte == 0 else 0 for byte in range(256))
+_PLAIN_BYTES = _WORD_BYTES + b"\x00\t\n\x0b\x0c\r "
+# Control characters other than ASCII whitespace: a text holding one takes the answer_tokens path.
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
+_ARTICLE_KEYS = np.array([0, 0x61, 0x6E61, 0x656874], dtype=np.uint64)  # separator, 'a', 'an', 'the'
+_LOW_BYTES = np.array([(1 << (8 * n)) - 1 for n in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
+_STRING_LENGTH = 255  # the length code of a token kept as a Python string
+
+
+@dataclasses.dataclass(frozen=True)
+class TokenIds:
+    """Dense token ids of a batch of texts, stored by *row* (plain texts first).
+
+    Text ``i`` is row ``rows[i]``; its token ids in text order are ``ids[offsets[row]:offsets[row + 1]]``.
+    Ids lie in ``[0, id_count)``; equal ids mean equal tokens, and the reverse.
+    """
+
+    ids: np.ndarray
+    offsets: np.ndarray
+    rows: np.ndarray
+    id_count: int
+
+    def tokens_of(self, text_index: int) -> np.ndarray:
+        """The token ids of input text ``text_index``."""
+        row = self.rows[text_index]
+        return self.ids[self.offsets[row] : self.offsets[row + 1]]
+
+
+@dataclasses.dataclass
+class _Keys:
+    """Exact keys of a run of tokens (see the module docstring), and the token count of each text."""
+
+    first: np.ndarray  # uint64 per token: its first 8 bytes (0 for a token kept as a string)
+    length: np.ndarray  # uint8 per token: byte length, or _STRING_LENGTH for a token kept as a string
+    second: np.ndarray  # uint64 per token of 9 to 16 bytes, in token order: its bytes 9-16
+    strings: list[str]  # per token kept as a string, in token order
+    sizes: np.ndarray  # int64 per text: its number of tokens
+
+
+def token_ids(texts: Sequence[str]) -> TokenIds:
+    """The tokens of every text as dense ids (see the module docstring); ``answer_tokens`` semantics exactly."""
+    is_ascii = np.fromiter(map(str.isascii, texts), dtype=bool, count=len(texts))
+    parts: list[_Keys] = []
+    plain_rows: list[np.ndarray] = []
+    other_rows: list[np.ndarray] = [np.flatnonzero(~is_ascii)]
+    for block in _blocks(texts, np.flatnonzero(is_ascii)):
+        keys, plain = _plain_keys([texts[i] for i in block.tolist()])
+        parts.append(keys)
+        plain_rows.append(block[plain])
+        other_rows.append(block[~plain])
+    other = np.sort(np.concatenate(other_rows))
+    parts.append(_python_keys([texts[i] for i in other.tolist()]))
+    keys = _concatenate(parts)
+    ids, id_count = _dense_ids(keys)
+    offsets = np.zeros(len(texts) + 1, dtype=np.int64)
+    np.cumsum(keys.sizes, out=offsets[1:])
+    rows = np.empty(len(texts), dtype=np.int64)
+    rows[np.concatenate([*plain_rows, other])] = np.arange(len(texts))
+    return TokenIds(ids, offsets, rows, id_count)
+
+
+def _blocks(texts: Sequence[str], indices: np.ndarray) -> list[np.ndarray]:
+    """``indices`` cut into consecutive blocks of about ``_BLOCK_BYTES`` characters of text."""
+    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))[indices]
+    cuts = np.searchsorted(np.cumsum(lengths), np.arange(_BLOCK_BYTES, lengths.sum(), _BLOCK_BYTES))
+    return [block for block in np.split(indices, cuts) if len(block)]
+
+
+# -- the bulk path ----------------------------------------------------------------------------------------------
+
+
+def _plain_keys(texts: list[str]) -> tuple[_Keys, np.ndarray]:
+    """Keys of the plain texts among ``texts`` (all ASCII), and which texts were plain."""
+    folded = _SEPARATOR.join(["", *texts, _PADDING]).encode("ascii").translate(_LOWER, _PUNCTUATION)
+    codes = np.frombuffer(folded, dtype=np.uint8) - np.uint8(1)  # NUL -> 255, whitespace -> 8..31
+    if np.count_nonzero(codes == 255) != len(texts) + 1 or _has_control(codes):
+        plain = np.array([_CONTROL.search(text) is None for text in texts], dtype=bool)
+        keys, _ = _plain_keys([text for text, ok in zip(texts, plain) if ok])
+        return keys, plain
+    word = codes >= 0x20  # [a-z0-9], and the separator NUL
+    edges = np.flatnonzero(word[1:] != word[:-1]).reshape(-1, 2) + 1
+    starts = np.ascontiguousarray(edges[:, 0])
+    lengths = edges[:, 1] - starts
+    windows = np.ndarray((len(folded) - 7,), dtype="<u8", buffer=folded, strides=(1,))
+    first = windows[starts] & _LOW_BYTES[np.minimum(lengths, 8)]
+    separator = first == 0
+    dropped = separator | ((lengths <= 3) & ((first == 0x61) | (first == 0x6E61) | (first == 0x656874)))
+    kept = ~dropped
+    sizes = np.add.reduceat(kept, np.flatnonzero(separator)[:-1]).astype(np.int64)
+    # Tokens of more than 3 bytes are never dropped, so the 9-16 byte and long tokens keep their order.
+    middle = np.flatnonzero((lengths > 8) & (lengths <= 16))
+    second = windows[starts[middle] + 8] & _LOW_BYTES[lengths[middle] - 8]
+    long = np.flatnonzero(lengths > 16)
+    strings = [folded[start : start + length].decode("ascii") for start, length in zip(starts[long], lengths[long])]
+    first[long] = 0
+    length_codes = np.minimum(lengths, _STRING_LENGTH).astype(np.uint8)
+    length_codes[long] = _STRING_LENGTH
+    return _Keys(first[kept], length_codes[kept], second, strings, sizes), np.ones(len(texts), dtype=bool)
+
+
+def _has_control(codes: np.ndarray) -> bool:
+    """Whether folded text (bytes minus one) holds a control character other than ASCII whitespace."""
+    return bool((codes < 8).any() or ((codes - np.uint8(13)) < 18).any() or (codes == 126).any())
+
+
+# -- the exact path -------------------------------------------------------------------------------------------
+
+
+def _python_keys(texts: list[str]) -> _Keys:
+    """Keys of ``texts`` tokenised by :func:`answer_tokens` (any text; used for the non-plain ones)."""
+    first: list[int] = []
+    length: list[int] = []
+    second: list[int] = []
+    strings: list[str] = []
+    sizes = np.zeros(len(texts), dtype=np.int64)
+    for row, text in enumerate(texts):
+        tokens = answer_tokens(text)
+        sizes[row] = len(tokens)
+        for token in tokens:
+            data = token.encode("utf-8")
+            if len(data) > 16 or 0 in data:
+                first.append(0)
+                length.append(_STRING_LENGTH)
+                strings.append(token)
+                continue
+            first.append(int.from_bytes(data[:8], "little"))
+            length.append(len(data))
+            if len(data) > 8:
+                second.append(int.from_bytes(data[8:], "little"))
+    return _Keys(
+        np.array(first, dtype=np.uint64),
+        np.array(length, dtype=np.uint8),
+        np.array(second, dtype=np.uint64),
+        strings,
+        sizes,
+    )
+
+
+def _concatenate(parts: list[_Keys]) -> _Keys:
+    return _Keys(
+        np.concatenate([part.first for part in parts]),
+        np.concatenate([part.length for part in parts]),
+        np.concatenate([part.second for part in parts]),
+        [token for part in parts for token in part.strings],
+        np.concatenate([part.sizes for part in parts]),
+    )
+
+
+# -- from exact keys to dense ids -------------------------------------------------------------------------------
+
+
+def _dense_ids(keys: _Keys) -> tuple[np.ndarray, int]:
+    """Dense ids: tokens of at most 8 bytes by their word, 9-16 bytes by their pair of words, longer by string."""
+    ids, first_count = _factorize(keys.first)
+    middle = np.flatnonzero((keys.length > 8) & (keys.length <= 16))
+    if len(middle):
+        seconds, second_count = _factorize(keys.second)
+        pair_ids, pair_count = _factorize(ids[middle] * second_count + seconds)
+        ids[middle] = first_count + pair_ids
+    else:
+        pair_count = 0
+    long = np.flatnonzero(keys.length == _STRING_LENGTH)
+    if len(long):
+        numbering: dict[str, int] = {}
+        string_ids = [numbering.setdefault(token, len(numbering)) for token in keys.strings]
+        ids[long] = first_count + pair_count + np.array(string_ids, dtype=np.int64)
+    else:
+        numbering = {}
+    return ids, first_count + pair_count + len(numbering)
+
+
+def _factorize(values: np.ndarray) -> tuple[np.ndarray, int]:
+    """``(codes, count)``: equal values get equal codes in ``[0, count)`` (int64)."""
+    try:
+        import pandas
+    except ImportError:
+        uniques, codes = np.unique(values, return_inverse=True)
+        return codes.astype(np.int64, copy=False), len(uniques)
+    codes, uniques = pandas.factorize(values.view(np.int64))
+    return codes.astype(np.int64, copy=False), len(uniques)
