@@ -87,15 +87,16 @@ def _occurrence_ids(tokens: TokenIds) -> tuple[np.ndarray, int]:
     ``start[t] + r``, where ``start`` leaves room for the highest rank token ``t`` reaches in any text.
     """
     keys, token_bits = _sorted_by_text(tokens)
-    token = (keys & ((1 << token_bits) - 1)).astype(np.int64)
+    token = keys & keys.dtype.type((1 << token_bits) - 1)
     repeat = _repeated(keys, tokens.offsets)
     rank = _run_positions(repeat)
     highest = np.zeros(tokens.id_count, dtype=np.int64)
     np.maximum.at(highest, token[repeat], rank)
     ends = np.cumsum(highest + 1)
-    ids = (ends - highest - 1)[token]
-    ids[repeat] += rank
-    return ids, int(ends[-1]) if len(ends) else 0
+    count = int(ends[-1]) if len(ends) else 0
+    ids = (ends - highest - 1).astype(np.uint32 if count <= 2**32 else np.int64)[token]
+    ids[repeat] += rank.astype(ids.dtype)
+    return ids, count
 
 
 def _repeated(keys: np.ndarray, offsets: np.ndarray) -> np.ndarray:
@@ -126,7 +127,7 @@ def _sorted_by_text(tokens: TokenIds) -> tuple[np.ndarray, int]:
     row_count = len(tokens.offsets) - 1
     dtype, block = _key_layout(token_bits)
     rows = np.repeat((np.arange(row_count) % block).astype(dtype), np.diff(tokens.offsets))
-    keys = (rows << dtype(token_bits)) | tokens.ids.astype(dtype)
+    keys = (rows << dtype(token_bits)) | tokens.ids.astype(dtype, copy=False)
     for first_row in range(0, row_count, block):
         begin, end = tokens.offsets[first_row], tokens.offsets[min(first_row + block, row_count)]
         keys[begin:end].sort()
@@ -151,7 +152,7 @@ def _common_counts(
     """``|set(pred) ∩ set(ref)|`` per pair, where row ``i``'s set is ``ids[offsets[i]:offsets[i + 1]]``."""
     id_bits = max(1, (id_count - 1).bit_length())
     dtype, block = _key_layout(id_bits)
-    narrow_ids = ids.astype(dtype)
+    narrow_ids = ids.astype(dtype, copy=False)
     common = np.zeros(len(pred_rows), dtype=np.int64)
     for first in range(0, len(pred_rows), block):
         rows = np.concatenate([pred_rows[first : first + block], ref_rows[first : first + block]])

@@ -75,20 +75,19 @@ class _Keys:
 def token_ids(texts: Sequence[str]) -> TokenIds:
     """The tokens of every text as dense ids (see the module docstring); ``answer_tokens`` semantics exactly."""
     is_ascii = np.fromiter(map(str.isascii, texts), dtype=bool, count=len(texts))
-    parts: list[_Keys] = []
+    parts: list[_Coded] = []
     plain_rows: list[np.ndarray] = []
     other_rows: list[np.ndarray] = [np.flatnonzero(~is_ascii)]
     for block in _blocks(texts, np.flatnonzero(is_ascii)):
         keys, plain = _plain_keys([texts[i] for i in block.tolist()])
-        parts.append(keys)
+        parts.append(_coded(keys))
         plain_rows.append(block[plain])
         other_rows.append(block[~plain])
     other = np.sort(np.concatenate(other_rows))
-    parts.append(_python_keys([texts[i] for i in other.tolist()]))
-    keys = _concatenate(parts)
-    ids, id_count = _dense_ids(keys)
+    parts.append(_coded(_python_keys([texts[i] for i in other.tolist()])))
+    ids, id_count = _dense_ids(parts)
     offsets = np.zeros(len(texts) + 1, dtype=np.int64)
-    np.cumsum(keys.sizes, out=offsets[1:])
+    np.cumsum(np.concatenate([part.sizes for part in parts]), out=offsets[1:])
     rows = np.empty(len(texts), dtype=np.int64)
     rows[np.concatenate([*plain_rows, other])] = np.arange(len(texts))
     return TokenIds(ids, offsets, rows, id_count)
@@ -171,45 +170,75 @@ def _python_keys(texts: list[str]) -> _Keys:
     )
 
 
-def _concatenate(parts: list[_Keys]) -> _Keys:
-    return _Keys(
-        np.concatenate([part.first for part in parts]),
-        np.concatenate([part.length for part in parts]),
-        np.concatenate([part.second for part in parts]),
-        [token for part in parts for token in part.strings],
-        np.concatenate([part.sizes for part in parts]),
-    )
+@dataclasses.dataclass
+class _Coded:
+    """A block's tokens as codes into the block's table of distinct first words, and what tells longer ones apart."""
+
+    codes: np.ndarray  # per token: index into firsts
+    firsts: np.ndarray  # uint64: the block's distinct first words
+    middle: np.ndarray  # positions of the tokens of 9 to 16 bytes
+    second: np.ndarray  # their bytes 9-16, one per position in middle
+    long: np.ndarray  # positions of the tokens kept as strings
+    strings: list[str]  # those tokens, one per position in long
+    sizes: np.ndarray  # int64 per text: its number of tokens
+
+
+def _coded(keys: _Keys) -> _Coded:
+    codes, firsts = _factorize(keys.first)
+    middle = np.flatnonzero((keys.length > 8) & (keys.length <= 16))
+    long = np.flatnonzero(keys.length == _STRING_LENGTH)
+    return _Coded(codes, firsts, middle, keys.second, long, keys.strings, keys.sizes)
 
 
 # -- from exact keys to dense ids -------------------------------------------------------------------------------
 
 
-def _dense_ids(keys: _Keys) -> tuple[np.ndarray, int]:
+def _dense_ids(parts: list[_Coded]) -> tuple[np.ndarray, int]:
     """Dense ids: tokens of at most 8 bytes by their word, 9-16 bytes by their pair of words, longer by string."""
-    ids, first_count = _factorize(keys.first)
-    middle = np.flatnonzero((keys.length > 8) & (keys.length <= 16))
-    if len(middle):
-        seconds, second_count = _factorize(keys.second)
-        pair_ids, pair_count = _factorize(ids[middle] * second_count + seconds)
-        ids[middle] = first_count + pair_ids
-    else:
-        pair_count = 0
-    long = np.flatnonzero(keys.length == _STRING_LENGTH)
-    if len(long):
-        numbering: dict[str, int] = {}
-        string_ids = [numbering.setdefault(token, len(numbering)) for token in keys.strings]
-        ids[long] = first_count + pair_count + np.array(string_ids, dtype=np.int64)
-    else:
-        numbering = {}
-    return ids, first_count + pair_count + len(numbering)
+    first_ids, first_words = _factorize(np.concatenate([part.firsts for part in parts]))
+    first_count = len(first_words)
+    total = sum(len(part.codes) for part in parts)
+    ids = np.empty(total, dtype=np.int32 if total < 2**31 else np.int64)
+    token_base = table_base = 0
+    middle, long = [], []
+    for part in parts:
+        table = first_ids[table_base : table_base + len(part.firsts)]
+        ids[token_base : token_base + len(part.codes)] = table[part.codes]
+        middle.append(part.middle + token_base)
+        long.append(part.long + token_base)
+        token_base += len(part.codes)
+        table_base += len(part.firsts)
+    middle_count = _number_middle(ids, np.concatenate(middle), [part.second for part in parts], first_count)
+    strings = [token for part in parts for token in part.strings]
+    long_count = _number_long(ids, np.concatenate(long), strings, first_count + middle_count)
+    return ids, first_count + middle_count + long_count
 
 
-def _factorize(values: np.ndarray) -> tuple[np.ndarray, int]:
-    """``(codes, count)``: equal values get equal codes in ``[0, count)`` (int64)."""
+def _number_middle(ids: np.ndarray, positions: np.ndarray, seconds: list[np.ndarray], base: int) -> int:
+    """Give the 9-16 byte tokens at ``positions`` ids from ``base`` on, by (first word id, second word)."""
+    if not len(positions):
+        return 0
+    second_ids, second_words = _factorize(np.concatenate(seconds))
+    pair_ids, pairs = _factorize(ids[positions].astype(np.int64) * len(second_words) + second_ids)
+    ids[positions] = base + pair_ids
+    return len(pairs)
+
+
+def _number_long(ids: np.ndarray, positions: np.ndarray, strings: list[str], base: int) -> int:
+    """Give the tokens kept as strings (at ``positions``) ids from ``base`` on, equal strings equal ids."""
+    if not len(positions):
+        return 0
+    numbering: dict[str, int] = {}
+    ids[positions] = base + np.array([numbering.setdefault(token, len(numbering)) for token in strings])
+    return len(numbering)
+
+
+def _factorize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(codes, uniques)`` with ``values == uniques[codes]``; pandas' hash table when installed, else a sort."""
     try:
         import pandas
     except ImportError:
         uniques, codes = np.unique(values, return_inverse=True)
-        return codes.astype(np.int64, copy=False), len(uniques)
-    codes, uniques = pandas.factorize(values.view(np.int64))
-    return codes.astype(np.int64, copy=False), len(uniques)
+        return codes.reshape(-1), uniques
+    codes, uniques = pandas.factorize(values.view(np.int64) if values.dtype == np.uint64 else values)
+    return codes, uniques
