@@ -27,7 +27,8 @@ import numpy as np
 from .tokens_numpy import TokenIds, token_ids
 
 _NARROW_BITS = 20  # ids of at most this many bits leave 12 bits of a uint32 key for the block position
-_WIDE_BLOCK = 1 << 16  # rows or pairs per block when keys are uint64
+_NARROW_BLOCK = 1 << 13  # at most this many rows or pairs per block: the block's arrays stay in cache
+_WIDE_BLOCK = 1 << 13  # rows or pairs per block when keys are uint64
 
 
 @dataclasses.dataclass(frozen=True)
@@ -86,24 +87,31 @@ def _occurrence_ids(tokens: TokenIds) -> tuple[np.ndarray, int]:
     Occurrences come out grouped by text (row order), each text's ids sorted. The id of (t, r) is
     ``start[t] + r``, where ``start`` leaves room for the highest rank token ``t`` reaches in any text.
     """
-    keys, token_bits = _sorted_by_text(tokens)
-    token = keys & keys.dtype.type((1 << token_bits) - 1)
-    repeat = _repeated(keys, tokens.offsets)
-    rank = _run_positions(repeat)
+    token_bits = max(1, (tokens.id_count - 1).bit_length())
+    dtype, block = _key_layout(token_bits)
+    spans = _row_blocks(tokens.offsets, block)
+    keys = _sorted_by_text(tokens, spans, token_bits, dtype)
+    token_mask = dtype((1 << token_bits) - 1)
     highest = np.zeros(tokens.id_count, dtype=np.int64)
-    np.maximum.at(highest, token[repeat], rank)
+    for begin, end, _ in spans:
+        token, repeat, rank = _ranks(keys[begin:end], token_mask)
+        np.maximum.at(highest, token[repeat], rank)
     ends = np.cumsum(highest + 1)
     count = int(ends[-1]) if len(ends) else 0
-    ids = (ends - highest - 1).astype(np.uint32 if count <= 2**32 else np.int64)[token]
-    ids[repeat] += rank.astype(ids.dtype)
+    start = (ends - highest - 1).astype(np.uint32 if count <= 2**32 else np.int64)
+    ids = keys if start.dtype == keys.dtype else np.empty(len(keys), dtype=start.dtype)
+    for begin, end, _ in spans:
+        token, repeat, rank = _ranks(keys[begin:end], token_mask)
+        block_ids = start[token]
+        block_ids[repeat] += rank.astype(start.dtype)
+        ids[begin:end] = block_ids
     return ids, count
 
 
-def _repeated(keys: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """Positions whose key equals the previous one within the same text: occurrences of rank 1 and more."""
-    same = keys[1:] == keys[:-1]
-    same[offsets[1:-1][offsets[1:-1] > 0] - 1] = False  # never across texts (blocks restart the row position)
-    return np.flatnonzero(same) + 1
+def _ranks(keys: np.ndarray, token_mask) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For sorted keys of one block: each key's token, the positions of repeated keys, and their ranks."""
+    repeat = np.flatnonzero(keys[1:] == keys[:-1]) + 1
+    return keys & token_mask, repeat, _run_positions(repeat)
 
 
 def _run_positions(positions: np.ndarray) -> np.ndarray:
@@ -117,27 +125,33 @@ def _run_positions(positions: np.ndarray) -> np.ndarray:
     return np.arange(1, len(positions) + 1) - run_start
 
 
-def _sorted_by_text(tokens: TokenIds) -> tuple[np.ndarray, int]:
+def _row_blocks(offsets: np.ndarray, block: int) -> list[tuple[int, int, int]]:
+    """``(begin, end, first_row)`` of each block of ``block`` rows: its token positions and its first row."""
+    firsts = range(0, len(offsets) - 1, block)
+    return [(int(offsets[row]), int(offsets[min(row + block, len(offsets) - 1)]), row) for row in firsts]
+
+
+def _sorted_by_text(tokens: TokenIds, spans: list[tuple[int, int, int]], token_bits: int, dtype) -> np.ndarray:
     """Keys ``(row position in block) << token_bits | token`` of every occurrence, sorted within each text.
 
-    Rows are cut into blocks small enough for the position to fit beside the token id in the key; each
-    block's keys are sorted on their own, so texts stay in row order. Returns the keys and ``token_bits``.
+    The row position fits beside the token id because rows are cut into blocks; each block's keys are sorted
+    on their own, so texts stay in row order. The keys overwrite ``tokens.ids`` when the widths agree (no
+    fresh memory for the largest array; the caller no longer needs the ids).
     """
-    token_bits = max(1, (tokens.id_count - 1).bit_length())
-    row_count = len(tokens.offsets) - 1
-    dtype, block = _key_layout(token_bits)
-    rows = np.repeat((np.arange(row_count) % block).astype(dtype), np.diff(tokens.offsets))
-    keys = (rows << dtype(token_bits)) | tokens.ids.astype(dtype, copy=False)
-    for first_row in range(0, row_count, block):
-        begin, end = tokens.offsets[first_row], tokens.offsets[min(first_row + block, row_count)]
+    same_width = tokens.ids.dtype.itemsize == np.dtype(dtype).itemsize
+    keys = tokens.ids.view(dtype) if same_width else tokens.ids.astype(dtype)  # ids are >= 0: a view is exact
+    sizes = np.diff(tokens.offsets)
+    for (begin, end, first_row), next_first in zip(spans, [*(span[2] for span in spans[1:]), len(sizes)]):
+        rows = np.arange(next_first - first_row, dtype=dtype) << dtype(token_bits)
+        np.bitwise_or(np.repeat(rows, sizes[first_row:next_first]), keys[begin:end], out=keys[begin:end])
         keys[begin:end].sort()
-    return keys, token_bits
+    return keys
 
 
 def _key_layout(id_bits: int) -> tuple[type, int]:
     """Key dtype and block length for keys ``(position in block) << id_bits | id``."""
     if id_bits <= _NARROW_BITS:
-        return np.uint32, 1 << (32 - id_bits)
+        return np.uint32, min(1 << (32 - id_bits), _NARROW_BLOCK)
     if id_bits > 47:
         raise ValueError(f"token overlap: {id_bits}-bit ids do not fit a 64-bit key")
     return np.uint64, _WIDE_BLOCK
