@@ -106,25 +106,19 @@ def _blocks(texts: Sequence[str], indices: np.ndarray) -> list[np.ndarray]:
 def _plain_keys(texts: list[str]) -> tuple[_Keys, np.ndarray]:
     """Keys of the plain texts among ``texts`` (all ASCII), and which texts were plain."""
     folded = _SEPARATOR.join(["", *texts, _PADDING]).encode("ascii").translate(_LOWER, _PUNCTUATION)
-    codes = np.frombuffer(folded, dtype=np.uint8) - np.uint8(1)  # NUL -> 255, whitespace -> 8..31
-    if np.count_nonzero(codes == 255) != len(texts) + 1 or _has_control(codes):
+    if folded.count(0) != len(texts) + 1 or folded.translate(None, _PLAIN_BYTES):  # a NUL or control character
         plain = np.array([_CONTROL.search(text) is None for text in texts], dtype=bool)
         keys, _ = _plain_keys([text for text, ok in zip(texts, plain) if ok])
         return keys, plain
-    word = codes >= 0x20  # [a-z0-9], and the separator NUL
-    edges = np.flatnonzero(word[1:] != word[:-1]).reshape(-1, 2) + 1
-    starts = np.ascontiguousarray(edges[:, 0])
-    lengths = edges[:, 1] - starts
+    starts, lengths = _token_spans(folded)
     windows = np.ndarray((len(folded) - 7,), dtype="<u8", buffer=folded, strides=(1,))
     first = windows[starts] & _LOW_BYTES[np.minimum(lengths, 8)]
-    separator = first == 0
-    dropped = separator | ((lengths <= 3) & ((first == 0x61) | (first == 0x6E61) | (first == 0x656874)))
-    kept = ~dropped
+    separator = first == 0  # keys are exact, so only 'a', 'an' and 'the' themselves equal these
+    kept = ~(separator | (first == 0x61) | (first == 0x6E61) | (first == 0x656874))
     sizes = np.add.reduceat(kept, np.flatnonzero(separator)[:-1]).astype(np.int64)
-    # Tokens of more than 3 bytes are never dropped, so the 9-16 byte and long tokens keep their order.
-    middle = np.flatnonzero((lengths > 8) & (lengths <= 16))
+    longer = np.flatnonzero(lengths > 8)  # never dropped, so these tokens keep their order
+    middle, long = longer[lengths[longer] <= 16], longer[lengths[longer] > 16]
     second = windows[starts[middle] + 8] & _LOW_BYTES[lengths[middle] - 8]
-    long = np.flatnonzero(lengths > 16)
     strings = [folded[start : start + length].decode("ascii") for start, length in zip(starts[long], lengths[long])]
     first[long] = 0
     length_codes = np.minimum(lengths, _STRING_LENGTH).astype(np.uint8)
@@ -132,9 +126,12 @@ def _plain_keys(texts: list[str]) -> tuple[_Keys, np.ndarray]:
     return _Keys(first[kept], length_codes[kept], second, strings, sizes), np.ones(len(texts), dtype=bool)
 
 
-def _has_control(codes: np.ndarray) -> bool:
-    """Whether folded text (bytes minus one) holds a control character other than ASCII whitespace."""
-    return bool((codes < 8).any() or ((codes - np.uint8(13)) < 18).any() or (codes == 126).any())
+def _token_spans(folded: bytes) -> tuple[np.ndarray, np.ndarray]:
+    """Start and length of every run of word bytes (``[a-z0-9]`` or NUL) in folded plain text."""
+    word = np.frombuffer(folded, dtype=np.uint8) - np.uint8(1) >= 0x20  # NUL wraps to 255; whitespace < 0x20
+    edges = np.flatnonzero(word[1:] != word[:-1]).reshape(-1, 2) + 1
+    starts = np.ascontiguousarray(edges[:, 0])
+    return starts, edges[:, 1] - starts
 
 
 # -- the exact path -------------------------------------------------------------------------------------------
