@@ -72,7 +72,7 @@ def _checked_rows(text_count: int, pred: np.ndarray, ref: np.ndarray) -> tuple[n
         if array.ndim != 1 or (array.size and array.dtype.kind not in "iu"):
             raise ValueError(f"pair_overlaps: {name} must be a 1-D array of integer text indices, got {array!r:.80}")
         if array.size and (array.min() < 0 or array.max() >= text_count):
-            raise ValueError(f"pair_overlaps: {name} holds an index outside [0, {text_count}) (there are that many texts)")
+            raise ValueError(f"pair_overlaps: {name} holds an index outside [0, {text_count}), the range of texts")
     if pred.shape != ref.shape:
         raise ValueError(f"pair_overlaps: pred and ref must have the same length, got {len(pred)} and {len(ref)}")
     return pred.astype(np.int64), ref.astype(np.int64)

@@ -108,6 +108,8 @@ def _plain_keys(texts: list[str]) -> tuple[_Keys, np.ndarray]:
     folded = _SEPARATOR.join(["", *texts, _PADDING]).encode("ascii").translate(_LOWER, _PUNCTUATION)
     if folded.count(0) != len(texts) + 1 or folded.translate(None, _PLAIN_BYTES):  # a NUL or control character
         plain = np.array([_CONTROL.search(text) is None for text in texts], dtype=bool)
+        if plain.all():
+            raise RuntimeError("tokens_numpy: a block failed the plain check, yet no text has a control character")
         keys, _ = _plain_keys([text for text, ok in zip(texts, plain) if ok])
         return keys, plain
     starts, lengths = _token_spans(folded)

@@ -18,17 +18,16 @@ from ragassay.lexical_batch_timing import benchmark_batch
 from ragassay.text import answer_tokens
 
 # Words that exercise every branch of the SQuAD normalisation and of the bulk path's exact keys.
-VOCABULARY = [
-    *"a an the A An THE The tHe".split(),
-    *"hello there general kenobi dude cat Cat CAT 42 007 x y 3.14 don't U.S. e.g. self-made".split(),
-    "abcdefgh", "abcdefghi", "abcdefghij", "abcdefghijklmnop", "abcdefghijklmnopq",  # 8, 9, 10, 16, 17 bytes
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrst",  # > 40 bytes
-    "x" * 41, "supercalifragilistic", "Supercalifragilistic!",
-    "!", "...", "?!", "(the)", "an,", "—the", "a-b", "_", "__a__",
-    "\t", "\n", "\r\n", "\x0b", "\x0c", "\x1c", "\x1f", "\x00", "\x7f", "\x01", "a\x00b", "the\x00",
-    "É", "é", "ß", "İ", "ı", "Straße", "café", "CAFÉ", "Ωmega", "αβγ", "the–end", "…", "“quoted”", "naïve",
-    "e\u0301", "a\u0301", "the\u0301", "\u212a", "ＡＢＣ", "日本語", "\u00a0", "x\u2028y",
-]
+VOCABULARY = (
+    "a an the A An THE The tHe".split()
+    + "hello there general kenobi dude cat Cat CAT 42 007 x y 3.14 don't U.S. e.g. self-made".split()
+    + ["abcdefgh", "abcdefghi", "abcdefghij", "abcdefghijklmnop", "abcdefghijklmnopq"]  # 8, 9, 10, 16, 17 bytes
+    + ["ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrst", "x" * 41, "supercalifragilistic", "Supercalifragilistic!"]
+    + ["!", "...", "?!", "(the)", "an,", "—the", "a-b", "_", "__a__"]
+    + ["\t", "\n", "\r\n", "\x0b", "\x0c", "\x1c", "\x1f", "\x00", "\x7f", "\x01", "a\x00b", "the\x00"]
+    + ["É", "é", "ß", "İ", "ı", "Straße", "café", "CAFÉ", "Ωmega", "αβγ", "the–end", "…", "“quoted”", "naïve"]
+    + ["e\u0301", "a\u0301", "the\u0301", "\u212a", "ＡＢＣ", "日本語", "\u00a0", "x\u2028y"]
+)
 
 
 PLAIN = [word for word in VOCABULARY if word.isascii() and word.isprintable() or word in "\t\n\r\n\x0b\x0c"]
@@ -168,3 +167,11 @@ def test_same_counts_under_another_hash_seed(tmp_path):
     assert outputs[0] == outputs[1]
     assert json.loads(outputs[0]) == [here.common.tolist(), here.pred_size.tolist(), here.ref_size.tolist()]
     assert sum(json.loads(outputs[0])[0]) > 0
+
+
+def test_key_layouts_leave_room_for_every_block_position():
+    from ragassay.lexical_batch import _key_layout
+
+    for bits in range(1, 48):
+        dtype, block = _key_layout(bits)
+        assert (block - 1) << bits | ((1 << bits) - 1) <= np.iinfo(dtype).max, bits
