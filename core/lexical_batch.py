@@ -24,7 +24,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .tokens_numpy import TokenIds, token_ids
+from .tokens_numpy import TokenIds, in_threads, token_ids
 
 _NARROW_BITS = 20  # ids of at most this many bits leave 12 bits of a uint32 key for the block position
 _NARROW_BLOCK = 1 << 13  # at most this many rows or pairs per block: the block's arrays stay in cache
@@ -93,25 +93,33 @@ def _occurrence_ids(tokens: TokenIds) -> tuple[np.ndarray, int]:
     keys = _sorted_by_text(tokens, spans, token_bits, dtype)
     token_mask = dtype((1 << token_bits) - 1)
     highest = np.zeros(tokens.id_count, dtype=np.int64)
-    for begin, end, _ in spans:
-        token, repeat, rank = _ranks(keys[begin:end], token_mask)
-        np.maximum.at(highest, token[repeat], rank)
+    for token, rank in in_threads(lambda span: _repeats(keys[span[0] : span[1]], token_mask), spans):
+        np.maximum.at(highest, token, rank)
     ends = np.cumsum(highest + 1)
     count = int(ends[-1]) if len(ends) else 0
     start = (ends - highest - 1).astype(np.uint32 if count <= 2**32 else np.int64)
     ids = keys if start.dtype == keys.dtype else np.empty(len(keys), dtype=start.dtype)
-    for begin, end, _ in spans:
-        token, repeat, rank = _ranks(keys[begin:end], token_mask)
-        block_ids = start[token]
-        block_ids[repeat] += rank.astype(start.dtype)
-        ids[begin:end] = block_ids
+
+    def number_block(span: tuple[int, int, int]) -> None:
+        block_keys = keys[span[0] : span[1]]
+        repeat = _repeated(block_keys)
+        block_ids = start[block_keys & token_mask]
+        block_ids[repeat] += _run_positions(repeat).astype(start.dtype)
+        ids[span[0] : span[1]] = block_ids
+
+    in_threads(number_block, spans)
     return ids, count
 
 
-def _ranks(keys: np.ndarray, token_mask) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """For sorted keys of one block: each key's token, the positions of repeated keys, and their ranks."""
-    repeat = np.flatnonzero(keys[1:] == keys[:-1]) + 1
-    return keys & token_mask, repeat, _run_positions(repeat)
+def _repeated(keys: np.ndarray) -> np.ndarray:
+    """Positions in one block's sorted keys that repeat the previous key: occurrences of rank 1 and more."""
+    return np.flatnonzero(keys[1:] == keys[:-1]) + 1
+
+
+def _repeats(keys: np.ndarray, token_mask) -> tuple[np.ndarray, np.ndarray]:
+    """The token and the rank of each repeated occurrence in one block's sorted keys."""
+    repeat = _repeated(keys)
+    return keys[repeat] & token_mask, _run_positions(repeat)
 
 
 def _run_positions(positions: np.ndarray) -> np.ndarray:
@@ -141,10 +149,14 @@ def _sorted_by_text(tokens: TokenIds, spans: list[tuple[int, int, int]], token_b
     same_width = tokens.ids.dtype.itemsize == np.dtype(dtype).itemsize
     keys = tokens.ids.view(dtype) if same_width else tokens.ids.astype(dtype)  # ids are >= 0: a view is exact
     sizes = np.diff(tokens.offsets)
-    for (begin, end, first_row), next_first in zip(spans, [*(span[2] for span in spans[1:]), len(sizes)]):
+
+    def sort_block(span: tuple[tuple[int, int, int], int]) -> None:
+        (begin, end, first_row), next_first = span
         rows = np.arange(next_first - first_row, dtype=dtype) << dtype(token_bits)
         np.bitwise_or(np.repeat(rows, sizes[first_row:next_first]), keys[begin:end], out=keys[begin:end])
         keys[begin:end].sort()
+
+    in_threads(sort_block, list(zip(spans, [*(span[2] for span in spans[1:]), len(sizes)])))
     return keys
 
 
@@ -167,16 +179,19 @@ def _common_counts(
     id_bits = max(1, (id_count - 1).bit_length())
     dtype, block = _key_layout(id_bits)
     narrow_ids = ids.astype(dtype, copy=False)
-    common = np.zeros(len(pred_rows), dtype=np.int64)
-    for first in range(0, len(pred_rows), block):
+    position = np.tile(np.arange(block, dtype=dtype), 2)
+
+    def count_block(first: int) -> np.ndarray:
         rows = np.concatenate([pred_rows[first : first + block], ref_rows[first : first + block]])
         pairs = len(rows) // 2
-        position = np.tile(np.arange(pairs, dtype=dtype), 2)
-        keys = _tagged(narrow_ids, offsets, rows, position, dtype(id_bits))
+        tags = position if pairs == block else np.tile(np.arange(pairs, dtype=dtype), 2)
+        keys = _tagged(narrow_ids, offsets, rows, tags, dtype(id_bits))
         keys.sort()
         shared = keys[1:][keys[1:] == keys[:-1]]
-        common[first : first + pairs] = np.bincount((shared >> dtype(id_bits)).astype(np.int64), minlength=pairs)
-    return common
+        return np.bincount((shared >> dtype(id_bits)).astype(np.intp), minlength=pairs)
+
+    counts = in_threads(count_block, range(0, len(pred_rows), block))
+    return np.concatenate(counts).astype(np.int64) if counts else np.zeros(0, dtype=np.int64)
 
 
 def _tagged(ids: np.ndarray, offsets: np.ndarray, rows: np.ndarray, tags: np.ndarray, bits) -> np.ndarray:

@@ -19,17 +19,24 @@ when they share the token), computed in bulk for *plain* texts and by :func:`ans
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import string
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
 
 import numpy as np
 
 from .text import answer_tokens
 
+_Item = TypeVar("_Item")
+_Result = TypeVar("_Result")
+
 _SEPARATOR = " \x00 "  # the NUL becomes a one-byte token of key 0 that marks where a text ends
 _PADDING = " " * 8  # lets an 8-byte window start at any token of the block
 _BLOCK_BYTES = 1 << 22
+_WORKERS = min(2, os.cpu_count() or 1)  # threads tokenising blocks; more gains little (memory-bound)
 _LOWER = bytes.maketrans(string.ascii_uppercase.encode(), string.ascii_lowercase.encode())
 _PUNCTUATION = string.punctuation.encode()
 _WORD_BYTES = (string.ascii_lowercase + string.digits).encode()
@@ -75,14 +82,11 @@ class _Keys:
 def token_ids(texts: Sequence[str]) -> TokenIds:
     """The tokens of every text as dense ids (see the module docstring); ``answer_tokens`` semantics exactly."""
     is_ascii = np.fromiter(map(str.isascii, texts), dtype=bool, count=len(texts))
-    parts: list[_Coded] = []
-    plain_rows: list[np.ndarray] = []
-    other_rows: list[np.ndarray] = [np.flatnonzero(~is_ascii)]
-    for block in _blocks(texts, np.flatnonzero(is_ascii)):
-        keys, plain = _plain_keys([texts[i] for i in block.tolist()])
-        parts.append(_coded(keys))
-        plain_rows.append(block[plain])
-        other_rows.append(block[~plain])
+    blocks = _blocks(texts, np.flatnonzero(is_ascii))
+    done = in_threads(lambda block: _plain_block([texts[i] for i in block.tolist()]), blocks)
+    parts = [part for part, _ in done]
+    plain_rows = [block[plain] for block, (_, plain) in zip(blocks, done)]
+    other_rows = [np.flatnonzero(~is_ascii), *(block[~plain] for block, (_, plain) in zip(blocks, done))]
     other = np.sort(np.concatenate(other_rows))
     parts.append(_coded(_python_keys([texts[i] for i in other.tolist()])))
     ids, id_count = _dense_ids(parts)
@@ -91,6 +95,22 @@ def token_ids(texts: Sequence[str]) -> TokenIds:
     rows = np.empty(len(texts), dtype=np.int64)
     rows[np.concatenate([*plain_rows, other])] = np.arange(len(texts))
     return TokenIds(ids, offsets, rows, id_count)
+
+
+def in_threads(function: Callable[[_Item], _Result], items: Sequence[_Item]) -> list[_Result]:
+    """``[function(item) for item in items]``, run on up to two threads (numpy and pandas release the GIL).
+
+    The results come back in the order of ``items``, so the outcome never depends on the timing.
+    """
+    if _WORKERS < 2 or len(items) < 2:
+        return [function(item) for item in items]
+    with ThreadPoolExecutor(max_workers=_WORKERS) as pool:
+        return list(pool.map(function, items))
+
+
+def _plain_block(texts: list[str]) -> tuple[_Coded, np.ndarray]:
+    keys, plain = _plain_keys(texts)
+    return _coded(keys), plain
 
 
 def _blocks(texts: Sequence[str], indices: np.ndarray) -> list[np.ndarray]:
@@ -198,15 +218,16 @@ def _dense_ids(parts: list[_Coded]) -> tuple[np.ndarray, int]:
     first_count = len(first_words)
     total = sum(len(part.codes) for part in parts)
     ids = np.empty(total, dtype=np.int32 if total < 2**31 else np.int64)
-    token_base = table_base = 0
-    middle, long = [], []
-    for part in parts:
-        table = first_ids[table_base : table_base + len(part.firsts)]
-        ids[token_base : token_base + len(part.codes)] = table[part.codes]
-        middle.append(part.middle + token_base)
-        long.append(part.long + token_base)
-        token_base += len(part.codes)
-        table_base += len(part.firsts)
+    token_bases = np.cumsum([0] + [len(part.codes) for part in parts])
+    table_bases = np.cumsum([0] + [len(part.firsts) for part in parts])
+
+    def number_part(index: int) -> None:
+        table = first_ids[table_bases[index] : table_bases[index + 1]]
+        ids[token_bases[index] : token_bases[index + 1]] = table[parts[index].codes]
+
+    in_threads(number_part, range(len(parts)))
+    middle = [part.middle + base for part, base in zip(parts, token_bases)]
+    long = [part.long + base for part, base in zip(parts, token_bases)]
     middle_count = _number_middle(ids, np.concatenate(middle), [part.second for part in parts], first_count)
     strings = [token for part in parts for token in part.strings]
     long_count = _number_long(ids, np.concatenate(long), strings, first_count + middle_count)
