@@ -7,13 +7,15 @@ when they share the token), computed in bulk for *plain* texts and by :func:`ans
   ``\\t\\n\\v\\f\\r`` (the condition of ``_NOT_PLAIN`` in :mod:`ragassay.lexical`). After lower-casing and
   deleting ``string.punctuation`` such a text holds only ``[a-z0-9]`` and whitespace, so its tokens are the runs
   of ``[a-z0-9]`` and the article rule ``\\b(a|an|the)\\b`` drops exactly the tokens 'a', 'an' and 'the'.
-- Plain texts are joined with a separator, folded by two ``bytes.translate`` calls, and cut into tokens
-  with ``np.diff`` of the word-byte mask, a block of texts at a time (about 4 MB) so the work stays in cache.
+- Plain texts are handled a block at a time (about 4 MB of text, so the work stays in cache; blocks run on
+  two threads): joined with a separator, folded by one ``bytes.translate`` (lower case, punctuation deleted),
+  and cut into tokens where the word-byte mask changes.
 - Every token gets an exact key: a token of at most 8 bytes is its bytes packed little-endian into one
   ``uint64`` (tokens hold no NUL byte, so the packing is one-to-one); 9 to 16 bytes are two such words;
   longer tokens, and tokens with a NUL byte from the other path, are kept as Python strings. Keys are
-  turned into dense ids with ``pandas.factorize`` when pandas is installed, ``numpy.unique`` otherwise.
-  No hashing decides equality, so no collision can change a count.
+  turned into dense ids with ``pandas.factorize`` when pandas is installed (its hash table compares whole
+  keys), ``numpy.unique`` otherwise (several times slower). No hash value decides equality, so no collision
+  can change a count.
 """
 
 from __future__ import annotations
@@ -40,11 +42,10 @@ _WORKERS = min(2, os.cpu_count() or 1)  # threads tokenising blocks; more gains 
 _LOWER = bytes.maketrans(string.ascii_uppercase.encode(), string.ascii_lowercase.encode())
 _PUNCTUATION = string.punctuation.encode()
 _WORD_BYTES = (string.ascii_lowercase + string.digits).encode()
-_WORD_CLASS = bytes(1 if byte in _WORD_BYTES or byte == 0 else 0 for byte in range(256))
 _PLAIN_BYTES = _WORD_BYTES + b"\x00\t\n\x0b\x0c\r "
 # Control characters other than ASCII whitespace: a text holding one takes the answer_tokens path.
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
-_ARTICLE_KEYS = np.array([0, 0x61, 0x6E61, 0x656874], dtype=np.uint64)  # separator, 'a', 'an', 'the'
+_A, _AN, _THE = (int.from_bytes(article.encode(), "little") for article in ("a", "an", "the"))  # their keys
 _LOW_BYTES = np.array([(1 << (8 * n)) - 1 for n in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
 _STRING_LENGTH = 255  # the length code of a token kept as a Python string
 
@@ -109,6 +110,7 @@ def in_threads(function: Callable[[_Item], _Result], items: Sequence[_Item]) -> 
 
 
 def _plain_block(texts: list[str]) -> tuple[_Coded, np.ndarray]:
+    """The coded tokens of the plain texts of one block, and which texts were plain."""
     keys, plain = _plain_keys(texts)
     return _coded(keys), plain
 
@@ -136,7 +138,7 @@ def _plain_keys(texts: list[str]) -> tuple[_Keys, np.ndarray]:
     windows = np.ndarray((len(folded) - 7,), dtype="<u8", buffer=folded, strides=(1,))
     first = windows[starts] & _LOW_BYTES[np.minimum(lengths, 8)]
     separator = first == 0  # keys are exact, so only 'a', 'an' and 'the' themselves equal these
-    kept = ~(separator | (first == 0x61) | (first == 0x6E61) | (first == 0x656874))
+    kept = ~(separator | (first == _A) | (first == _AN) | (first == _THE))
     sizes = np.add.reduceat(kept, np.flatnonzero(separator)[:-1]).astype(np.int64)
     longer = np.flatnonzero(lengths > 8)  # never dropped, so these tokens keep their order
     middle, long = longer[lengths[longer] <= 16], longer[lengths[longer] > 16]
