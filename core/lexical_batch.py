@@ -15,6 +15,10 @@ How the intersection is counted without a Python loop:
 2. For a block of pairs, the occurrence ids of both sides are tagged with the pair's position in the block and
    sorted; an id present on both sides is two equal adjacent keys, and ``np.bincount`` of those per pair is
    ``|p ∩ r|``. Keys are ``uint32`` when the ids leave room for a block of at least 4,096 pairs.
+
+Blocks (of texts, rows and pairs) run on two threads (:func:`ragassay.tokens_numpy.in_threads`); results are
+assembled in block order, so they never depend on timing. ``python -m ragassay.lexical_batch_timing`` times
+the whole path on benchmark-shaped data.
 """
 
 from __future__ import annotations
