@@ -37,13 +37,16 @@ INSTALL = f"python -m venv {UNITXT_VENV} && {UNITXT_VENV}/bin/pip install unitxt
 
 
 def vocabulary(rng: np.random.Generator, size: int = 20000) -> np.ndarray:
-    """Lower- and title-case words, numbers and a few articles and punctuated words, Zipf-like frequencies."""
+    """Random lower-case words with Zipf frequencies; the most frequent are English function words, some
+    capitalised or punctuated; a few non-ASCII words (accents, a curly apostrophe, a dash) sit at ranks 200-210,
+    so about a tenth of the texts hold one, as in English web text."""
     letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
     words = ["".join(rng.choice(letters, rng.integers(2, 10))) for _ in range(size)]
-    words[:40] = "the a an of and to in is for on that with as by it was at be are from or this U.S. 2024".split() + [
-        "don't", "well-known", "e.g.", "10,000", "policy,", "days.", "What", "How", "The", "A", "café", "naïve",
-        "résumé", "İstanbul",
+    words[:38] = "the a an of and to in is for on that with as by it was at be are from or this U.S. 2024".split() + [
+        "don't", "well-known", "e.g.", "10,000", "policy,", "days.", "What", "How", "The", "A", "It's", "(see",
+        "below)",
     ]  # fmt: skip
+    words[200:208] = ["café", "naïve", "résumé", "İstanbul", "don’t", "—", "“quoted”", "Zürich"]
     return np.array(words, dtype=object)
 
 

@@ -7,6 +7,14 @@ when they share the token), computed in bulk for *plain* texts and by :func:`ans
   ``\\t\\n\\v\\f\\r`` (the condition of ``_NOT_PLAIN`` in :mod:`ragassay.lexical`). After lower-casing and
   deleting ``string.punctuation`` such a text holds only ``[a-z0-9]`` and whitespace, so its tokens are the runs
   of ``[a-z0-9]`` and the article rule ``\\b(a|an|the)\\b`` drops exactly the tokens 'a', 'an' and 'the'.
+- Any other text without a control character (NUL, ``\\x01``-``\\x08``, ``\\x0e``-``\\x1b``, DEL) is first
+  *prepared* with the string operations of :func:`ragassay.text.normalize_answer` itself: lower-cased, ASCII
+  punctuation deleted, the article regex applied (on the decoded string, so ``\\b`` has Python's Unicode
+  meaning), and every whitespace character that ``str.split`` knows beyond ASCII's six (``\\x1c``-``\\x1f``,
+  NBSP, ...) replaced by a space. What is left splits at ASCII whitespace only, so the byte rules apply, with
+  every byte of 0x80 and above (UTF-8 of any other character) part of a token. When the text has no
+  non-ASCII character other than word characters ('é', 'ß', 'ж'), articles can only be whole tokens, so the
+  regex is skipped and the byte rules drop them. Only texts with a control character take the exact path.
 - Plain texts are handled a block at a time (about 4 MB of text, so the work stays in cache; blocks run on
   two threads): joined with a separator, folded by one ``bytes.translate`` (lower case, punctuation deleted),
   and cut into tokens where the word-byte mask changes.
@@ -42,9 +50,17 @@ _WORKERS = min(2, os.cpu_count() or 1)  # threads tokenising blocks; more gains 
 _LOWER = bytes.maketrans(string.ascii_uppercase.encode(), string.ascii_lowercase.encode())
 _PUNCTUATION = string.punctuation.encode()
 _WORD_BYTES = (string.ascii_lowercase + string.digits).encode()
-_PLAIN_BYTES = _WORD_BYTES + b"\x00\t\n\x0b\x0c\r "
+_PLAIN_BYTES = _WORD_BYTES + b"\x00\t\n\x0b\x0c\r " + bytes(range(0x80, 0x100))
 # Control characters other than ASCII whitespace: a text holding one takes the answer_tokens path.
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
+# Control characters that are neither whitespace nor word characters, NUL included: such a text takes the exact path.
+_EXACT_ONLY = re.compile(r"[\x00-\x08\x0e-\x1b\x7f]")
+_OTHER_SPACE = re.compile("[\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")  # str.isspace
+_ARTICLE_WORDS = re.compile(r"\b(?:a|an|the)\b")  # ragassay.text.normalize_answer's rule
+# A non-ASCII character that is not a word character (a dash, a quote, a space, a combining mark), or one of
+# the control characters str.split takes for spaces: only then can an article end inside a token or a space be
+# missed by the byte rules, so only then do the regexes have to run.
+_NON_ASCII_NON_WORD = re.compile(r"[^\x00-\x1b\x20-\x7f\w]")
 _A, _AN, _THE = (int.from_bytes(article.encode(), "little") for article in ("a", "an", "the"))  # their keys
 _LOW_BYTES = np.array([(1 << (8 * n)) - 1 for n in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
 _STRING_LENGTH = 255  # the length code of a token kept as a Python string
@@ -82,12 +98,12 @@ class _Keys:
 
 def token_ids(texts: Sequence[str]) -> TokenIds:
     """The tokens of every text as dense ids (see the module docstring); ``answer_tokens`` semantics exactly."""
-    is_ascii = np.fromiter(map(str.isascii, texts), dtype=bool, count=len(texts))
-    blocks = _blocks(texts, np.flatnonzero(is_ascii))
-    done = in_threads(lambda block: _plain_block([texts[i] for i in block.tolist()]), blocks)
+    bulk, folded = _bulk_candidates(texts)
+    blocks = _blocks(folded, np.flatnonzero(bulk))
+    done = in_threads(lambda block: _plain_block([folded[i] for i in block.tolist()]), blocks)
     parts = [part for part, _ in done]
     plain_rows = [block[plain] for block, (_, plain) in zip(blocks, done)]
-    other_rows = [np.flatnonzero(~is_ascii), *(block[~plain] for block, (_, plain) in zip(blocks, done))]
+    other_rows = [np.flatnonzero(~bulk), *(block[~plain] for block, (_, plain) in zip(blocks, done))]
     other = np.sort(np.concatenate(other_rows))
     parts.append(_coded(_python_keys([texts[i] for i in other.tolist()])))
     ids, id_count = _dense_ids(parts)
@@ -96,6 +112,24 @@ def token_ids(texts: Sequence[str]) -> TokenIds:
     rows = np.empty(len(texts), dtype=np.int64)
     rows[np.concatenate([*plain_rows, other])] = np.arange(len(texts))
     return TokenIds(ids, offsets, rows, id_count)
+
+
+def _bulk_candidates(texts: Sequence[str]) -> tuple[np.ndarray, list[str]]:
+    """Which texts may take the bulk path, and the texts as it sees them (non-ASCII ones prepared)."""
+    bulk = np.fromiter(map(str.isascii, texts), dtype=bool, count=len(texts))
+    folded = list(texts)
+    for index in np.flatnonzero(~bulk).tolist():
+        if _EXACT_ONLY.search(texts[index]) is None:
+            folded[index], bulk[index] = _prepared(texts[index]), True
+    return bulk, folded
+
+
+def _prepared(text: str) -> str:
+    """``normalize_answer`` up to its split: lower case, ASCII punctuation and articles gone, all spaces ASCII."""
+    folded = text.lower().encode("utf-8").translate(None, _PUNCTUATION).decode("utf-8")
+    if _NON_ASCII_NON_WORD.search(folded) is None:  # articles are whole tokens: the byte rules drop them
+        return folded
+    return _OTHER_SPACE.sub(" ", _ARTICLE_WORDS.sub(" ", folded))
 
 
 def in_threads(function: Callable[[_Item], _Result], items: Sequence[_Item]) -> list[_Result]:
@@ -126,8 +160,8 @@ def _blocks(texts: Sequence[str], indices: np.ndarray) -> list[np.ndarray]:
 
 
 def _plain_keys(texts: list[str]) -> tuple[_Keys, np.ndarray]:
-    """Keys of the plain texts among ``texts`` (all ASCII), and which texts were plain."""
-    folded = _SEPARATOR.join(["", *texts, _PADDING]).encode("ascii").translate(_LOWER, _PUNCTUATION)
+    """Keys of the plain texts among ``texts`` (ASCII, or prepared non-ASCII ones), and which texts were plain."""
+    folded = _SEPARATOR.join(["", *texts, _PADDING]).encode("utf-8").translate(_LOWER, _PUNCTUATION)
     if folded.count(0) != len(texts) + 1 or folded.translate(None, _PLAIN_BYTES):  # a NUL or control character
         plain = np.array([_CONTROL.search(text) is None for text in texts], dtype=bool)
         if plain.all():
@@ -143,7 +177,7 @@ def _plain_keys(texts: list[str]) -> tuple[_Keys, np.ndarray]:
     longer = np.flatnonzero(lengths > 8)  # never dropped, so these tokens keep their order
     middle, long = longer[lengths[longer] <= 16], longer[lengths[longer] > 16]
     second = windows[starts[middle] + 8] & _LOW_BYTES[lengths[middle] - 8]
-    strings = [folded[start : start + length].decode("ascii") for start, length in zip(starts[long], lengths[long])]
+    strings = [folded[start : start + length].decode("utf-8") for start, length in zip(starts[long], lengths[long])]
     first[long] = 0
     length_codes = np.minimum(lengths, _STRING_LENGTH).astype(np.uint8)
     length_codes[long] = _STRING_LENGTH
@@ -151,7 +185,7 @@ def _plain_keys(texts: list[str]) -> tuple[_Keys, np.ndarray]:
 
 
 def _token_spans(folded: bytes) -> tuple[np.ndarray, np.ndarray]:
-    """Start and length of every run of word bytes (``[a-z0-9]`` or NUL) in folded plain text."""
+    """Start and length of every run of word bytes (``[a-z0-9]``, 0x80 and above, or NUL) in folded plain text."""
     word = np.frombuffer(folded, dtype=np.uint8) - np.uint8(1) >= 0x20  # NUL wraps to 255; whitespace < 0x20
     edges = np.flatnonzero(word[1:] != word[:-1]).reshape(-1, 2) + 1
     starts = np.ascontiguousarray(edges[:, 0])

@@ -100,9 +100,10 @@ def score_records(
         )
     reasons: dict[str, dict[int, str]] = {}
     overlaps = _OverlapColumns(records, [n for n in names if n in _OVERLAP_SPECS], compat == "unitxt")
+    ranks = _RankColumns(records, compat) if set(names) - set(_OVERLAP_SPECS) else None
     columns = []
     for name in names:
-        column, reasons[name] = overlaps.column(name) if name in _OVERLAP_SPECS else _rank_column(records, name, compat)
+        column, reasons[name] = overlaps.column(name) if name in _OVERLAP_SPECS else ranks.column(name)
         columns.append(column)
     values = np.column_stack(columns) if columns else np.zeros((len(records), 0))
     cis = None
@@ -135,16 +136,45 @@ _OVERLAP_SPECS = {
 }
 
 
+class _TextTable:
+    """Every text of the records in one list (answers, questions, references, contexts; not deduplicated: the
+    token engine is faster at tokenising a repeat than Python at finding it) and where each field's texts are."""
+
+    def __init__(self, records: Sequence[UnitxtRecord]):
+        n = len(records)
+        references = [text for r in records for text in r.reference_answers]
+        contexts = [text for r in records for text in r.contexts]
+        self.texts = [r.answer or "" for r in records] + [r.question for r in records] + references + contexts
+        index = np.arange(n, dtype=np.int64)
+        self.single = {"answer": index, "question": index + n}
+        self.many = {
+            "question": (index + n, index),
+            "reference_answers": _ragged(records, "reference_answers", 2 * n),
+            "contexts": _ragged(records, "contexts", 2 * n + len(references)),
+        }
+
+    def pairs(self, spec: _OverlapSpec) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(prediction text, reference text, record) indices of every pair the metric compares."""
+        ref, owner = self.many[spec.references]
+        return self.single[spec.prediction][owner], ref, owner
+
+
+def _ragged(records: Sequence[UnitxtRecord], field: str, base: int) -> tuple[np.ndarray, np.ndarray]:
+    """Text indices of a list field laid out record after record from ``base``, and the record of each."""
+    counts = np.fromiter((len(getattr(r, field)) for r in records), dtype=np.int64, count=len(records))
+    return base + np.arange(int(counts.sum()), dtype=np.int64), np.repeat(np.arange(len(records)), counts)
+
+
 class _OverlapColumns:
     """The token-overlap metrics of all records, from one :func:`pair_overlaps` call over every pair needed."""
 
     def __init__(self, records: Sequence[UnitxtRecord], names: Sequence[str], unitxt: bool):
         self.records, self.unitxt = records, unitxt
-        self._texts: dict[str, int] = {}
-        pairs = {name: self._pair_indices(_OVERLAP_SPECS[name]) for name in names}
+        table = _TextTable(records)
+        pairs = {name: table.pairs(_OVERLAP_SPECS[name]) for name in names}
         pred = np.concatenate([p for p, _, _ in pairs.values()]) if pairs else np.zeros(0, dtype=np.int64)
         ref = np.concatenate([r for _, r, _ in pairs.values()]) if pairs else np.zeros(0, dtype=np.int64)
-        counts = pair_overlaps(list(self._texts), pred, ref)
+        counts = pair_overlaps(table.texts, pred, ref)
         precision, recall, _ = overlap_scores(counts)
         self._found: dict[str, tuple] = {}
         start = 0
@@ -160,22 +190,6 @@ class _OverlapColumns:
         usable = ref_size > 0 if (spec.references == "reference_answers" and not self.unitxt) else None
         column = _best_per_record(scores, owner, len(self.records), usable)
         return self._unscored(spec, column, pred_size, ref_size, owner)
-
-    def _index(self, text: str) -> int:
-        return self._texts.setdefault(text, len(self._texts))
-
-    def _pair_indices(self, spec: _OverlapSpec) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(prediction text, reference text, record) indices of every pair the metric compares."""
-        pred, ref, owner = [], [], []
-        index = self._index
-        for i, record in enumerate(self.records):
-            p = index((record.answer or "") if spec.prediction == "answer" else record.question)
-            refs = (record.question,) if spec.references == "question" else getattr(record, spec.references)
-            for text in refs:
-                pred.append(p)
-                ref.append(index(text))
-                owner.append(i)
-        return tuple(np.asarray(a, dtype=np.int64) for a in (pred, ref, owner))
 
     def _unscored(self, spec, column, pred_size, ref_size, owner) -> tuple[np.ndarray, dict[int, str]]:
         """NaN with a reason where the ragassay mode does not score (unitxt mode: Unitxt's 0 stays)."""
@@ -223,16 +237,30 @@ def _best_per_record(scores: np.ndarray, owner: np.ndarray, n: int, usable: np.n
 # -- id ranking metrics ----------------------------------------------------------------------------------------
 
 
-def _rank_column(records: Sequence[UnitxtRecord], name: str, compat: str) -> tuple[np.ndarray, dict[int, str]]:
-    """Unitxt ``MRR``/``MAP`` of each record's ``contexts_ids`` against its ``reference_context_ids``."""
-    rank = reciprocal_rank if name == "context_mrr" else average_precision
-    column = np.empty(len(records))
-    reasons: dict[int, str] = {}
-    for i, record in enumerate(records):
-        if compat != "unitxt":
-            if not record.reference_context_ids:
-                reasons[i] = "sample has no reference_context_ids"
-            elif record.contexts and not record.contexts_ids:
-                reasons[i] = "output has contexts but no contexts_ids to match against references"
-        column[i] = np.nan if i in reasons else rank(relevance_flags(record.contexts_ids, record.reference_context_ids))
-    return column, reasons
+class _RankColumns:
+    """Unitxt ``MRR`` and ``MAP`` of each record's ``contexts_ids`` against its ``reference_context_ids``, both
+    from one pass that judges each retrieved id once."""
+
+    def __init__(self, records: Sequence[UnitxtRecord], compat: str):
+        self.values = {"context_mrr": np.empty(len(records)), "context_map": np.empty(len(records))}
+        self.reasons: dict[int, str] = {}
+        for i, record in enumerate(records):
+            reason = None if compat == "unitxt" else _rank_unscored(record)
+            if reason is not None:
+                self.reasons[i] = reason
+                self.values["context_mrr"][i] = self.values["context_map"][i] = np.nan
+                continue
+            hits = relevance_flags(record.contexts_ids, record.reference_context_ids)
+            self.values["context_mrr"][i] = reciprocal_rank(hits)
+            self.values["context_map"][i] = average_precision(hits)
+
+    def column(self, name: str) -> tuple[np.ndarray, dict[int, str]]:
+        return self.values[name], dict(self.reasons)
+
+
+def _rank_unscored(record: UnitxtRecord) -> str | None:
+    if not record.reference_context_ids:
+        return "sample has no reference_context_ids"
+    if record.contexts and not record.contexts_ids:
+        return "output has contexts but no contexts_ids to match against references"
+    return None
