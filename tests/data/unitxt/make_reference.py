@@ -13,25 +13,15 @@ global means and confidence intervals match too.
 
 import json
 import random
+import sys
 from pathlib import Path
 
 from unitxt.artifact import fetch_artifact
 from unitxt.test_utils.metrics import apply_metric
 
-CATALOG = {
-    "token_recall": ("metrics.rag.end_to_end.answer_correctness", "answer_correctness_recall"),
-    "k_precision": ("metrics.rag.end_to_end.answer_faithfulness", "answer_faithfulness_precision"),
-    "answer_relevance_token_recall": (
-        "metrics.rag.end_to_end.answer_relevance.token_recall",
-        "answer_relevance_token_recall_recall",
-    ),
-    "context_relevance_token_precision": (
-        "metrics.rag.end_to_end.context_relevance.token_precision",
-        "context_relevance_token_precision_precision",
-    ),
-    "context_mrr": ("metrics.rag.end_to_end.context_correctness", "context_correctness_mrr"),
-    "context_map": ("metrics.rag.end_to_end.context_correctness.map", "context_correctness_map"),
-}
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
+from unitxt_side import CATALOG  # noqa: E402  (the catalog names and score keys, shared with the benchmark)
+
 WORDS = (
     "the a an The cat sat on mat Mat mat. U.S. 10,000 10 100 well-known don't café Straße İstanbul naïve "
     "x y z alpha beta gamma delta question answer policy leave days 42 hello there general kenobi dude"
