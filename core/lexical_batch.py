@@ -17,7 +17,7 @@ How the intersection is counted without a Python loop:
    ``|p ∩ r|``. Keys are ``uint32`` when the ids leave room for a block of at least 4,096 pairs.
 
 Blocks (of texts, rows and pairs) run on two threads (:func:`ragassay.tokens_numpy.in_threads`); results are
-assembled in block order, so they never depend on timing. ``python -m ragassay.lexical_batch_timing`` times
+assembled in block order, so they never depend on timing. ``python benchmarks/lexical_batch_timing.py`` times
 the whole path on benchmark-shaped data.
 """
 

@@ -1,6 +1,6 @@
 """How long :func:`ragassay.lexical_batch.pair_overlaps` takes on benchmark-shaped data.
 
-``python -m ragassay.lexical_batch_timing [N_SAMPLES] [REPEATS]`` builds ``N_SAMPLES`` samples (default
+``python benchmarks/lexical_batch_timing.py [N_SAMPLES] [REPEATS]`` builds ``N_SAMPLES`` samples (default
 100,000) of the shape of issue 12's benchmark and prints the seconds from Python strings to the three count
 arrays (best of ``REPEATS``). Each sample has an answer of about 20 words, a question of about 10, 1 or 2
 references of about 20 and 3 contexts of about 60, every text drawn on its own (no context is shared between
@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-from .lexical_batch import pair_overlaps
+from ragassay.lexical_batch import pair_overlaps
 
 
 @dataclasses.dataclass(frozen=True)
