@@ -118,9 +118,15 @@ def _bulk_candidates(texts: Sequence[str]) -> tuple[np.ndarray, list[str]]:
     """Which texts may take the bulk path, and the texts as it sees them (non-ASCII ones prepared)."""
     bulk = np.fromiter(map(str.isascii, texts), dtype=bool, count=len(texts))
     folded = list(texts)
-    for index in np.flatnonzero(~bulk).tolist():
-        if _EXACT_ONLY.search(texts[index]) is None:
-            folded[index], bulk[index] = _prepared(texts[index]), True
+    others = np.flatnonzero(~bulk).tolist()
+    joined = "\x00".join(texts[i] for i in others)
+    if _EXACT_ONLY.search(joined.replace("\x00", " ")) is None and joined.count("\x00") == max(len(others) - 1, 0):
+        prepared = _prepared(joined).split("\x00")  # one pass over all of them; NUL separates and is no word
+    else:  # some text has a control character: find which, text by text
+        others = [i for i in others if _EXACT_ONLY.search(texts[i]) is None]
+        prepared = [_prepared(texts[i]) for i in others]
+    for index, text in zip(others, prepared):
+        folded[index], bulk[index] = text, True
     return bulk, folded
 
 
