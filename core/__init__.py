@@ -101,6 +101,7 @@ _EXPORTS = {
     "run": "ragassay.api",
     "load_config": "ragassay.config",
     "load_plugins": "ragassay.plugin_manager",
+    "load_run": "ragassay.frames",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]

@@ -59,12 +59,6 @@ def project_path(positional: Path | None, option: Path) -> Path:
     return positional
 
 
-def looks_like_project(value: str) -> bool:
-    """Whether a run-id argument is in fact a project folder or config file."""
-    path = Path(value)
-    return path.is_dir() or (path.suffix == ".toml" and path.is_file())
-
-
 def _project_not_run(value: str):
     from ..errors import ConfigError
 
@@ -81,15 +75,12 @@ def open_results(config_path: Path, db: str | None, run_refs: tuple[str, ...] | 
     ``run_refs`` are the command's run-id arguments: one that is a project folder or config file (and the
     database cannot be opened) gets the message 'name the project with --config'.
     """
-    from ..config import load_config
     from ..errors import RagassayError
-    from ..store import open_store, store_url
+    from ..store.locate import looks_like_project
+    from ..store.locate import open_results as open_store_of
 
     try:
-        if db is not None:
-            return open_store(store_url(db, Path.cwd()), create=False)
-        loaded = load_config(config_path)
-        return open_store(store_url(loaded.config.project.results, loaded.base_dir), create=False)
+        return open_store_of(config_path, db)
     except RagassayError as exc:
         for ref in run_refs:
             if looks_like_project(ref):
@@ -100,6 +91,7 @@ def open_results(config_path: Path, db: str | None, run_refs: tuple[str, ...] | 
 def get_run(store, ref: str) -> dict:
     """The run ``ref`` (id or unique prefix); a project folder or config file given as run id is named as such."""
     from ..errors import StoreError
+    from ..store.locate import looks_like_project
 
     try:
         return store.get_run(ref)

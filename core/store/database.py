@@ -363,6 +363,18 @@ class ResultsStore:
         with self.engine.connect() as conn:
             return [dict(r._mapping) for r in conn.execute(query)]
 
+    def value_rows(self, run_id: str, kind: str) -> list[dict[str, Any]]:
+        """Every metric value (``kind="metric"``) or judgement (``kind="judge"``) of a run, all repeats, with
+        every stored column (evaluation cost included), the output's system and question_id, and ``details``."""
+        table = {"metric": t.metric_values, "judge": t.judgements}[kind]
+        query = (
+            select(t.outputs.c.system, t.outputs.c.question_id, table)
+            .join(table, table.c.output_id == t.outputs.c.id)
+            .where(t.outputs.c.run_id == run_id)
+        )
+        with self.engine.connect() as conn:
+            return [_with_details(r) for r in conn.execute(query)]
+
     def repeat_rows(self, run_id: str) -> list[dict[str, Any]]:
         """Every repeat (0 included) of the metrics and judges that ``run --repeat N`` repeated in a run: one row
         per (system, question_id, label, repeat) with its value (None when unscored); judges as ``judge:<label>``
