@@ -9,7 +9,10 @@ logic answered) are excluded from R of each cluster (Eq. 1), and both clusters a
 - as is, and with LM-induced failures excluded (+Modular Evaluation (Retrieval)), by context comparison and,
   where reference documents are known, by ground truth.
 
-A metric "separates" the clusters when it scores the robust cluster higher (Table 2's "Success?").
+A metric "separates" the clusters when it scores the robust cluster higher (Table 2's "Success?"). Each row
+also answers that question with a 95% bootstrap interval of the difference between the clusters' Acc (the mean
+correctness over a cluster's instances) and R (the mean correctness over its instances outside gap groups):
+"yes", "no" or "not detectable" (:mod:`ragassay.analysis.difference`, seeded, unpaired).
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
-from .groups import Outcome, Scores, categorize, score
+from .difference import DifferenceInterval, difference_interval
+from .groups import GAP, Outcome, Scores, categorize, score
 from .modular import blame_counts, context_blame, ground_truth_blame, has_references, without_lm_failures
 from .sampling import stratified_subset, unbalanced_subset
 from .settings import Hypothesis, SamplingSettings
@@ -39,6 +43,8 @@ class ClusterRow:
     robust: Scores
     non_robust: Scores
     excluded_lm: int = 0  # answers excluded as LM-induced failures (modular rows)
+    acc_test: DifferenceInterval | None = None  # Acc robust - Acc non-robust, interval and answer
+    r_test: DifferenceInterval | None = None  # R robust - R non-robust, interval and answer
 
     @property
     def label(self) -> str:
@@ -59,6 +65,8 @@ class ClusterRow:
             "excluded_lm": self.excluded_lm,
             "acc_separates": self.separates("Acc"),
             "r_separates": self.separates("R"),
+            "acc_test": self.acc_test.as_dict() if self.acc_test else None,
+            "r_test": self.r_test.as_dict() if self.r_test else None,
         }
 
 
@@ -92,7 +100,11 @@ def _row(
     categories = categorize(outcomes)
     robust = [o for o in outcomes if cluster_of(o, hypothesis) == "robust"]
     non_robust = [o for o in outcomes if cluster_of(o, hypothesis) == "non_robust"]
-    return ClusterRow(label, modular, score(robust, categories), score(non_robust, categories), excluded)
+    acc_test = difference_interval([o.correct for o in robust], [o.correct for o in non_robust])
+    competent = ([o.correct for o in cluster if categories[o.group_id] != GAP] for cluster in (robust, non_robust))
+    r_test = difference_interval(*competent)
+    scores = score(robust, categories), score(non_robust, categories)
+    return ClusterRow(label, modular, *scores, excluded, acc_test, r_test)
 
 
 def evaluate_hypothesis(

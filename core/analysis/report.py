@@ -2,13 +2,15 @@
 
 Per system: the group counts (gap, robust, non-robust), R (Eq. 1), Acc (Eq. 2), knowledge accuracy, the
 modular blame of wrong answers (context comparison, and ground truth where reference documents are known),
-R and Acc of the retrieval alone (LM-induced failures excluded), and for each hypothesis the Table 2 rows.
+R and Acc of the retrieval alone (LM-induced failures excluded), and for each hypothesis about the system (its
+``systems``, default every system) the Table 2 rows, each answer with a bootstrap interval of the difference.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from ..errors import ConfigError
 from ..store.database import ResultsStore
 from .groups import GAP, Outcome, categorize, score
 from .hypotheses import hypothesis_table
@@ -27,6 +29,7 @@ def grammar_report(store: ResultsStore, run_id: str, settings: AnalysisSection |
 
 def report_from_outcomes(loaded: RunOutcomes) -> dict[str, Any]:
     settings = loaded.settings
+    check_hypothesis_systems(settings, loaded.systems)
     return {
         "run": loaded.run["id"],
         "project": loaded.run["project"],
@@ -68,8 +71,20 @@ def system_report(
             "rows": [row.as_dict() for row in hypothesis_table(outcomes, h, settings.sampling, settings.context_match)],
         }
         for h in settings.hypotheses
+        if not h.systems or name in h.systems
     ]
     return entry
+
+
+def check_hypothesis_systems(settings: AnalysisSection, systems: list[str]) -> None:
+    """A hypothesis naming a system the run does not have is a ConfigError listing the run's systems."""
+    for h in settings.hypotheses:
+        unknown = [s for s in h.systems if s not in systems]
+        if unknown:
+            raise ConfigError(
+                f"[[analysis.hypotheses]] '{h.name}': systems = {unknown} are not in the run; "
+                f"its systems: {', '.join(systems)}"
+            )
 
 
 def _gap_examples(outcomes: list[Outcome], categories: dict[str, str]) -> list[dict[str, Any]]:

@@ -19,6 +19,10 @@ class Hypothesis(BaseModel):
     attribute: str = Field(description="Sample attribute (free field) the clusters are defined by.")
     robust: list[Any] = Field(description="Attribute values of the expected robust cluster (D_robust).")
     non_robust: list[Any] = Field(description="Attribute values of the expected non-robust cluster (D_non-robust).")
+    systems: list[str] = Field(
+        default_factory=list,
+        description="Systems the hypothesis is about (only these are tested); empty: every system of the run.",
+    )
     description: str = Field(default="", description="Free text.")
 
     @model_validator(mode="after")

@@ -23,7 +23,8 @@ def report_command(run: str | None, config_path: Path, db: str | None, fmt: str 
     """GRAMMAR report of RUN (id or unique prefix; default: the newest run).
 
     Per system: gap / robust / non-robust groups, knowledge accuracy, Acc and R (Eq. 1-2), which module the
-    wrong answers are blamed on, and for each [analysis] hypothesis the Table 2 rows per cluster.
+    wrong answers are blamed on, and for each [analysis] hypothesis the Table 2 rows per cluster, each
+    "robust > non-robust?" answered yes / no / not detectable by a bootstrap interval of the difference.
     """
     from ..analysis.report import grammar_report
     from ..errors import StoreError
@@ -158,9 +159,11 @@ def _hypothesis_table(system: str, hypothesis: dict) -> Table:
         Column("Acc robust", numeric=True),
         Column("Acc non-robust", numeric=True),
         Column("Acc: robust > non-robust?"),
+        *_difference_columns("Acc"),
         Column("R robust", numeric=True),
         Column("R non-robust", numeric=True),
         Column("R: robust > non-robust?"),
+        *_difference_columns("R"),
         Column(
             "lambda",
             numeric=True,
@@ -181,20 +184,54 @@ def _hypothesis_table(system: str, hypothesis: dict) -> Table:
                 "n non-robust": n["total"],
                 "Acc robust": r["Acc"],
                 "Acc non-robust": n["Acc"],
-                "Acc: robust > non-robust?": _yes(row["acc_separates"]),
+                "Acc: robust > non-robust?": _answer(row["acc_test"]),
+                **_difference_cells("Acc", row["acc_test"]),
                 "R robust": r["R"],
                 "R non-robust": n["R"],
-                "R: robust > non-robust?": _yes(row["r_separates"]),
+                "R: robust > non-robust?": _answer(row["r_test"]),
+                **_difference_cells("R", row["r_test"]),
                 "lambda robust": r["lambda"],
                 "lambda non-robust": n["lambda"],
                 "LM excluded": None if row["modular"] is None else row["excluded_lm"],
             }
         )
-    return Table(title, columns, rows)
+    notes = [
+        "robust > non-robust?: yes / no when the 95% bootstrap interval of the difference (robust - non-robust) "
+        "lies above / below 0, not detectable when it contains 0; - without an interval (docs/grammar.md)"
+    ]
+    return Table(title, columns, rows, notes)
 
 
-def _yes(flag: bool | None) -> str:
-    return "-" if flag is None else "yes" if flag else "no"
+def _difference_columns(metric: str) -> list[Column]:
+    """The difference and its interval: one text cell, three data columns."""
+    key = f"{metric} diff"
+
+    def show(row: dict) -> str:
+        if row[key] is None:
+            return "-"
+        if row[f"{key} low"] is None:
+            return f"{row[key]:+.3f}"
+        return f"{row[key]:+.3f} [{row[f'{key} low']:+.3f}, {row[f'{key} high']:+.3f}]"
+
+    return [
+        Column(key, header=f"{key} [95% CI]", show=show, in_data=False),
+        *(Column(k, numeric=True, in_text=False) for k in (key, f"{key} low", f"{key} high")),
+        Column(f"{metric} no interval", in_text=False),
+    ]
+
+
+def _difference_cells(metric: str, test: dict | None) -> dict:
+    test = test or {}
+    return {
+        f"{metric} diff": test.get("difference"),
+        f"{metric} diff low": test.get("ci_low"),
+        f"{metric} diff high": test.get("ci_high"),
+        f"{metric} no interval": test.get("reason"),
+    }
+
+
+def _answer(test: dict | None) -> str:
+    return "-" if not test or test["answer"] is None else test["answer"]
 
 
 COMMANDS = [report_command]

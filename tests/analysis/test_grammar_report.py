@@ -119,3 +119,27 @@ def test_the_judge_must_exist_in_the_run(run_project):
             grammar_report(store, run_id, settings)
     finally:
         store.close()
+
+
+def test_hypothesis_rows_carry_intervals_and_only_named_systems_are_tested(run_project):
+    folder, run_id = run_project
+    store = results_store(load_config(folder))
+    settings = load_config(folder).config.analysis
+    try:
+        report = grammar_report(store, run_id)
+        named = settings.model_copy(
+            update={"hypotheses": [settings.hypotheses[0].model_copy(update={"systems": ["x"]})]}
+        )
+        with pytest.raises(ConfigError, match=r"systems = \['x'\] are not in the run; its systems: s"):
+            grammar_report(store, run_id, named)
+    finally:
+        store.close()
+    row = report["systems"][0]["hypotheses"][0]["rows"][0]
+    assert row["acc_test"]["answer"] in ("yes", "no", "not detectable", None)
+    assert row["acc_test"]["difference"] == pytest.approx(row["robust"]["Acc"] - row["non_robust"]["Acc"])
+    assert row["r_test"]["difference"] == pytest.approx(row["robust"]["R"] - row["non_robust"]["R"])
+    from ragassay.cli.report_cmd import report_tables
+
+    table = report_tables(report)[2]
+    assert "Acc diff [95% CI]" in [c.title for c in table.columns] and "not detectable" in table.notes[0]
+    assert table.rows[0]["Acc: robust > non-robust?"] == (row["acc_test"]["answer"] or "-")

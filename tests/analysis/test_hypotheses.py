@@ -86,3 +86,28 @@ def test_table_has_every_sampling_variant_and_is_reproducible():
 def test_a_value_in_both_clusters_is_refused():
     with pytest.raises(ValidationError, match="values in both clusters: short"):
         Hypothesis(name="x", attribute="a", robust=["short"], non_robust=["short", "long"])
+
+
+def test_each_answer_has_a_seeded_interval_of_the_difference():
+
+    base = evaluate_hypothesis(DATA, LONG)[0]
+    acc, r = base.acc_test, base.r_test
+    assert acc.difference == pytest.approx(7 / 9 - 3 / 9) and (acc.n_first, acc.n_second) == (9, 9)
+    assert r.difference == pytest.approx(1.0 - 3 / 7) and (r.n_first, r.n_second) == (7, 7)  # gap g3 left out
+    assert acc.ci_low <= acc.difference <= acc.ci_high
+    assert acc == evaluate_hypothesis(DATA, LONG)[0].acc_test  # seeded
+    assert base.as_dict()["acc_test"]["answer"] == acc.answer
+
+
+def test_answers_yes_no_or_not_detectable_by_the_interval():
+    from ragassay.analysis.difference import difference_interval
+
+    clear = difference_interval([1] * 40 + [0] * 2, [0] * 40 + [1] * 2)
+    assert clear.answer == "yes" and clear.ci_low > 0
+    assert difference_interval([0] * 40 + [1] * 2, [1] * 40 + [0] * 2).answer == "no"
+    close = difference_interval([1, 0] * 20, [1, 0] * 19 + [0, 0])  # 0.500 vs 0.475: a point estimate says yes
+    assert close.difference > 0 and close.answer == "not detectable" and close.ci_low < 0 < close.ci_high
+    few = difference_interval([1], [0, 1])
+    assert few.answer is None and few.ci_low is None and "fewer than 2 values" in few.reason
+    flat = difference_interval([1, 1, 1], [0, 0])
+    assert flat.answer is None and "no variation" in flat.reason
