@@ -59,6 +59,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 def _add_commands() -> None:
     from . import (
+        breakdown_cmd,
         cache_cmd,
         compare_cmd,
         decisions_cmd,
@@ -88,6 +89,7 @@ def _add_commands() -> None:
         meta_eval_cmd,
         cache_cmd,
         unitxt_cmd,
+        breakdown_cmd,
     ):
         for command in module.COMMANDS:
             cli.add_command(command)
