@@ -101,8 +101,11 @@ def get_run(store, ref: str) -> dict:
         raise
 
 
-def console():
-    """A rich console as wide as ``COLUMNS`` or the terminal; when output is not a terminal, 240 columns."""
+def console(no_color: bool | None = None):
+    """A rich console as wide as ``COLUMNS`` or the terminal; when output is not a terminal, 240 columns.
+
+    Colour follows ``NO_COLOR`` (rich reads it) unless ``no_color`` is True.
+    """
     import os
     import sys
 
@@ -110,7 +113,7 @@ def console():
 
     columns = os.environ.get("COLUMNS", "")
     width = int(columns) if columns.isdigit() else None if sys.stdout.isatty() else 240
-    return Console(highlight=False, width=width)
+    return Console(highlight=False, width=width, no_color=no_color)
 
 
 def fmt(value: float | None, digits: int = 3) -> str:

@@ -8,9 +8,11 @@ import click
 
 from .common import config_option, console, db_option, fmt, format_option, get_run, open_results, output_format
 from .render import Column, Table, emit
+from .verdict_view import print_verdicts, verdict_options
 
 LEGEND = (
-    "cells: mean over scored outputs (n scored); +Nu: N outputs unscored; bold green: best in its column "
+    "cells: mean over scored outputs (n scored) and its 95% bootstrap interval [low, high]; +Nu: N outputs "
+    "unscored; bold green: best in its column "
     "(by the metric's direction); failed: failed outputs (+N missing: not run yet); retrieved: outputs with a "
     "non-empty retrieved context / outputs; eval: model calls and cost of the metrics and judges"
 )
@@ -27,33 +29,49 @@ LEGEND = (
     metavar="SYSTEM",
     help="Also show each system's paired difference to SYSTEM (same run) with a 95% bootstrap interval.",
 )
+@verdict_options
 @format_option
 def compare_command(
-    runs: tuple[str, ...], config_path: Path, db: str | None, against: str | None, fmt: str | None
+    runs: tuple[str, ...], config_path: Path, db: str | None, against: str | None, fmt: str | None, **settings
 ) -> None:
-    """Systems x metrics side by side for one or more RUNS (ids or unique prefixes).
+    """Systems x metrics side by side for one or more RUNS (ids or unique prefixes), then the verdicts.
 
-    Each cell: mean over scored outputs and n (scored count); unscored outputs are counted separately.
+    Each cell: mean over scored outputs, n (scored count) and a 95% bootstrap interval; unscored outputs are
+    counted separately. The verdicts compare every system of a run with its baseline (first system, or
+    --baseline) on the samples both scored: paired permutation test, Holm-adjusted (docs/statistics.md).
     """
     from .paired_view import paired_table
+    from .verdict_view import verdicts_of, verdicts_table
 
     fmt = output_format(fmt)
+    explain, compact = settings.pop("explain"), settings.pop("compact")
     store = open_results(config_path, db, runs)
     try:
         run_ids = [get_run(store, run)["id"] for run in runs]
-        tables = [comparison_table(store, run_ids)]
+        verdicts = verdicts_of(store, run_ids, **settings)
+        tables = [comparison_table(store, run_ids, verdicts)]
         if against is not None:
             tables += [paired_table(store, run_id, against) for run_id in run_ids]
         tables += variance_tables(store, run_ids, against)
     finally:
         store.close()
-    emit(console(), tables, fmt)
+    out = console(no_color=compact or None)
+    if fmt != "rich":
+        emit(out, [*tables, verdicts_table(verdicts)], fmt)
+        return
+    emit(out, tables, fmt, compact=compact)
+    print_verdicts(out, verdicts, explain=explain)
 
 
 def print_comparison(out, store, run_ids: list[str], *, variance: bool = False) -> None:
     """Render the comparison table of ``run_ids`` to ``out`` (a rich console); with ``variance``, then the
-    run-to-run spread of runs that have repeats."""
-    emit(out, [comparison_table(store, run_ids), *(variance_tables(store, run_ids) if variance else [])], "rich")
+    run-to-run spread of runs that have repeats; then the verdict block of each run."""
+    from .verdict_view import verdicts_of
+
+    verdicts = verdicts_of(store, run_ids)
+    tables = [comparison_table(store, run_ids, verdicts), *(variance_tables(store, run_ids) if variance else [])]
+    emit(out, tables, "rich")
+    print_verdicts(out, verdicts)
 
 
 def variance_tables(store, run_ids: list[str], against: str | None = None) -> list[Table]:
@@ -63,11 +81,18 @@ def variance_tables(store, run_ids: list[str], against: str | None = None) -> li
     return tables(store, run_ids, against)
 
 
-def comparison_table(store, run_ids: list[str]) -> Table:
-    """The comparison of ``run_ids`` (:func:`ragassay.analysis.comparison.summarize_runs`) as a table."""
+def comparison_table(store, run_ids: list[str], verdicts: list | None = None) -> Table:
+    """The comparison of ``run_ids`` (:func:`ragassay.analysis.comparison.summarize_runs`) as a table, with each
+    cell's bootstrap interval from ``verdicts`` (:func:`ragassay.analysis.verdicts.decide` of each run)."""
     from ..analysis.comparison import summarize_runs
+    from .verdict_view import verdicts_of
 
     comparison = summarize_runs(store, run_ids)
+    intervals = {
+        (v.run_id, cell.system, cell.metric): cell
+        for v in (verdicts_of(store, run_ids) if verdicts is None else verdicts)
+        for cell in v.cells
+    }
     several = len({row.run_id for row in comparison.rows}) > 1
     columns = [
         Column("system", show=lambda r: f"{r['run'][:8]}/{r['system']}" if several else r["system"]),
@@ -76,11 +101,13 @@ def comparison_table(store, run_ids: list[str]) -> Table:
     for name in comparison.columns:
         columns += [
             Column(name, numeric=True, show=lambda r, name=name: _cell(r, name)),
+            Column(f"{name} ci_low", numeric=True, in_text=False),
+            Column(f"{name} ci_high", numeric=True, in_text=False),
             Column(f"{name} n", numeric=True, in_text=False),
             Column(f"{name} unscored", numeric=True, in_text=False),
         ]
     columns += _usage_columns()
-    rows = [_row(row, comparison.columns) for row in comparison.rows]
+    rows = [_row(row, comparison.columns, intervals) for row in comparison.rows]
     emphasis = set()
     for name in comparison.columns:
         best = comparison.best(name)
@@ -90,7 +117,7 @@ def comparison_table(store, run_ids: list[str]) -> Table:
             if best is not None and r[name] is not None and abs(r[name] - best) < 1e-12
         }
     return Table(
-        "comparison: mean (n scored)", columns, rows, [LEGEND, *_footnotes(comparison.rows, several)], emphasis
+        "comparison: mean (n scored) [95% CI]", columns, rows, [LEGEND, *_footnotes(comparison.rows, several)], emphasis
     )
 
 
@@ -125,11 +152,16 @@ def _usage_columns() -> list[Column]:
     ]
 
 
-def _row(row, columns: list[str]) -> dict:
+def _row(row, columns: list[str], intervals: dict) -> dict:
     values = {"system": row.system, "run": row.run_id}
     for name in columns:
         cell = row.cells[name]
-        values.update({name: cell.mean, f"{name} n": cell.n, f"{name} unscored": cell.unscored})
+        stats = intervals.get((row.run_id, row.system, name))
+        low, high = (None, None) if stats is None else (stats.ci_low, stats.ci_high)
+        values.update(
+            {name: cell.mean, f"{name} ci_low": low, f"{name} ci_high": high, f"{name} n": cell.n}
+            | {f"{name} unscored": cell.unscored}
+        )
     values.update(
         {
             "failed": row.failed,
@@ -154,7 +186,9 @@ def _cell(row: dict, name: str) -> str:
     mean, n, unscored = row[name], row[f"{name} n"], row[f"{name} unscored"]
     if mean is None:
         return f"- ({unscored} unscored)" if unscored else "-"
-    return f"{mean:.3f} ({n})" + (f" +{unscored}u" if unscored else "")
+    low, high = row[f"{name} ci_low"], row[f"{name} ci_high"]
+    interval = "\n[no CI]" if low is None else f"\n[{low:.3f}, {high:.3f}]"
+    return f"{mean:.3f} ({n})" + (f" +{unscored}u" if unscored else "") + interval
 
 
 def _footnotes(rows, several: bool) -> list[str]:

@@ -91,8 +91,10 @@ def number_text(value: Any, digits: int = 3) -> str:
     return str(value)
 
 
-def emit(out, tables: list[Table], fmt: str, data: Any = None) -> None:
+def emit(out, tables: list[Table], fmt: str, data: Any = None, *, compact: bool = False) -> None:
     """Print ``tables`` in ``fmt``: rich to the console ``out``, the others as plain text to stdout.
+
+    With ``compact``, rich tables are drawn without box characters or colour (plain text for CI logs).
 
     json prints ``data`` when given (a command's documented structure), else the rows of the one table as a list
     of objects, or for several tables a list of ``{"title", "rows"}`` objects.
@@ -111,7 +113,7 @@ def emit(out, tables: list[Table], fmt: str, data: Any = None) -> None:
         click.echo("\n\n".join(to_markdown(t) for t in tables))
     else:
         for table in tables:
-            print_rich(out, table)
+            print_rich(out, table, compact=compact)
 
 
 def to_csv(table: Table, titled: bool = False) -> str:
@@ -148,8 +150,9 @@ def to_markdown(table: Table) -> str:
     return "\n".join(lines)
 
 
-def print_rich(out, table: Table) -> None:
-    """Print ``table`` readable at the console's width: split or stacked when too wide, numbers never cut."""
+def print_rich(out, table: Table, *, compact: bool = False) -> None:
+    """Print ``table`` readable at the console's width: split or stacked when too wide, numbers never cut;
+    with ``compact``, without box characters or colour."""
     columns = [c for c in table.columns if c.in_text]
     texts = {c.key: [c.text(row) for row in table.rows] for c in columns}
     widths = {c.key: _width(c, texts[c.key], compact=False) for c in columns}
@@ -161,7 +164,7 @@ def print_rich(out, table: Table) -> None:
     else:
         for number, group in enumerate(groups):
             suffix = f" ({number + 1}/{len(groups)})" if len(groups) > 1 else ""
-            out.print(_rich_table(table, [columns[0], *group], texts, widths, suffix))
+            out.print(_rich_table(table, [columns[0], *group], texts, widths, suffix, compact))
     for note in table.notes:
         out.print(esc(note), highlight=False)
 
@@ -197,10 +200,12 @@ def _split(columns: list[Column], widths: dict[str, int], room: int) -> list[lis
     return groups
 
 
-def _rich_table(table: Table, columns: list[Column], texts: dict, widths: dict, suffix: str):
+def _rich_table(table: Table, columns: list[Column], texts: dict, widths: dict, suffix: str, compact: bool = False):
     from rich.table import Table as RichTable
 
-    rich = RichTable(title=esc(table.title + suffix), title_justify="left")
+    rich = RichTable(title=esc(table.title + suffix), title_justify="left", box=None if compact else _default_box())
+    if compact:
+        rich.title_style = rich.header_style = ""
     for column in columns:
         header = column.title
         if column.numeric:
@@ -216,9 +221,16 @@ def _rich_table(table: Table, columns: list[Column], texts: dict, widths: dict, 
         cells = []
         for column in columns:
             text = esc(texts[column.key][i])
-            cells.append(f"[bold green]{text}[/]" if (i, column.key) in table.emphasis and text else text)
+            emphasised = (i, column.key) in table.emphasis and text and not compact
+            cells.append(f"[bold green]{text}[/]" if emphasised else text)
         rich.add_row(*cells)
     return rich
+
+
+def _default_box():
+    from rich import box
+
+    return box.HEAVY_HEAD  # rich.table.Table's default
 
 
 def _print_blocks(out, table: Table, columns: list[Column], texts: dict) -> None:

@@ -69,7 +69,9 @@ def shown(value, digits: int = 3) -> str:
 def test_compare_at_80_columns_shows_every_number_whole_and_escaped_names(grid):
     root, run_id = grid
     text = cli80("compare", run_id, "-c", str(root))
-    data = json.loads(cli80("compare", run_id, "-c", str(root), "--format", "json"))
+    tables = json.loads(cli80("compare", run_id, "-c", str(root), "--format", "json"))
+    assert [table["title"].split(":")[0] for table in tables] == ["comparison", "verdicts"]
+    data = tables[0]["rows"]
     assert [row["system"] for row in data] == GRID_SYSTEMS
     for system in GRID_SYSTEMS:
         assert f"│ {system} " in text
@@ -80,7 +82,10 @@ def test_compare_at_80_columns_shows_every_number_whole_and_escaped_names(grid):
             digits = 4 if key in ("latency s", "cost $") else 0 if key.endswith("tokens") else 3
             assert shown(value, digits) in text, (key, value)
         assert f"{row['token_recall']:.3f} ({row['token_recall n']})" in text
+        low, high = row["token_recall ci_low"], row["token_recall ci_high"]
+        assert low <= row["token_recall"] <= high and f"[{low:.3f}, {high:.3f}]" in text
     assert "+Nu: N outputs unscored" in text  # the legend of the notation
+    assert "verdicts, run " in text and "against keyword (baseline)" in text
 
 
 def test_paired_table_has_a_legend_and_whole_numbers(grid):
