@@ -63,12 +63,13 @@ def compare_command(
     print_verdicts(out, verdicts, explain=explain)
 
 
-def print_comparison(out, store, run_ids: list[str], *, variance: bool = False) -> None:
+def print_comparison(out, store, run_ids: list[str], *, variance: bool = False, baseline: str | None = None) -> None:
     """Render the comparison table of ``run_ids`` to ``out`` (a rich console); with ``variance``, then the
-    run-to-run spread of runs that have repeats; then the verdict block of each run."""
+    run-to-run spread of runs that have repeats; then the verdict block of each run (against ``baseline``, by
+    default each run's first system)."""
     from .verdict_view import verdicts_of
 
-    verdicts = verdicts_of(store, run_ids)
+    verdicts = verdicts_of(store, run_ids, baseline=baseline)
     tables = [comparison_table(store, run_ids, verdicts), *(variance_tables(store, run_ids) if variance else [])]
     emit(out, tables, "rich")
     print_verdicts(out, verdicts)

@@ -38,6 +38,12 @@ from .common import config_option, console, project_path
     help="Score every model-calling metric and judge N times (real calls) and report the run-to-run spread.",
 )
 @click.option(
+    "--baseline",
+    default=None,
+    metavar="SYSTEM",
+    help="System the verdicts at the end test the others against (default: the first system).",
+)
+@click.option(
     "--progress-every",
     "progress_every_s",
     type=float,
@@ -53,6 +59,7 @@ def run_command(
     no_cache: bool,
     wait: bool,
     repeats: int,
+    baseline: str | None,
     progress_every_s: float | None,
 ) -> None:
     """Run every system on every sample of the project (--config, or CONFIG: the same) and score the outputs.
@@ -117,7 +124,7 @@ def run_command(
 
         store = results_store(loaded)
         try:
-            print_comparison(out, store, [summary.run_id], variance=True)
+            print_comparison(out, store, [summary.run_id], variance=True, baseline=baseline)
         finally:
             store.close()
 

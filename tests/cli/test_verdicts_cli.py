@@ -84,3 +84,13 @@ def test_explain_compact_and_markdown(scored):
     assert "keyword" in compact and "[" in compact
     markdown = compare(root, run_id, "--format", "markdown")
     assert "**verdicts: each system against the baseline" in markdown and "| keyword | bm25 |" in markdown
+
+
+def test_run_baseline_option(scored, tmp_path):
+    # a re-run of the same config reuses the stored run and prints the comparison again, against bm25
+    root, run_id, _ = scored
+    result = ragassay_cli("run", str(root), "--baseline", "bm25", cwd=root, env=cli_env(COLUMNS="80"))
+    assert result.returncode == 0, result.stderr
+    assert f"verdicts, run {run_id[:8]}: against bm25 (baseline)" in result.stdout
+    bad = ragassay_cli("run", str(root), "--baseline", "nope", cwd=root)
+    assert bad.returncode == 2 and "nope" in bad.stderr and "Traceback" not in bad.stderr
