@@ -15,35 +15,78 @@ from .render import Column, Table, emit, esc
 
 
 @click.command("report")
-@click.argument("run", required=False)
+@click.argument("runs", nargs=-1)
 @config_option
 @db_option
 @format_option
-def report_command(run: str | None, config_path: Path, db: str | None, fmt: str | None) -> None:
-    """GRAMMAR report of RUN (id or unique prefix; default: the newest run).
+@click.option(
+    "--html",
+    "html_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    metavar="FILE",
+    help="Write the self-contained HTML report of RUNS (verdicts, breakdowns, plots, failure browser) to FILE.",
+)
+@click.option("--baseline", default=None, metavar="SYSTEM", help="HTML report: system the others are tested against.")
+@click.option("--alpha", type=float, default=0.05, show_default=True, help="HTML report: level of the paired tests.")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="HTML report: draws' seed.")
+def report_command(
+    runs: tuple[str, ...],
+    config_path: Path,
+    db: str | None,
+    fmt: str | None,
+    html_path: Path | None,
+    baseline: str | None,
+    alpha: float,
+    seed: int,
+) -> None:
+    """GRAMMAR report of RUNS (ids or unique prefixes; default: the newest run), or with --html FILE the
+    self-contained HTML report of RUNS (docs/results.md, "HTML report").
 
     Per system: gap / robust / non-robust groups, knowledge accuracy, Acc and R (Eq. 1-2), which module the
     wrong answers are blamed on, and for each [analysis] hypothesis the Table 2 rows per cluster, each
     "robust > non-robust?" answered yes / no / not detectable by a bootstrap interval of the difference.
     """
     from ..analysis.report import grammar_report
-    from ..errors import StoreError
 
     fmt = output_format(fmt)
-    store = open_results(config_path, db, (run,) if run else ())
+    store = open_results(config_path, db, runs)
     try:
-        if run is None:
-            runs = store.list_runs()
-            if not runs:
-                raise StoreError("the results database has no run yet. Run 'ragassay run --config PROJECT' first.")
-            run = runs[0]["id"]
-        report = grammar_report(store, get_run(store, run)["id"])
+        run_ids = [get_run(store, run)["id"] for run in runs] or [_newest_run(store)]
+        if html_path is not None:
+            _write_html(store, run_ids, html_path, baseline=baseline, alpha=alpha, seed=seed)
+            return
+        reports = [grammar_report(store, run_id) for run_id in run_ids]
     finally:
         store.close()
-    if fmt == "rich":
-        print_report(console(), report)
-    else:
-        emit(console(), report_tables(report), fmt, data=report)
+    for report in reports:
+        if fmt == "rich":
+            print_report(console(), report)
+        else:
+            emit(console(), report_tables(report), fmt, data=report)
+
+
+def _newest_run(store) -> str:
+    from ..errors import StoreError
+
+    runs = store.list_runs()
+    if not runs:
+        raise StoreError("the results database has no run yet. Run 'ragassay run --config PROJECT' first.")
+    return runs[0]["id"]
+
+
+def _write_html(store, run_ids: list[str], path: Path, **settings) -> None:
+    from ..errors import ConfigError
+    from ..html_report import build_report
+
+    page = build_report(store, run_ids, **settings)
+    try:
+        path.write_text(page, encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot write the HTML report to {path}: {exc.strerror}. Give a writable --html path."
+        ) from exc
+    console().print(f"HTML report of {len(run_ids)} run(s) written to {esc(str(path))} ({len(page):,} bytes)")
 
 
 def report_tables(report: dict) -> list[Table]:

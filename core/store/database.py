@@ -346,7 +346,7 @@ class ResultsStore:
             .where(t.outputs.c.run_id == run_id, t.metric_values.c.repeat == 0)
         )
         with self.engine.connect() as conn:
-            return [dict(r._mapping) for r in conn.execute(query)]
+            return _dicts(conn.execute(query))
 
     def judgement_rows(self, run_id: str) -> list[dict[str, Any]]:
         query = (
@@ -361,7 +361,7 @@ class ResultsStore:
             .where(t.outputs.c.run_id == run_id, t.judgements.c.repeat == 0)
         )
         with self.engine.connect() as conn:
-            return [dict(r._mapping) for r in conn.execute(query)]
+            return _dicts(conn.execute(query))
 
     def value_rows(self, run_id: str, kind: str) -> list[dict[str, Any]]:
         """Every metric value (``kind="metric"``) or judgement (``kind="judge"``) of a run, all repeats, with
@@ -373,7 +373,7 @@ class ResultsStore:
             .where(t.outputs.c.run_id == run_id)
         )
         with self.engine.connect() as conn:
-            return [_with_details(r) for r in conn.execute(query)]
+            return [_parse_details(row) for row in _dicts(conn.execute(query))]
 
     def repeat_rows(self, run_id: str) -> list[dict[str, Any]]:
         """Every repeat (0 included) of the metrics and judges that ``run --repeat N`` repeated in a run: one row
@@ -421,7 +421,7 @@ class ResultsStore:
             o.reused_from,
         ).where(o.run_id == run_id)
         with self.engine.connect() as conn:
-            return [dict(r._mapping) for r in conn.execute(query)]
+            return _dicts(conn.execute(query))
 
     def evaluation_usage(self, run_id: str) -> dict[str, dict[str, Any]]:
         """system -> the evaluation's own usage (metric values and judgements together): tokens, calls, cache
@@ -566,9 +566,19 @@ def _usage_row(usage: TokenUsage | None, prices: Any) -> dict[str, Any]:
     }
 
 
+def _dicts(result: Any) -> list[dict[str, Any]]:
+    """The rows of a query result as dicts (the keys read once, not per row: large runs read fast)."""
+    keys = list(result.keys())
+    return [dict(zip(keys, row)) for row in result]
+
+
 def _with_details(row: Any) -> dict[str, Any]:
     """A metric value or judgement row as a dict, with ``details`` parsed from ``details_json``."""
-    values = dict(row._mapping)
+    return _parse_details(dict(row._mapping))
+
+
+def _parse_details(values: dict[str, Any]) -> dict[str, Any]:
+    """``values`` (a row as a dict) with ``details`` parsed from ``details_json``."""
     raw = values.pop("details_json", None)
     values["details"] = json.loads(raw) if raw else {}
     return values

@@ -1,0 +1,183 @@
+"""The report's statistics sections: verdicts, comparison, paired verdicts, breakdowns, cost and GRAMMAR."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .markup import DASH, esc, interval, note, num, section, table
+
+DOCS = "docs/statistics.md"
+
+
+def verdict_section(verdicts, sentences: list[str]) -> str:
+    """The verdict block: one plain sentence per finding, the baseline, alpha and method named."""
+    items = "".join(f"<li>{esc(s)}</li>" for s in sentences) or "<li>Only one system: nothing to compare.</li>"
+    legend = (
+        f"Baseline: {verdicts.baseline}; alpha = {verdicts.alpha}; seed = {verdicts.seed}. {verdicts.method}. "
+        f"See {DOCS}."
+    )
+    return section("verdicts", "Verdicts", f'<ul class="verdicts">{items}</ul>', legend)
+
+
+def comparison_section(verdicts) -> str:
+    """Mean, 95% interval, n and unscored per system x metric; the best mean of each column (by the metric's
+    direction) is marked."""
+    metrics = list(dict.fromkeys(c.metric for c in verdicts.cells))
+    systems = list(dict.fromkeys(c.system for c in verdicts.cells))
+    cells = {(c.system, c.metric): c for c in verdicts.cells}
+    best = {m: _best([cells[(s, m)] for s in systems]) for m in metrics}
+    headers = ["system"] + [
+        f"{m} ({'higher' if cells[(systems[0], m)].direction != 'lower' else 'lower'} is better)" for m in metrics
+    ]
+    rows = []
+    for system in systems:
+        row = [esc(system)]
+        for metric in metrics:
+            c = cells[(system, metric)]
+            mark = ' class="best"' if c.mean is not None and c.mean == best[metric] else ""
+            unscored = f", {c.unscored:,} unscored" if c.unscored else ""
+            row.append(
+                f"<span{mark}>{num(c.mean)}</span> <small>{interval(c.ci_low, c.ci_high)} n={c.n:,}{unscored}</small>"
+            )
+        rows.append(row)
+    legend = "mean [95% BCa bootstrap interval] n = scored samples; the best mean of each column is in bold."
+    return section("comparison", "Comparison", table(headers, rows, css="comparison"), legend)
+
+
+def _best(cells) -> float | None:
+    means = [c.mean for c in cells if c.mean is not None]
+    if not means:
+        return None
+    return min(means) if cells[0].direction == "lower" else max(means)
+
+
+def pairs_section(verdicts) -> str:
+    """Each system against the baseline per metric: difference, interval, Holm p, effect size, MDE, verdict."""
+    headers = ["metric", "system", "n", "difference", "95% CI", "p", "Holm p", "effect size d_z", "MDE", "verdict"]
+    rows = [
+        [
+            esc(p.metric),
+            esc(p.system),
+            num(p.n),
+            DASH if p.mean_diff is None else f"{p.mean_diff:+.3f}",
+            interval(p.ci_low, p.ci_high, signed=True),
+            _p(p.p_value),
+            _p(p.p_holm),
+            num(p.effect_size, 2),
+            num(p.mde),
+            f'<span class="verdict v-{esc(p.verdict.replace(" ", "-"))}">{esc(p.verdict)}</span>'
+            + (f" <small>{esc(p.reason)}</small>" if p.reason else ""),
+        ]
+        for p in verdicts.pairs
+    ]
+    legend = (
+        f"difference = system - baseline ({verdicts.baseline}) on the samples both scored; p: sign-flip "
+        "permutation test; Holm p adjusted over all rows; d_z = mean difference / sd; MDE = smallest difference "
+        f"detectable with power 0.8. See {DOCS}."
+    )
+    body = table(headers, rows, css="pairs") if rows else note("Only one system: no pair to test.")
+    return section("pairs", "Paired verdicts against the baseline", body, legend)
+
+
+def _p(p: float | None) -> str:
+    if p is None:
+        return DASH
+    return "&lt; 0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def breakdown_table(result) -> str:
+    """One breakdown (:class:`ragassay.analysis.breakdown.Breakdown`): group x system rows, metric columns."""
+    metrics = list(dict.fromkeys(r.metric for r in result.rows))
+    cells = {(r.group, r.system, r.metric): r for r in result.rows}
+    systems = list(dict.fromkeys(r.system for r in result.rows))
+    rows = []
+    for group in result.groups:
+        for system in systems:
+            row = [esc(group), num(result.sizes[group]), esc(system)]
+            for metric in metrics:
+                r = cells[(group, system, metric)]
+                why = f' title="{esc(r.reason)}"' if r.reason else ""
+                row.append(f"{num(r.mean)} <small{why}>{interval(r.ci_low, r.ci_high)}</small>")
+            rows.append(row)
+    notes = "".join(note(n) for n in result.notes)
+    return table([result.by, "samples", "system", *metrics], rows, caption=f"by {result.by}") + notes
+
+
+def cost_section(view: dict[str, Any] | None, reason: str = "") -> str:
+    """Tokens, calls, cost, latency, evaluation cost and quality per dollar per system."""
+    if view is None:
+        return section("cost", "Cost", note(f"No cost view: {reason}"))
+    headers = [
+        "system",
+        f"quality ({view['metric']})",
+        "input tokens",
+        "output tokens",
+        "calls",
+        "cost $",
+        "mean latency s",
+        "evaluation cost $",
+        "quality per $",
+        f"tokens saved vs {view['baseline']}",
+        "notes",
+    ]
+    rows = [
+        [
+            esc(r["system"]),
+            f"{num(r['quality'])} <small>{interval(r['quality_ci_low'], r['quality_ci_high'])}</small>",
+            num(r["input_tokens"]),
+            num(r["output_tokens"]),
+            num(r["calls"]),
+            num(r["cost_usd"], 4),
+            num(r["mean_latency_s"]),
+            num(r["eval_cost_usd"], 4),
+            num(r["quality_per_dollar"], 1),
+            DASH
+            if r["tokens_saved"] is None
+            else f"{r['tokens_saved']:+,} ({r['tokens_saved_share']:+.1%})"
+            if r["tokens_saved_share"] is not None
+            else f"{r['tokens_saved']:+,}",
+            esc("; ".join(r["notes"])),
+        ]
+        for r in view["rows"]
+    ]
+    legend = "A dash is an unknown value (an unpriced model: see notes), never a zero. See docs/results.md."
+    return section("cost", "Cost", table(headers, rows, css="cost"), legend)
+
+
+def grammar_section(report: dict[str, Any] | None, reason: str = "") -> str:
+    """The GRAMMAR view: gap / robust / non-robust groups, knowledge accuracy, Acc, R and modular blame."""
+    if report is None:
+        return section("grammar", "GRAMMAR view", note(f"No GRAMMAR view: {reason}"))
+    headers = [
+        "system",
+        "samples",
+        "gap",
+        "robust",
+        "non-robust",
+        "knowledge acc",
+        "Acc",
+        "R",
+        "wrong: LM",
+        "wrong: retrieval",
+        "wrong: undetermined",
+    ]
+    rows = []
+    for system in report["systems"]:
+        o, blame = system["overall"], system["blame"]
+        rows.append(
+            [
+                esc(system["system"]),
+                num(o["total"]),
+                num(o["groups"]["gap"]),
+                num(o["groups"]["robust"]),
+                num(o["groups"]["non-robust"]),
+                num(o["knowledge_accuracy"]),
+                num(o["Acc"]),
+                num(o["R"]),
+                num(blame["lm"]),
+                num(blame["retrieval"]),
+                num(blame["undetermined"]),
+            ]
+        )
+    legend = "Acc = Eq. 2, R = Eq. 1 of the GRAMMAR paper; blame by context comparison. See docs/grammar.md."
+    return section("grammar", "GRAMMAR view", table(headers, rows, css="grammar"), legend)
