@@ -9,13 +9,13 @@ import subprocess
 import sys
 
 import pytest
-from html_report_helpers import PLANT, PLANTED_ANSWER, PLANTED_SYSTEM, SAMPLES, write_planted_run
 
 import ragassay
 from ragassay.html_report import build_report
 from ragassay.store.locate import open_results
 
 from conftest import BASIC_CONFIG, QA, cli_env, ragassay_cli, write_project
+from html_report_helpers import PLANT, PLANTED_ANSWER, PLANTED_SYSTEM, SAMPLES, write_planted_run
 
 SECTIONS = ["verdicts", "comparison", "pairs", "breakdowns", "cost", "correlation", "grammar", "browser"]
 

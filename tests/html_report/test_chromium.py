@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+
 from html_report_helpers import PLANTED_SYSTEM, SAMPLES, write_planted_run
 
 CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
