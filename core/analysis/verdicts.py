@@ -330,10 +330,38 @@ def verdict_sentences(verdicts: Verdicts) -> list[str]:
     rest = [p for p in verdicts.pairs if p.verdict == NOT_COMPARABLE]
     decided.sort(key=lambda p: (p.p_holm, -abs(p.effect_size or math.inf)))
     undecided.sort(key=lambda p: p.p_holm)
-    return [_sentence(p, verdicts.alpha) for p in decided + undecided + rest]
+    return [_sentence(p) for p in decided] + _grouped(undecided) + [_sentence(p) for p in rest]
 
 
-def _sentence(pair: PairVerdict, alpha: float) -> str:
+def _grouped(undecided: list[PairVerdict]) -> list[str]:
+    """One line per metric for the pairs without a detectable difference (the single-pair sentence when a
+    metric has one such pair): the systems with their mean differences and the range of detectable differences."""
+    by_metric: dict[str, list[PairVerdict]] = {}
+    for pair in undecided:
+        by_metric.setdefault(pair.metric, []).append(pair)
+    lines = []
+    for metric, pairs in by_metric.items():
+        if len(pairs) == 1:
+            lines.append(_sentence(pairs[0]))
+            continue
+        base, ns = f"{pairs[0].baseline} (baseline)", sorted({p.n for p in pairs})
+        n_text = f"n = {ns[0]}" if len(ns) == 1 else f"n = {ns[0]}-{ns[-1]}"
+        if all(p.mde is None and p.mean_diff == 0 for p in pairs):
+            systems = ", ".join(p.system for p in pairs)
+            lines.append(f"No difference between {systems} and {base} on {metric}: equal on every sample ({n_text}).")
+            continue
+        systems = ", ".join(f"{p.system} ({p.mean_diff:+.3f})" for p in pairs)
+        mdes = sorted(p.mde for p in pairs if p.mde is not None)
+        limit = (
+            f"; differences below {mdes[0]:.2g}-{mdes[-1]:.2g} cannot be detected with this many samples"
+            if mdes
+            else ""
+        )
+        lines.append(f"No detectable difference on {metric} for {systems} against {base} ({n_text}{limit}).")
+    return lines
+
+
+def _sentence(pair: PairVerdict) -> str:
     base = f"{pair.baseline} (baseline)"
     if pair.verdict == NOT_COMPARABLE:
         return f"{pair.system} and {base} cannot be compared on {pair.metric}: {pair.reason}."

@@ -164,3 +164,21 @@ def test_ten_thousand_samples_four_systems_six_metrics_has_every_cell_and_pair()
     assert len(verdicts.cells) == 24 and len(verdicts.pairs) == 18
     assert all(c.n == 10_000 and c.ci_low < c.mean < c.ci_high for c in verdicts.cells)
     assert all(p.n == 10_000 and p.verdict == "better" for p in verdicts.pairs)
+
+
+def test_pairs_without_a_detectable_difference_are_one_line_per_metric():
+    rng = np.random.default_rng(11)
+    base = rng.random(30)
+    scores = {"a": base, **{system: base + rng.normal(0, 0.05, 30) for system in ("b", "c", "d")}}
+    values = {(system, "quality"): {f"q{i}": float(x[i]) for i in range(30)} for system, x in scores.items()}
+    values |= {(system, "flat"): {f"q{i}": 1.0 for i in range(30)} for system in scores}
+    directions = {"quality": "higher", "flat": "higher"}
+    verdicts = decide_values(values, ["a", "b", "c", "d"], ["quality", "flat"], directions)
+    assert {p.verdict for p in verdicts.pairs} == {"no detectable difference"}
+    sentences = verdict_sentences(verdicts)
+    assert len(sentences) == 2
+    quality = next(s for s in sentences if "on quality" in s)
+    assert quality.startswith("No detectable difference on quality for b (")
+    assert "against a (baseline) (n = 30; differences below" in quality and "cannot be detected" in quality
+    flat = next(s for s in sentences if "on flat" in s)
+    assert flat == "No difference between b, c, d and a (baseline) on flat: equal on every sample (n = 30)."
