@@ -352,11 +352,9 @@ def _grouped(undecided: list[PairVerdict]) -> list[str]:
             continue
         systems = ", ".join(f"{p.system} ({p.mean_diff:+.3f})" for p in pairs)
         mdes = sorted(p.mde for p in pairs if p.mde is not None)
-        limit = (
-            f"; differences below {mdes[0]:.2g}-{mdes[-1]:.2g} cannot be detected with this many samples"
-            if mdes
-            else ""
-        )
+        low, high = (f"{mdes[0]:.2g}", f"{mdes[-1]:.2g}") if mdes else ("", "")
+        span = low if low == high else f"{low}-{high}"
+        limit = f"; differences below {span} cannot be detected with this many samples" if mdes else ""
         lines.append(f"No detectable difference on {metric} for {systems} against {base} ({n_text}{limit}).")
     return lines
 
