@@ -142,14 +142,12 @@ def import_command(file: Path, folder: Path, name: str | None) -> None:
 def export_command(run_id: str | None, output: Path, systems: tuple[str, ...], config_path: Path, db) -> None:
     """Write RUN_ID's outputs (default: the latest run) as Unitxt records with their instance scores."""
     from ..errors import StoreError
+    from ..store.locate import pick_run
     from ..unitxt_project import export_records
 
     store = open_results(config_path, db, [run_id] if run_id else [])
     try:
-        runs = store.list_runs()
-        if not runs:
-            raise StoreError("no runs stored yet; run the project first (ragassay run).")
-        run = get_run(store, run_id) if run_id else runs[0]
+        run = get_run(store, run_id) if run_id else pick_run(store)
         known = {s["name"] for s in store.run_systems(run["id"])}
         unknown = sorted(set(systems) - known)
         if unknown:
