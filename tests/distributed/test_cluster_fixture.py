@@ -1,0 +1,27 @@
+"""The local Ray cluster the distributed tests run on starts, runs tasks in several processes and stops."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from ray_cluster import make_ray_cluster_fixture
+
+ray_cluster = make_ray_cluster_fixture()
+
+
+@pytest.mark.slow
+def test_cluster_runs_tasks_in_worker_processes(ray_cluster):
+    import ray
+
+    ray.init(address=ray_cluster.address, configure_logging=False, log_to_driver=False, _node_ip_address="127.0.0.1")
+
+    @ray.remote
+    def pid():
+        import ragassay  # the workers see the same environment as the driver
+
+        return os.getpid(), ragassay.__name__
+
+    results = ray.get([pid.remote() for _ in range(8)])
+    assert {name for _, name in results} == {"ragassay"}
+    assert os.getpid() not in {p for p, _ in results}
