@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import LoadedConfig
+from .executor import executor_for
 from .interruptible import run_interruptibly
 from .plugin_manager import PluginHost, get_plugin_host, load_plugins
 from .project import Project
@@ -62,7 +63,15 @@ def run(
         with acquire(store.engine, plan.fingerprint(), wait=wait, on_wait=on_wait) as lease:
             for note in lease.notes:
                 plan.context.warn(note)
-            runner = Runner(plan, store, on_result=on_result, description=description, lease=lease, repeats=repeats)
+            runner = Runner(
+                plan,
+                store,
+                executor=executor_for(project.config, store),
+                on_result=on_result,
+                description=description,
+                lease=lease,
+                repeats=repeats,
+            )
             summary = run_interruptibly(lambda: runner.run(new=new, on_start=on_start))
             if lease.lost:
                 summary.warnings.append(lease.lost)

@@ -27,6 +27,32 @@ else:  # pragma: no cover
 CONFIG_NAMES = ("ragassay.toml", "pyproject.toml")
 
 
+class RaySection(BaseModel):
+    """[project.ray]: how a run is spread over a Ray cluster (with ``[project] executor = "ray"``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    address: str | None = Field(
+        default=None,
+        description="Cluster address (e.g. 'ray://head:10001' or '10.0.0.5:6379'); default: $RAY_ADDRESS, else a "
+        "local cluster started for the run.",
+    )
+    workers: int = Field(default=2, ge=1, le=4096, description="Worker actors (each builds the systems once).")
+    cpus_per_worker: float = Field(default=1.0, gt=0, description="CPUs Ray reserves for each worker.")
+    batch_size: int = Field(default=32, ge=1, le=100_000, description="Work items sent to a worker at a time.")
+    batches_in_flight: int = Field(
+        default=2, ge=1, le=64, description="Batches queued per worker at once (backpressure: bounds driver memory)."
+    )
+    write: Literal["auto", "driver", "workers"] = Field(
+        default="auto",
+        description="Who writes results: 'workers' write straight to a server database (PostgreSQL), 'driver' "
+        "persists what they stream back; 'auto': workers unless the results database is a SQLite file.",
+    )
+    max_worker_restarts: int = Field(
+        default=3, ge=0, description="Workers replaced after a crash before the run stops (their units are redone)."
+    )
+
+
 class ProjectSection(BaseModel):
     """[project]: where results go and how much runs at once."""
 
@@ -38,7 +64,13 @@ class ProjectSection(BaseModel):
         description="Results database: a path relative to the config file (SQLite) or any SQLAlchemy URL.",
     )
     cache_dir: str = Field(default=".ragassay-cache", description="Folder for caches, relative to the config file.")
-    concurrency: int = Field(default=8, ge=1, le=4096, description="Samples processed at once.")
+    concurrency: int = Field(
+        default=8, ge=1, le=4096, description="Samples processed at once (per worker with the Ray executor)."
+    )
+    executor: Literal["local", "ray"] = Field(
+        default="local", description="Where units run: 'local' (this process) or 'ray' (a Ray cluster, [project.ray])."
+    )
+    ray: RaySection = Field(default_factory=RaySection, description="Ray executor settings.")
 
 
 class CorpusSection(BaseModel):

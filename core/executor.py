@@ -1,12 +1,19 @@
-"""Executors dispatch independent units of work. The runner only talks to this interface, so a
-distributed engine (Ray, Dask, a queue) can be added later without touching systems or metrics.
+"""Executors dispatch independent units of work. The runner only talks to this seam:
+
+- :class:`LocalExecutor` maps an async function over items in this process's event loop;
+- a distributed executor (:class:`ragassay.distributed.executor.RayExecutor`) has ``process(job, work)``
+  instead: workers build their own processor from a picklable :class:`~ragassay.processing.WorkerJob` and
+  process ``(item, inputs)`` batches, yielding ``(results, stored)`` pairs.
+
+:func:`executor_for` picks one from ``[project] executor``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -61,3 +68,27 @@ class LocalExecutor:
             for task in workers:
                 task.cancel()
             await asyncio.gather(*workers, return_exceptions=True)
+
+
+def executor_for(config: Any, store: Any) -> Any:
+    """The executor ``[project] executor`` names, for a run writing to ``store``."""
+    if config.project.executor == "ray":
+        from .distributed.executor import RayExecutor
+
+        return RayExecutor(config.project.ray, results_is_sqlite=store.engine.dialect.name == "sqlite")
+    return LocalExecutor(config.project.concurrency)
+
+
+def with_executor(loaded: Any, executor: str | None = None, address: str | None = None, workers: int | None = None):
+    """``loaded`` with ``run --executor/--address/--workers`` applied (a copy; None leaves a setting as is).
+
+    ``--address`` or ``--workers`` alone imply the Ray executor.
+    """
+    project = loaded.config.project
+    ray = project.ray.model_copy(
+        update={k: v for k, v in {"address": address, "workers": workers}.items() if v is not None}
+    )
+    if executor is None and (address is not None or workers is not None):
+        executor = "ray"
+    project = project.model_copy(update={"ray": ray, "executor": executor or project.executor})
+    return dataclasses.replace(loaded, config=loaded.config.model_copy(update={"project": project}))

@@ -28,6 +28,7 @@ from .config import LoadedConfig
 from .errors import ConfigError, RagassayError
 from .executor import Executor, LocalExecutor
 from .models import Sample
+from .processing import ItemInputs, UnitDigest, UnitProcessor, WorkerJob, WorkItem, slim, stored_pairs
 from .project import Project
 from .reference_check import reference_warnings
 from .registry import Registry
@@ -168,17 +169,6 @@ def _check_derived(
             )
 
 
-@dataclasses.dataclass
-class WorkItem:
-    """Units (system, sample) that share one output: the same system spec on the same sample."""
-
-    sample: Sample
-    sample_key: str
-    system_key: str
-    units: list[tuple[ResolvedSystem, StoredUnit | None]]
-    reusable: int | None = None  # id of an output of an earlier run with the same keys
-
-
 class Runner:
     """Executes a :class:`RunPlan` against a :class:`ResultsStore`."""
 
@@ -309,6 +299,7 @@ class Runner:
             await self._execute(run_id, built, todo, summary)
             status = "complete"
         finally:
+            summary.warnings += [w for w in getattr(self.executor, "warnings", []) if w not in summary.warnings]
             summary.warnings += _empty_retrieval_warnings(summary)
             self.store.finish_run(run_id, status, summary.warnings)
             summary.elapsed_s = time.perf_counter() - start
@@ -318,20 +309,67 @@ class Runner:
         return summary
 
     async def _execute(self, run_id: str, built: dict, todo: list[WorkItem], summary: RunSummary) -> None:
+        if hasattr(self.executor, "process"):  # a distributed executor: workers build their own processors
+            stream = self.executor.process(self._worker_job(run_id, built), self._with_inputs(todo))
+        else:
+            processor = UnitProcessor(self.scorers, built, self.repeats)
+            stream = self._local_batches(processor, todo)
         buffer: list[UnitResult] = []
         last_flush = time.perf_counter()
         try:
-            async for results in self.executor.map(lambda item: self._process(built, item), todo):
+            async for results, stored in stream:
                 for result in results:
-                    buffer.append(result)
-                    self._count(summary, result)
-                    self.on_result(result)
+                    digest_ = result if isinstance(result, UnitDigest) else UnitDigest.of(result)
+                    self._count(summary, digest_)
+                    self.on_result(result if isinstance(result, UnitResult) else digest_.as_result())
+                if not stored:
+                    buffer += results
                 if len(buffer) >= FLUSH_BATCH or time.perf_counter() - last_flush >= FLUSH_EVERY_S:
                     self.store.write_units(run_id, buffer, self.write_context)
                     buffer, last_flush = [], time.perf_counter()
         finally:
             if buffer:
                 self.store.write_units(run_id, buffer, self.write_context)
+
+    async def _local_batches(self, processor: UnitProcessor, todo: list[WorkItem]):
+        """Results of the local executor, item by item, as (results, already stored) pairs."""
+        async for results in self.executor.map(lambda item: processor.process(item, self.inputs(item)), todo):
+            yield results, False
+
+    def _with_inputs(self, todo: list[WorkItem]):
+        """(slim item, its stored inputs) pairs, read from the store as the executor pulls them."""
+        for item in todo:
+            yield slim(item), self.inputs(item)
+
+    def _worker_job(self, run_id: str, built: dict) -> WorkerJob:
+        """What each worker needs to build its own processor (the systems that have work, once per key)."""
+        by_rag: dict[int, str] = {}
+        systems, aliases, failed = [], {}, {}
+        for system in self.plan.systems:
+            rag = built.get(system.name)
+            if rag is None:
+                continue
+            if isinstance(rag, Exception):
+                failed[system.name] = describe(rag)
+            elif id(rag) in by_rag:
+                aliases[system.name] = by_rag[id(rag)]
+            else:
+                by_rag[id(rag)] = system.name
+                systems.append(system)
+        return WorkerJob(
+            systems,
+            aliases,
+            failed,
+            self.plan.metrics,
+            self.plan.judges,
+            dataclasses.replace(self.plan.context, warnings=[]),
+            repeats=self.repeats,
+            concurrency=self.plan.loaded.config.project.concurrency,
+            run_id=run_id,
+            store_url=self.store.engine.url.render_as_string(hide_password=False),  # the executor decides
+            write_context=self.write_context,
+            corpus=self.plan.corpus,
+        )
 
     def _build_systems(self, names: set[str]) -> dict[str, RAGSystem | Exception]:
         """Build and prepare each system that has work; a failure fails that system's units, not the run."""
@@ -355,111 +393,41 @@ class Runner:
             prepared[key] = system.name
         return built
 
-    async def _process(self, built: dict[str, RAGSystem | Exception], item: WorkItem) -> list[UnitResult]:
-        """One shared output for every unit of ``item``: stored, reused from an earlier run, or answered."""
+    def inputs(self, item: WorkItem) -> ItemInputs:
+        """What the store holds for ``item`` (read on the driver; processing needs no database)."""
         own = next((unit for _, unit in item.units if unit is not None and unit.status == "ok"), None)
-        if own is not None:
-            return await self._score_units(item, self.store.load_output(own.output_id), own.output_id, own)
-        if item.reusable is not None:
-            return await self._score_units(item, self.store.load_output(item.reusable), item.reusable, None)
-        first = item.units[0][0]
-        rag = built.get(first.name)
-        error = None
-        if rag is None or isinstance(rag, Exception):
-            error = f"system preparation failed: {describe(rag)}" if isinstance(rag, Exception) else "not built"
-        else:
-            start = time.perf_counter()
-            try:
-                output = await rag.answer(item.sample)
-            except Exception as exc:  # noqa: BLE001 - a component error fails this sample only
-                error = describe(exc)
-            else:
-                output.latency_s = time.perf_counter() - start
-                return await self._score_units(item, output, None, None)
-        return [
-            UnitResult(
-                system.name,
-                item.sample.question_id,
-                "failed",
-                error=error,
-                replaces=unit.output_id if unit is not None else None,
-                system_key=item.system_key,
-                sample_key=item.sample_key,
-            )
-            for system, unit in item.units
-        ]
-
-    async def _score_units(
-        self, item: WorkItem, output, source_id: int | None, source: StoredUnit | None
-    ) -> list[UnitResult]:
-        """Score the shared output once and give each unit its rows (new, copied or only the missing values)."""
-        reuse = (
-            self.store.reusable_values(source_id, self.write_context)
-            if source is None and source_id is not None
-            else {}
-        )
-        done = source.metrics if source is not None else set()
-        done_judges = source.judges if source is not None else set()
-        known = self.store.metric_values(source_id) if self.scorers.needs_stored_values(done) else {}
-        metrics, judgements = await self.scorers.score(
-            item.sample,
-            output,
-            skip_metrics=done,
-            skip_judges=done_judges,
-            known=known,
-            reuse=reuse.get,
-            repeats=self.repeats,
-            stored_repeats=source.repeats if source is not None else set(),
-            calling=source.calling if source is not None else set(),
-        )
+        source_id = own.output_id if own is not None else item.reusable
+        if source_id is None:
+            return ItemInputs()
+        inputs = ItemInputs(self.store.load_output(source_id), source_id, own)
+        if own is None:
+            inputs.reuse = self.store.reusable_values(source_id, self.write_context)
+        if self.scorers.needs_stored_values(own.metrics if own is not None else set()):
+            inputs.known = self.store.metric_values(source_id)
         labels = self.scorers.labels | {f"judge:{label}" for label in self.scorers.judge_labels}
-        results = []
-        for system, unit in item.units:
-            own_ok = unit is not None and unit.status == "ok"
-            result = UnitResult(
-                system.name,
-                item.sample.question_id,
-                "ok",
-                output,
-                output_id=unit.output_id if own_ok else None,
-                replaces=unit.output_id if unit is not None and not own_ok else None,
-                system_key=item.system_key,
-                sample_key=item.sample_key,
-                reused_from=None if own_ok else source_id,
-            )
-            have = _stored_pairs(unit) if own_ok else set()
-            copied = {p for p in _stored_pairs(source) if p[0] in labels} - have  # stored for the shared output
-            result.metrics = [m for m in metrics if (m.metric, m.repeat) not in have]
-            result.judgements = [j for j in judgements if (f"judge:{j.judge}", j.repeat) not in have]
-            if copied:
-                stored = self.store.metric_value_models(source_id)
-                result.metrics += [m for m in stored if (m.metric, m.repeat) in copied]
-                result.judgements += [
-                    j for j in self.store.judgement_models(source_id) if (f"judge:{j.judge}", j.repeat) in copied
-                ]
-            results.append(result)
-        return results
+        shared = {pair for pair in stored_pairs(own) if pair[0] in labels}
+        if any(
+            shared - (stored_pairs(unit) if unit is not None and unit.status == "ok" else set())
+            for _, unit in item.units
+        ):
+            inputs.stored_metrics = self.store.metric_value_models(source_id)
+            inputs.stored_judgements = self.store.judgement_models(source_id)
+        return inputs
 
-    def _count(self, summary: RunSummary, result: UnitResult) -> None:
+    def _count(self, summary: RunSummary, result: UnitDigest) -> None:
         summary.completed += 1
-        summary.reused += result.reused_from is not None
+        summary.reused += result.reused
         if result.status == "failed":
             summary.failed += 1
             summary.failures.append((result.system, result.question_id, result.error or ""))
-        elif (
-            result.output is not None
-            and result.output.retrieved is not False
-            and not any(c.strip() for c in result.output.contexts)
-        ):
+        elif result.empty_retrieval:
             summary.empty_retrievals[result.system] = summary.empty_retrievals.get(result.system, 0) + 1
-        summary.metric_errors += sum(1 for m in result.metrics if (m.unscored_reason or "").startswith("error:"))
+        summary.metric_errors += result.metric_errors
 
 
-def _stored_pairs(unit: StoredUnit | None) -> set[tuple[str, int]]:
-    """(label, repeat) of every value stored for a unit (judges as ``judge:<label>``)."""
-    if unit is None:
-        return set()
-    return {(m, 0) for m in unit.metrics} | {(f"judge:{j}", 0) for j in unit.judges} | unit.repeats
+def _own_pairs(unit: StoredUnit | None) -> set[tuple[str, int]]:
+    """What a unit already has stored with its own ok output (nothing for a failed or new unit)."""
+    return stored_pairs(unit) if unit is not None and unit.status == "ok" else set()
 
 
 def _empty_retrieval_warnings(summary: RunSummary) -> list[str]:

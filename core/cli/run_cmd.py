@@ -44,6 +44,16 @@ from .common import config_option, console, project_path
     help="System the verdicts at the end test the others against (default: the first system).",
 )
 @click.option(
+    "--executor",
+    type=click.Choice(["local", "ray"]),
+    default=None,
+    help="Where units run (default: [project] executor): this process, or a Ray cluster.",
+)
+@click.option("--address", default=None, help="Ray cluster address (default: [project.ray] address, $RAY_ADDRESS).")
+@click.option(
+    "--workers", type=click.IntRange(min=1), default=None, help="Ray worker actors (default: [project.ray] workers)."
+)
+@click.option(
     "--progress-every",
     "progress_every_s",
     type=float,
@@ -60,6 +70,9 @@ def run_command(
     wait: bool,
     repeats: int,
     baseline: str | None,
+    executor: str | None,
+    address: str | None,
+    workers: int | None,
     progress_every_s: float | None,
 ) -> None:
     """Run every system on every sample of the project (--config, or CONFIG: the same) and score the outputs.
@@ -69,11 +82,12 @@ def run_command(
     """
     from ..api import run
     from ..config import load_config
+    from ..executor import with_executor
     from ..interruptible import exit_interrupted
     from .progress import make_progress, progress_every
 
     progress = make_progress(quiet, progress_every(progress_every_s))
-    loaded = load_config(project_path(config, config_path))
+    loaded = with_executor(load_config(project_path(config, config_path)), executor, address, workers)
     out = console()
 
     def on_start(summary) -> None:

@@ -1,0 +1,230 @@
+"""The Ray executor on a real local cluster (worker processes): the same stored results as the local executor,
+a killed worker's units redone once, a killed driver's run resumed."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pytest
+from ray_cluster import make_ray_cluster_fixture, ray_env
+
+from ragassay.config import load_config
+from ragassay.executor import with_executor
+from ragassay.project import Project
+from ragassay.runner import Runner, plan_run
+
+from conftest import cli_env, write_project
+
+ray_cluster = make_ray_cluster_fixture()
+pytestmark = pytest.mark.slow
+
+DOCS = {
+    f"doc{i:02d}.md": f"# Topic {i}\n\nItem {i} was made in {1900 + i} by maker {i % 7}. It weighs {i * 3} kg.\n"
+    for i in range(12)
+}
+QA = [
+    {
+        "question_id": f"q{i:03d}",
+        "question": f"Who made item {i % 12} and when?",
+        "reference_answers": [f"maker {i % 12 % 7}"],
+        "reference_context_ids": [f"corpus/doc{i % 12:02d}.md"],
+        "reference_contexts": [f"Item {i % 12} was made in {1900 + i % 12}"],
+    }
+    for i in range(40)
+]
+
+CONFIG = """
+    [project]
+    name = "ray-t"
+    concurrency = 4
+    results = "{results}"
+
+    [project.ray]
+    workers = 2
+    batch_size = 3
+    {ray_extra}
+
+    [corpus]
+    paths = ["corpus/*"]
+
+    [dataset]
+    options = {{ path = "qa.jsonl" }}
+
+    [defaults]
+    chunker = {{ name = "recursive", options = {{ size = 120, overlap = 10 }} }}
+
+    [systems.keyword]
+    retriever = "keyword"
+    generator = "extractive"
+    options = {{ top_k = 2 }}
+
+    [systems.bm25]
+    extends = "keyword"
+    retriever = "bm25"
+
+    [systems.echo]
+    rag = {{ name = "testkit/echo", options = {{ delay_s = {delay}, fail_ids = ["q007"] }} }}
+
+    [evaluation]
+    metrics = ["token_recall", "token_f1", "context_mrr", "k_precision"]
+    judges = ["match"]
+"""
+
+
+def _project(root, results="results.db", delay=0.0, ray_extra=""):
+    config = CONFIG.format(results=results, delay=delay, ray_extra=ray_extra)
+    return write_project(root, config, qa=QA, docs=DOCS)
+
+
+def _run(config, host, executor, *, on_result=None, holder=None):
+    loaded = with_executor(load_config(config), executor)
+    project = Project.load(loaded, host.registry)
+    plan = plan_run(project)
+    store = project.open_store()
+    from ragassay.executor import executor_for
+
+    runner_executor = executor_for(loaded.config, store)
+    if holder is not None:
+        holder.append(runner_executor)
+    try:
+        return asyncio.run(Runner(plan, store, executor=runner_executor, on_result=on_result).run())
+    finally:
+        store.close()
+
+
+def _stored(db):
+    """Every stored output and value, keyed by unit (timings left out: they differ run to run)."""
+    con = sqlite3.connect(db)
+    try:
+        outputs = {}
+        for system, qid, status, error, raw in con.execute(
+            "select system, question_id, status, error, output_json from outputs"
+        ):
+            output = json.loads(raw) if raw else None
+            if output:
+                output.pop("latency_s", None)
+            outputs[(system, qid)] = (status, error, output)
+        metrics = sorted(
+            con.execute(
+                "select o.system, o.question_id, m.metric, m.repeat, m.value, m.unscored_reason, m.details_json "
+                "from metric_values m join outputs o on o.id = m.output_id"
+            )
+        )
+        judges = sorted(
+            con.execute(
+                "select o.system, o.question_id, j.judge, j.verdict, j.score, j.explanation "
+                "from judgements j join outputs o on o.id = j.output_id"
+            )
+        )
+        counts = con.execute("select count(*), count(distinct system || '/' || question_id) from outputs").fetchone()
+    finally:
+        con.close()
+    return outputs, metrics, judges, counts
+
+
+def _join(ray_cluster):
+    import ray
+
+    if not ray.is_initialized():
+        ray.init(
+            address=ray_cluster.address, _node_ip_address="127.0.0.1", configure_logging=False, log_to_driver=False
+        )
+
+
+def test_ray_run_stores_exactly_what_the_local_run_stores(tmp_path, host, ray_cluster):
+    _join(ray_cluster)
+    local = _run(_project(tmp_path / "local"), host, "local")
+    remote = _run(_project(tmp_path / "ray"), host, "ray")
+    assert (local.completed, local.failed) == (120, 1)
+    assert (remote.completed, remote.failed, remote.skipped) == (local.completed, local.failed, 0)
+    expected = _stored(tmp_path / "local" / "results.db")
+    got = _stored(tmp_path / "ray" / "results.db")
+    assert got[3] == expected[3] == (120, 120)
+    assert got[0] == expected[0]  # every output, failures and their reasons included
+    assert got[1] == expected[1] and len(expected[1]) == 4 * 119
+    assert got[2] == expected[2] and len(expected[2]) == 119
+
+
+def test_a_killed_worker_has_its_units_redone_once(tmp_path, host, ray_cluster):
+    _join(ray_cluster)
+    config = _project(tmp_path / "kill", delay=0.05)
+    executors, seen = [], []
+
+    def on_result(result):
+        seen.append(result)
+        if len(seen) == 20:
+            os.kill(executors[0].worker_pids[0], signal.SIGKILL)
+
+    summary = _run(config, host, "ray", on_result=on_result, holder=executors)
+    assert executors[0].restarts == 1
+    assert any("died" in w and "redone" in w for w in summary.warnings)
+    assert (summary.completed, summary.failed) == (120, 1)
+    outputs, metrics, judges, counts = _stored(tmp_path / "kill" / "results.db")
+    assert counts == (120, 120)  # every unit exactly once
+    assert len(metrics) == 4 * 119 and len(judges) == 119
+    reference = _stored(_local_copy(tmp_path, host))
+    assert (outputs, metrics, judges) == reference[:3]
+
+
+def _local_copy(tmp_path, host):
+    _run(_project(tmp_path / "ref", delay=0.05), host, "local")
+    return tmp_path / "ref" / "results.db"
+
+
+DRIVER_CONFIG = """
+    [project]
+    concurrency = 2
+    [project.ray]
+    workers = 2
+    batch_size = 1
+    batches_in_flight = 1
+    [dataset]
+    options = { path = "qa.jsonl" }
+    [systems.slow]
+    rag = { name = "example/slow_echo", options = { delay_s = 0.5 } }
+    [evaluation]
+    metrics = ["token_recall"]
+"""
+
+
+def test_a_killed_driver_is_resumed_by_the_next_run(tmp_path, plugin_site, ray_cluster):
+    root = tmp_path / "driver"
+    config = write_project(root, DRIVER_CONFIG, qa=QA, docs={})
+    env = cli_env(plugin_site, **ray_env(ray_cluster.token))
+    command = [sys.executable, "-m", "ragassay", "run", str(config), "-q", "--executor", "ray"]
+    command += ["--address", ray_cluster.address]
+    first = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    db = root / "ragassay-results.db"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and _count(db) < 10:
+        time.sleep(0.2)
+    first.send_signal(signal.SIGKILL)
+    first.wait(30)
+    stored_before = _count(db)
+    assert 10 <= stored_before < 40, first.stderr.read()[-2000:]
+    second = subprocess.run(command, env=env, capture_output=True, text=True, timeout=240)
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert "resuming run" in second.stderr
+    assert "SIGTERM handler" not in second.stderr  # Ray joins from the main thread: no noise for users
+    assert "already done" in second.stderr and "(0 already done)" not in second.stderr
+    assert _stored(db)[3] == (40, 40)
+
+
+def _count(db):
+    if not db.exists():
+        return 0
+    try:
+        con = sqlite3.connect(db, timeout=5)
+        try:
+            return con.execute("select count(*) from outputs").fetchone()[0]
+        finally:
+            con.close()
+    except sqlite3.OperationalError:
+        return 0
