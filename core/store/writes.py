@@ -59,11 +59,13 @@ def _retrying(write: Callable[[], None]) -> None:
 
 
 def _is_conflict(exc: Exception) -> bool:
-    """Whether a failed write lost a race with another writer (worth retrying) rather than being wrong."""
+    """Whether a failed write lost a race with another writer of the same unit (worth retrying) rather than
+    being wrong (a batch with a duplicate value fails at once)."""
+    orig = getattr(exc, "orig", None)
     if isinstance(exc, IntegrityError):
-        return True
-    sqlstate = getattr(getattr(exc, "orig", None), "sqlstate", None)
-    return sqlstate in _RETRY_SQLSTATES or "database is locked" in str(getattr(exc, "orig", ""))
+        constraint = getattr(getattr(orig, "diag", None), "constraint_name", None)
+        return constraint == "uq_output_unit" or "outputs.run_id, outputs.system, outputs.question_id" in str(orig)
+    return getattr(orig, "sqlstate", None) in _RETRY_SQLSTATES or "database is locked" in str(orig)
 
 
 def _write(conn: Any, run_id: str, results: Sequence[Any], context: Any, now: float, *, replace: bool) -> None:

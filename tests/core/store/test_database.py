@@ -113,7 +113,8 @@ def test_write_read_and_replace_failed_unit(any_url):
     assert detail["outputs"][0]["output"].context_ids == ["d#0"]
 
 
-def test_a_failing_batch_writes_nothing(any_url):
+@pytest.mark.parametrize("replace_existing", [False, True])
+def test_a_failing_batch_writes_nothing(any_url, replace_existing):
     store = open_store(any_url)
     make_run(store)
     good = UnitResult("sys", "a", "ok", RAGOutput(answer="x"), metrics=[MetricValue(metric="m", value=1.0)])
@@ -125,7 +126,7 @@ def test_a_failing_batch_writes_nothing(any_url):
         metrics=[MetricValue(metric="m", value=1.0), MetricValue(metric="m", value=0.0)],
     )
     with pytest.raises(IntegrityError):
-        store.write_units("r1", [good, dup])  # duplicate metric row violates the primary key
+        store.write_units("r1", [good, dup], replace_existing=replace_existing)  # a duplicate metric row
     assert store.output_rows("r1") == []
 
 
