@@ -1,4 +1,4 @@
-"""ResultsStore: open, migrate, write batches of results, read them back."""
+"""ResultsStore: write batches of results and read them back (opening and migrating: :mod:`.connect`)."""
 
 from __future__ import annotations
 
@@ -6,28 +6,17 @@ import dataclasses
 import json
 import time
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
-from sqlalchemy import create_engine, delete, event, func, insert, select, update
+from sqlalchemy import func, insert, select, update
 from sqlalchemy.engine import Engine
-from sqlalchemy.exc import DatabaseError, OperationalError, SQLAlchemyError
 
 from ..errors import StoreError
 from ..models import Judgement, MetricValue, RAGOutput, Sample, TokenUsage
 from . import schema as t
 from .lease import live_holders, run_state
-from .migrations import current_version, migrate, output_columns
-
-
-def store_url(results: str, base_dir: Path) -> str:
-    """A SQLAlchemy URL from a config value: URLs are kept, paths become SQLite files under ``base_dir``."""
-    if "://" in results:
-        return results
-    path = Path(results).expanduser()
-    if not path.is_absolute():
-        path = base_dir / path
-    return f"sqlite:///{path}"
+from .urls import redact_config
+from .writes import write_batch
 
 
 @dataclasses.dataclass
@@ -90,6 +79,7 @@ class ResultsStore:
     def create_run(self, run: dict[str, Any], systems: Sequence[tuple[str, str]], samples: Sequence[Sample]) -> None:
         """Insert a run with its systems (name, spec json) and samples, atomically."""
         now = time.time()
+        run = {**run, "config_json": redact_config(run["config_json"])}  # never a literal password
         with self._begin() as conn:
             conn.execute(insert(t.runs).values(**run, created_at=now, updated_at=now, status="running"))
             conn.execute(
@@ -297,38 +287,26 @@ class ResultsStore:
             raw = conn.execute(select(t.outputs.c.output_json).where(t.outputs.c.id == output_id)).scalar_one()
         return RAGOutput.model_validate_json(raw)
 
-    def write_units(self, run_id: str, results: Sequence[UnitResult], context: WriteContext | None = None) -> None:
-        """Write a batch of unit results in one transaction (all or nothing)."""
+    def write_units(
+        self,
+        run_id: str,
+        results: Sequence[UnitResult],
+        context: WriteContext | None = None,
+        *,
+        replace_existing: bool = False,
+    ) -> None:
+        """Write a batch of unit results in one transaction (all or nothing).
+
+        :param replace_existing: fresh results (no ``output_id``, no ``replaces``) first delete whatever is stored
+            for the same (run, system, question_id), and a conflict with a concurrent writer is retried, so a unit
+            computed twice is stored once (see :mod:`ragassay.store.writes`). Off by default: a second write of a
+            stored unit is then an IntegrityError.
+        """
         if context is None:
             from ..llm.pricing import PriceTable
 
             context = WriteContext(PriceTable())
-        now = time.time()
-        with self._begin() as conn:
-            replaced = [r.replaces for r in results if r.replaces is not None]
-            if replaced:
-                conn.execute(delete(t.metric_values).where(t.metric_values.c.output_id.in_(replaced)))
-                conn.execute(delete(t.judgements).where(t.judgements.c.output_id.in_(replaced)))
-                conn.execute(delete(t.outputs).where(t.outputs.c.id.in_(replaced)))
-            fresh = [r for r in results if r.output_id is None]
-            if fresh:
-                ids = (
-                    conn.execute(
-                        insert(t.outputs).returning(t.outputs.c.id, sort_by_parameter_order=True),
-                        [_output_row(run_id, r, now, context.prices) for r in fresh],
-                    )
-                    .scalars()
-                    .all()
-                )
-                for result, output_id in zip(fresh, ids):
-                    result.output_id = output_id
-            metric_rows = [_metric_row(r.output_id, m, context) for r in results for m in r.metrics]
-            for rows in _by_columns(metric_rows):
-                conn.execute(insert(t.metric_values), rows)
-            judge_rows = [_judgement_row(r.output_id, j, context) for r in results for j in r.judgements]
-            for rows in _by_columns(judge_rows):
-                conn.execute(insert(t.judgements), rows)
-            conn.execute(update(t.runs).where(t.runs.c.id == run_id).values(updated_at=now))
+        write_batch(self.engine, run_id, results, context, replace_existing=replace_existing)
 
     # -- reading results ------------------------------------------------------------------------
 
@@ -516,56 +494,6 @@ class ResultsStore:
         self.engine.dispose()
 
 
-def _output_row(run_id: str, r: UnitResult, now: float, prices: Any) -> dict[str, Any]:
-    out = r.output
-    return {
-        "run_id": run_id,
-        "system": r.system,
-        "question_id": r.question_id,
-        "status": r.status,
-        "error": r.error,
-        "answer": out.answer if out else None,
-        "output_json": out.model_dump_json() if out else None,
-        "latency_s": out.latency_s if out else None,
-        "input_tokens": out.usage.input_tokens if out else 0,
-        "output_tokens": out.usage.output_tokens if out else 0,
-        "created_at": now,
-        "system_key": r.system_key,
-        "sample_key": r.sample_key,
-        "reused_from": r.reused_from,
-        **output_columns(out, prices),
-    }
-
-
-_NO_USAGE: dict[str, Any] = {}  # no model call: the usage columns keep their defaults (0, NULL)
-
-
-def _by_columns(rows: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
-    """Rows grouped by their set of columns (one executemany each)."""
-    groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
-    for row in rows:
-        groups.setdefault(tuple(row), []).append(row)
-    return list(groups.values())
-
-
-def _usage_row(usage: TokenUsage | None, prices: Any) -> dict[str, Any]:
-    """Evaluation-cost columns of one metric value or judgement."""
-    if usage is None:
-        return _NO_USAGE
-    unpriced = prices.unpriced(usage)
-    if not usage.by_model and (usage.input_tokens or usage.output_tokens):
-        unpriced = ["(tokens reported without a model)"]
-    return {
-        "input_tokens": usage.input_tokens,
-        "output_tokens": usage.output_tokens,
-        "calls": usage.calls,
-        "cached_tokens": usage.cached_tokens,
-        "cache_hits": usage.cache_hits,
-        "cost_usd": None if unpriced else prices.cost(usage),
-        "unpriced": ", ".join(unpriced) or None,
-    }
-
-
 def _dicts(result: Any) -> list[dict[str, Any]]:
     """The rows of a query result as dicts (the keys read once, not per row: large runs read fast)."""
     keys = list(result.keys())
@@ -593,80 +521,3 @@ def _usage(row: Any) -> TokenUsage:
         calls=row.calls or 0,
         cache_hits=row.cache_hits or 0,
     )
-
-
-def _metric_row(output_id: int | None, m: MetricValue, context: WriteContext) -> dict[str, Any]:
-    return {
-        "output_id": output_id,
-        "metric": m.metric,
-        "repeat": m.repeat,
-        "value": m.value,
-        "unscored_reason": m.unscored_reason,
-        "details_json": json.dumps(m.details, sort_keys=True) if m.details else None,
-        "metric_key": context.metric_keys.get(m.metric),
-        **_usage_row(m.usage, context.prices),
-    }
-
-
-def _judgement_row(output_id: int | None, j: Judgement, context: WriteContext) -> dict[str, Any]:
-    return {
-        "output_id": output_id,
-        "judge": j.judge,
-        "repeat": j.repeat,
-        "verdict": j.verdict,
-        "score": j.score,
-        "explanation": j.explanation,
-        "judge_id": j.judge_id,
-        "details_json": json.dumps(j.details, sort_keys=True) if j.details else None,
-        "judge_key": context.judge_keys.get(j.judge),
-        **_usage_row(j.usage, context.prices),
-    }
-
-
-def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
-    cursor = dbapi_connection.cursor()
-    cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute("PRAGMA synchronous=NORMAL")
-    cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA busy_timeout=10000")
-    cursor.close()
-
-
-def _lock_for_migration(conn: Any) -> None:
-    """On SQLite, migrate under the write lock, so two processes opening a new file do not both create it."""
-    if conn.dialect.name == "sqlite":
-        conn.exec_driver_sql("BEGIN IMMEDIATE")
-
-
-def open_store(url: str, *, create: bool = True) -> ResultsStore:
-    """Open (and migrate) the results database at ``url``.
-
-    Refuses a database written by a newer ragassay, and a file that is not a database, with a clear message.
-    """
-    if url.startswith("sqlite:///"):
-        path = Path(url.removeprefix("sqlite:///"))
-        if not create and not path.exists():
-            raise StoreError(f"no results database at {path}. Run 'ragassay run CONFIG' first.")
-        if path.parent and not path.parent.exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        engine = create_engine(url)
-    except (SQLAlchemyError, ImportError, ValueError) as exc:
-        raise StoreError(f"cannot use results database URL {url!r}: {exc}") from exc
-    if engine.dialect.name == "sqlite":
-        event.listen(engine, "connect", _sqlite_pragmas)
-    try:
-        with engine.begin() as conn:
-            version = current_version(conn)
-            if version > t.SCHEMA_VERSION:
-                raise StoreError(
-                    f"results database {url} has schema version {version}, newer than this ragassay "
-                    f"understands ({t.SCHEMA_VERSION}). Upgrade ragassay; the database was not modified."
-                )
-            if version < t.SCHEMA_VERSION:
-                _lock_for_migration(conn)
-                migrate(conn, t.SCHEMA_VERSION)
-    except (DatabaseError, OperationalError) as exc:
-        engine.dispose()
-        raise StoreError(f"cannot open results database {url}: {exc.orig}. Is it a ragassay results file?") from exc
-    return ResultsStore(engine)

@@ -6,7 +6,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import StoreError
-from .database import ResultsStore, open_store, store_url
+from .connect import open_store
+from .database import ResultsStore
+from .urls import store_url
 
 
 def open_results(config: str | Path = ".", db: str | None = None) -> ResultsStore:
@@ -19,7 +21,7 @@ def open_results(config: str | Path = ".", db: str | None = None) -> ResultsStor
     Never creates a database: a missing file is a :class:`~ragassay.errors.StoreError` saying to run first.
     """
     if db is not None:
-        return open_store(store_url(db, Path.cwd()), create=False)
+        return open_store(store_url(db, Path.cwd()), create=False, key="--db")
     from ..config import load_config
 
     loaded = load_config(config)

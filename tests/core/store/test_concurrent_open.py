@@ -8,6 +8,7 @@ import sys
 import time
 
 import pytest
+from postgres_server import make_postgres_server_fixture, make_postgres_url_fixture
 
 pytestmark = pytest.mark.slow
 
@@ -35,3 +36,29 @@ def test_processes_opening_a_new_results_file_at_once_all_succeed(tmp_path, roun
     from ragassay.store import SCHEMA_VERSION
 
     assert con.execute("select version from schema_version").fetchall() == [(SCHEMA_VERSION,)]
+
+
+postgres_server = make_postgres_server_fixture()
+postgres_url = make_postgres_url_fixture()
+
+OPEN_URL_AT = OPEN_AT.replace('"sqlite:///" + sys.argv[1]', "sys.argv[1]")
+
+
+def test_processes_opening_a_new_postgresql_database_at_once_all_succeed(postgres_url):
+    start = time.time() + 3.0
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", OPEN_URL_AT, postgres_url, str(start)], stderr=subprocess.PIPE, text=True
+        )
+        for _ in range(6)
+    ]
+    errors = [p.communicate(timeout=120)[1] for p in procs]
+    assert [p.returncode for p in procs] == [0] * 6, "\n".join(e for e in errors if e)
+    from sqlalchemy import create_engine, text
+
+    from ragassay.store import SCHEMA_VERSION
+
+    engine = create_engine(postgres_url)
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT version FROM schema_version")).all() == [(SCHEMA_VERSION,)]
+    engine.dispose()

@@ -5,12 +5,26 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
+from postgres_server import make_postgres_server_fixture, make_postgres_url_fixture
+from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 
 from ragassay.errors import StoreError
-from ragassay.models import Judgement, MetricValue, RAGOutput, Sample
+from ragassay.models import Judgement, MetricValue, RAGOutput, Sample, TokenUsage
 from ragassay.store import SCHEMA_VERSION, open_store, store_url
 from ragassay.store.database import UnitResult
+from ragassay.store.schema import metric_values
+
+postgres_server = make_postgres_server_fixture()
+postgres_url = make_postgres_url_fixture()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def any_url(request, tmp_path):
+    """The URL of a new results database: a SQLite file, or a database on the throwaway PostgreSQL server."""
+    if request.param == "sqlite":
+        return store_url("results.db", tmp_path)
+    return request.getfixturevalue("postgres_url")
 
 
 def make_run(store, run_id="r1", samples=("a", "b")):
@@ -63,8 +77,8 @@ def test_missing_database_when_reading(tmp_path):
         open_store(store_url("none.db", tmp_path), create=False)
 
 
-def test_write_read_and_replace_failed_unit(tmp_path):
-    store = open_store(store_url("results.db", tmp_path))
+def test_write_read_and_replace_failed_unit(any_url):
+    store = open_store(any_url)
     make_run(store)
     failed = UnitResult("sys", "a", "failed", error="RuntimeError: x")
     ok = UnitResult(
@@ -99,8 +113,9 @@ def test_write_read_and_replace_failed_unit(tmp_path):
     assert detail["outputs"][0]["output"].context_ids == ["d#0"]
 
 
-def test_a_failing_batch_writes_nothing(tmp_path):
-    store = open_store(store_url("results.db", tmp_path))
+@pytest.mark.parametrize("replace_existing", [False, True])
+def test_a_failing_batch_writes_nothing(any_url, replace_existing):
+    store = open_store(any_url)
     make_run(store)
     good = UnitResult("sys", "a", "ok", RAGOutput(answer="x"), metrics=[MetricValue(metric="m", value=1.0)])
     dup = UnitResult(
@@ -111,12 +126,12 @@ def test_a_failing_batch_writes_nothing(tmp_path):
         metrics=[MetricValue(metric="m", value=1.0), MetricValue(metric="m", value=0.0)],
     )
     with pytest.raises(IntegrityError):
-        store.write_units("r1", [good, dup])  # duplicate metric row violates the primary key
+        store.write_units("r1", [good, dup], replace_existing=replace_existing)  # a duplicate metric row
     assert store.output_rows("r1") == []
 
 
-def test_get_run_by_prefix_and_unknown(tmp_path):
-    store = open_store(store_url("results.db", tmp_path))
+def test_get_run_by_prefix_and_unknown(any_url):
+    store = open_store(any_url)
     make_run(store, "abc123")
     make_run(store, "abd456")
     assert store.get_run("abc")["id"] == "abc123"
@@ -133,3 +148,77 @@ def test_any_sqlalchemy_url(tmp_path):
     store = open_store(url)
     make_run(store)
     assert [r["id"] for r in store.list_runs()] == ["r1"]
+
+
+def usage(model, tokens):
+    return TokenUsage(input_tokens=tokens, output_tokens=1, calls=1, by_model={model: TokenUsage(input_tokens=tokens)})
+
+
+def test_every_reader_gives_the_same_rows_on_every_backend(any_url):
+    store = open_store(any_url)
+    make_run(store, "r_1%", samples=("a", "b", "c"))
+    make_run(store, "rx1x", samples=("a",))
+    units = [
+        UnitResult(
+            "sys",
+            q,
+            "ok",
+            RAGOutput(answer=f"answer {q}", contexts=["c", " "], retrieved=True),
+            metrics=[
+                MetricValue(metric="m", value=0.25, details={"k": [1, 2]}),
+                MetricValue(metric="m", value=0.75, repeat=1, usage=usage("openai/unpriced-x", 10)),
+                MetricValue(metric="u", value=None, unscored_reason="no references"),
+            ],
+            judgements=[Judgement(judge="j", verdict="correct", score=1.0, usage=usage("openai/unpriced-y", 5))],
+        )
+        for q in ("a", "b")
+    ]
+    store.write_units("r_1%", [*units, UnitResult("sys", "c", "failed", error="boom")])
+    assert store.get_run("r_1%")["id"] == "r_1%"  # LIKE wildcards in a prefix match themselves only
+    with pytest.raises(StoreError, match="not found"):
+        store.get_run("r_1_")
+    listed = {r["id"]: r for r in store.list_runs()}
+    assert (listed["r_1%"]["outputs"], listed["r_1%"]["failed"], listed["r_1%"]["systems"]) == (3, 1, 1)
+    assert (listed["rx1x"]["outputs"], listed["rx1x"]["failed"]) == (0, 0)
+    assert sorted((r["question_id"], r["metric"], r["value"]) for r in store.metric_rows("r_1%")) == [
+        ("a", "m", 0.25),
+        ("a", "u", None),
+        ("b", "m", 0.25),
+        ("b", "u", None),
+    ]
+    assert sorted((r["question_id"], r["repeat"], r["value"]) for r in store.repeat_rows("r_1%")) == [
+        ("a", 0, 0.25),
+        ("a", 1, 0.75),
+        ("b", 0, 0.25),
+        ("b", 1, 0.75),
+    ]
+    values = store.value_rows("r_1%", "metric")
+    assert {r["details"].get("k", None) == [1, 2] for r in values if r["repeat"] == 0 and r["metric"] == "m"} == {True}
+    outputs = {r["question_id"]: r for r in store.output_rows("r_1%")}
+    assert (outputs["a"]["retrieved"], outputs["a"]["retrieved_count"], outputs["c"]["status"]) == (1, 1, "failed")
+    cost = store.evaluation_usage("r_1%")["sys"]
+    assert (cost["input_tokens"], cost["calls"], cost["cost_usd"]) == (30, 4, 0.0)
+    assert sorted(cost["unpriced"].split(",")) == ["openai/unpriced-x"] * 2 + ["openai/unpriced-y"] * 2
+    stored = store.stored_units("r_1%")
+    assert stored[("sys", "a")].metrics == {"m", "u"} and stored[("sys", "a")].repeats == {("m", 1)}
+    detail = store.sample_detail("r_1%", "a")
+    assert [m["metric"] for m in sorted(detail["outputs"][0]["metrics"], key=lambda m: m["metric"])] == ["m", "u"]
+    store.close()
+
+
+def test_replace_existing_stores_a_unit_computed_twice_once(any_url):
+    store = open_store(any_url)
+    make_run(store)
+    first = UnitResult("sys", "a", "ok", RAGOutput(answer="first"), metrics=[MetricValue(metric="m", value=0.0)])
+    store.write_units("r1", [first])
+    again = UnitResult("sys", "a", "ok", RAGOutput(answer="again"), metrics=[MetricValue(metric="m", value=1.0)])
+    with pytest.raises(IntegrityError):  # the default refuses a second copy (UNIQUE run_id, system, question_id)
+        store.write_units("r1", [again])
+    again.output_id = None
+    store.write_units("r1", [again], replace_existing=True)
+    assert [(r["question_id"], r["id"]) for r in store.output_rows("r1")] == [("a", again.output_id)]
+    assert [(r["metric"], r["value"]) for r in store.metric_rows("r1")] == [("m", 1.0)]
+    assert store.load_output(again.output_id).answer == "again"
+    with store.engine.connect() as conn:  # the first copy's metric value went with it
+        assert conn.execute(select(func.count()).select_from(metric_values)).scalar() == 1
+    store.close()

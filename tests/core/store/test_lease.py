@@ -1,4 +1,4 @@
-"""Run leases on a real SQLite results file: atomic acquisition, staleness, takeover, run states."""
+"""Run leases on a real SQLite results file and a real PostgreSQL database: atomic acquisition, staleness, takeover, run states."""
 
 from __future__ import annotations
 
@@ -9,16 +9,21 @@ import threading
 import time
 
 import pytest
+from postgres_server import make_postgres_server_fixture, make_postgres_url_fixture
 from sqlalchemy import insert, select
 
 from ragassay.store import open_store
 from ragassay.store.lease import Holder, LeaseHeldError, acquire, run_state, stale_reason
 from ragassay.store.schema import run_leases
 
+postgres_server = make_postgres_server_fixture()
+postgres_url = make_postgres_url_fixture()
 
-@pytest.fixture
-def store(tmp_path):
-    store = open_store(f"sqlite:///{tmp_path / 'results.db'}")
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store(request, tmp_path):
+    url = request.getfixturevalue("postgres_url") if request.param == "postgresql" else None
+    store = open_store(url or f"sqlite:///{tmp_path / 'results.db'}")
     yield store
     store.close()
 

@@ -1,0 +1,91 @@
+"""Table rows from result models: what :meth:`ResultsStore.write_units` inserts for outputs, metric values and
+judgements (with their evaluation-cost columns)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..models import Judgement, MetricValue, TokenUsage
+from .migrations import output_columns
+
+
+def output_row(run_id: str, r: Any, now: float, prices: Any) -> dict[str, Any]:
+    """The ``outputs`` row of a fresh :class:`~ragassay.store.database.UnitResult`."""
+    out = r.output
+    return {
+        "run_id": run_id,
+        "system": r.system,
+        "question_id": r.question_id,
+        "status": r.status,
+        "error": r.error,
+        "answer": out.answer if out else None,
+        "output_json": out.model_dump_json() if out else None,
+        "latency_s": out.latency_s if out else None,
+        "input_tokens": out.usage.input_tokens if out else 0,
+        "output_tokens": out.usage.output_tokens if out else 0,
+        "created_at": now,
+        "system_key": r.system_key,
+        "sample_key": r.sample_key,
+        "reused_from": r.reused_from,
+        **output_columns(out, prices),
+    }
+
+
+_NO_USAGE: dict[str, Any] = {}  # no model call: the usage columns keep their defaults (0, NULL)
+
+
+def by_columns(rows: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """Rows grouped by their set of columns (one executemany each)."""
+    groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault(tuple(row), []).append(row)
+    return list(groups.values())
+
+
+def usage_row(usage: TokenUsage | None, prices: Any) -> dict[str, Any]:
+    """Evaluation-cost columns of one metric value or judgement."""
+    if usage is None:
+        return _NO_USAGE
+    unpriced = prices.unpriced(usage)
+    if not usage.by_model and (usage.input_tokens or usage.output_tokens):
+        unpriced = ["(tokens reported without a model)"]
+    return {
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "calls": usage.calls,
+        "cached_tokens": usage.cached_tokens,
+        "cache_hits": usage.cache_hits,
+        "cost_usd": None if unpriced else prices.cost(usage),
+        "unpriced": ", ".join(unpriced) or None,
+    }
+
+
+def metric_row(output_id: int | None, m: MetricValue, context: Any) -> dict[str, Any]:
+    """The ``metric_values`` row of one value (``context``: a :class:`WriteContext`)."""
+    return {
+        "output_id": output_id,
+        "metric": m.metric,
+        "repeat": m.repeat,
+        "value": m.value,
+        "unscored_reason": m.unscored_reason,
+        "details_json": json.dumps(m.details, sort_keys=True) if m.details else None,
+        "metric_key": context.metric_keys.get(m.metric),
+        **usage_row(m.usage, context.prices),
+    }
+
+
+def judgement_row(output_id: int | None, j: Judgement, context: Any) -> dict[str, Any]:
+    """The ``judgements`` row of one judgement (``context``: a :class:`WriteContext`)."""
+    return {
+        "output_id": output_id,
+        "judge": j.judge,
+        "repeat": j.repeat,
+        "verdict": j.verdict,
+        "score": j.score,
+        "explanation": j.explanation,
+        "judge_id": j.judge_id,
+        "details_json": json.dumps(j.details, sort_keys=True) if j.details else None,
+        "judge_key": context.judge_keys.get(j.judge),
+        **usage_row(j.usage, context.prices),
+    }
