@@ -225,3 +225,13 @@ def ragassay_cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None
         text=True,
         timeout=timeout,
     )
+
+
+# Real servers, one of each per test session (started on first use, stopped at the end): a throwaway
+# PostgreSQL (``postgres_server``, and a fresh database per test: ``postgres_url``) and a local Ray cluster.
+from postgres_server import make_postgres_server_fixture, make_postgres_url_fixture  # noqa: E402
+from ray_cluster import make_ray_cluster_fixture  # noqa: E402
+
+postgres_server = make_postgres_server_fixture()
+postgres_url = make_postgres_url_fixture()
+ray_cluster = make_ray_cluster_fixture()

@@ -142,6 +142,7 @@ class RayExecutor:
     async def process(self, job: WorkerJob, work: Iterable[tuple[WorkItem, ItemInputs]]) -> AsyncIterator:
         """Yield ``(results, stored)`` per finished batch: unit results, or digests when workers stored them."""
         ray = connect(self.options.address)
+        self._check_capacity(ray)
         job = dataclasses.replace(job, store_url=job.store_url if self.writes_in_workers else None)
         self.budget = _start_budget()
         corpus = ray.put(job.corpus)  # once: every worker reads the same object
@@ -166,6 +167,20 @@ class RayExecutor:
                         yield outcome
         finally:
             await self._shutdown(ray, slots, pending)
+
+    def _check_capacity(self, ray: Any) -> None:
+        """Workers that cannot all be placed would wait forever: an error on a cluster that cannot grow."""
+        need = self.options.workers * self.options.cpus_per_worker
+        have = ray.cluster_resources().get("CPU", 0)
+        if need <= have:
+            return
+        message = (
+            f"[project.ray] workers x cpus_per_worker = {need:g} CPUs, but the Ray cluster has {have:g}: lower "
+            "workers or cpus_per_worker (work that waits on LLM calls needs little CPU, e.g. 0.25)"
+        )
+        if self.options.address is None and not os.environ.get("RAY_ADDRESS"):
+            raise ConfigError(message)
+        self.warnings.append(message + "; the workers that do not fit wait until the cluster grows")
 
     def _spawn(self, ray: Any, remote: Any, job: WorkerJob, corpus: Any, index: int) -> _Slot:
         holder = f"worker-{index}-{uuid.uuid4().hex[:8]}"

@@ -33,7 +33,7 @@ from sqlalchemy import (
     func,
     select,
 )
-from sqlalchemy.exc import DatabaseError, OperationalError
+from sqlalchemy.exc import DatabaseError, IntegrityError, OperationalError
 
 from ..errors import StoreError
 from .types import LLMRequest, LLMResponse
@@ -99,7 +99,11 @@ class ResponseCache:
     """Get and put :class:`LLMResponse` objects by key. Thread-safe; one connection held for speed."""
 
     def __init__(self, url: str):
-        self.url = url
+        self.url = url  # as written: shown by `ragassay cache stats`, a ${VAR} secret never expanded there
+        if "://" in url and "$" in url:  # a server URL with its secret in the environment
+            from ..store.urls import expand
+
+            url = expand(url, "[llm] cache_path")
         if url.startswith("sqlite:///"):
             Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
         self.engine = create_engine(url)
@@ -160,9 +164,12 @@ class ResponseCache:
                 self._raw.execute(_SQLITE_PUT, row)
                 self._raw.commit()
                 return
-            self._conn.execute(delete(responses).where(responses.c.key == key))
-            self._conn.execute(responses.insert().values(**row))
-            self._conn.commit()
+            try:
+                self._conn.execute(delete(responses).where(responses.c.key == key))
+                self._conn.execute(responses.insert().values(**row))
+                self._conn.commit()
+            except IntegrityError:  # another process (a Ray worker) stored the same request meanwhile: keep it
+                self._conn.rollback()
 
     def stats(self) -> dict[str, Any]:
         """Entries and stored tokens per backend and model."""

@@ -80,6 +80,9 @@ def _write(conn: Any, run_id: str, results: Sequence[Any], context: Any, now: fl
             same_unit = tuple_(t.outputs.c.system, t.outputs.c.question_id).in_(chunk)
             _delete_outputs(conn, (t.outputs.c.run_id == run_id) & same_unit)
         fresh.sort(key=lambda r: (r.system, r.question_id))  # one insert order for every writer: fewer deadlocks
+        for result in results:  # values added to a stored output: a redone unit replaces its earlier values
+            if result.output_id is not None:
+                _delete_values(conn, result)
     if fresh:
         ids = (
             conn.execute(
@@ -96,6 +99,19 @@ def _write(conn: Any, run_id: str, results: Sequence[Any], context: Any, now: fl
     for rows in by_columns([judgement_row(r.output_id, j, context) for r in results for j in r.judgements]):
         conn.execute(insert(t.judgements), rows)
     conn.execute(update(t.runs).where(t.runs.c.id == run_id).values(updated_at=now))
+
+
+def _delete_values(conn: Any, result: Any) -> None:
+    """Delete the stored metric values and judgements that ``result`` (on a stored output) writes again."""
+    m, j = t.metric_values.c, t.judgements.c
+    metrics = sorted({(v.metric, v.repeat) for v in result.metrics})
+    judges = sorted({(v.judge, v.repeat) for v in result.judgements})
+    if metrics:
+        conn.execute(
+            delete(t.metric_values).where(m.output_id == result.output_id, tuple_(m.metric, m.repeat).in_(metrics))
+        )
+    if judges:
+        conn.execute(delete(t.judgements).where(j.output_id == result.output_id, tuple_(j.judge, j.repeat).in_(judges)))
 
 
 def _delete_outputs(conn: Any, which: Any) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from postgres_server import ROLE, make_postgres_server_fixture, make_postgres_url_fixture
+from postgres_server import ROLE
 from sqlalchemy import create_engine, text
 
 from ragassay import load_run
@@ -13,9 +13,6 @@ from ragassay import load_run
 from conftest import BASIC_CONFIG, cli_env, ragassay_cli, write_project
 
 pytestmark = pytest.mark.slow
-
-postgres_server = make_postgres_server_fixture()
-postgres_url = make_postgres_url_fixture()
 
 
 def test_run_and_every_reader_on_postgresql_with_the_password_from_the_environment(

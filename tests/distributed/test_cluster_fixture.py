@@ -5,9 +5,6 @@ from __future__ import annotations
 import os
 
 import pytest
-from ray_cluster import make_ray_cluster_fixture
-
-ray_cluster = make_ray_cluster_fixture()
 
 
 @pytest.mark.slow

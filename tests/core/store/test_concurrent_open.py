@@ -8,7 +8,6 @@ import sys
 import time
 
 import pytest
-from postgres_server import make_postgres_server_fixture, make_postgres_url_fixture
 
 pytestmark = pytest.mark.slow
 
@@ -37,9 +36,6 @@ def test_processes_opening_a_new_results_file_at_once_all_succeed(tmp_path, roun
 
     assert con.execute("select version from schema_version").fetchall() == [(SCHEMA_VERSION,)]
 
-
-postgres_server = make_postgres_server_fixture()
-postgres_url = make_postgres_url_fixture()
 
 OPEN_URL_AT = OPEN_AT.replace('"sqlite:///" + sys.argv[1]', "sys.argv[1]")
 

@@ -6,7 +6,6 @@ import multiprocessing
 import time
 
 import pytest
-from postgres_server import make_postgres_server_fixture, make_postgres_url_fixture
 from sqlalchemy import create_engine, text
 from store_hammer import METRICS, QUESTIONS, RUNS, SYSTEMS, create_runs, write_share
 
@@ -14,8 +13,6 @@ from ragassay.store import store_url
 
 pytestmark = pytest.mark.slow
 
-postgres_server = make_postgres_server_fixture()
-postgres_url = make_postgres_url_fixture()
 
 WRITERS = 6
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
-from postgres_server import make_postgres_server_fixture, make_postgres_url_fixture
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 
@@ -14,9 +13,6 @@ from ragassay.models import Judgement, MetricValue, RAGOutput, Sample, TokenUsag
 from ragassay.store import SCHEMA_VERSION, open_store, store_url
 from ragassay.store.database import UnitResult
 from ragassay.store.schema import metric_values
-
-postgres_server = make_postgres_server_fixture()
-postgres_url = make_postgres_url_fixture()
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -221,4 +217,29 @@ def test_replace_existing_stores_a_unit_computed_twice_once(any_url):
     assert store.load_output(again.output_id).answer == "again"
     with store.engine.connect() as conn:  # the first copy's metric value went with it
         assert conn.execute(select(func.count()).select_from(metric_values)).scalar() == 1
+    store.close()
+
+
+def test_replace_existing_rewrites_values_added_to_a_stored_output(any_url):
+    """A unit that only adds metric values to its stored output, redone by another worker, is stored once."""
+    store = open_store(any_url)
+    make_run(store)
+    base = UnitResult("sys", "a", "ok", RAGOutput(answer="x"), metrics=[MetricValue(metric="m", value=0.0)])
+    store.write_units("r1", [base])
+
+    def added(value):
+        return UnitResult(
+            "sys",
+            "a",
+            "ok",
+            RAGOutput(answer="x"),
+            output_id=base.output_id,
+            metrics=[MetricValue(metric="n", value=value)],
+        )
+
+    store.write_units("r1", [added(0.5)], replace_existing=True)
+    store.write_units("r1", [added(0.75)], replace_existing=True)  # the same unit's values, computed again
+    assert sorted((r["metric"], r["value"]) for r in store.metric_rows("r1")) == [("m", 0.0), ("n", 0.75)]
+    with pytest.raises(IntegrityError):  # without it, a second copy of the value is refused
+        store.write_units("r1", [added(1.0)])
     store.close()

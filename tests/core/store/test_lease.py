@@ -9,15 +9,11 @@ import threading
 import time
 
 import pytest
-from postgres_server import make_postgres_server_fixture, make_postgres_url_fixture
 from sqlalchemy import insert, select
 
 from ragassay.store import open_store
 from ragassay.store.lease import Holder, LeaseHeldError, acquire, run_state, stale_reason
 from ragassay.store.schema import run_leases
-
-postgres_server = make_postgres_server_fixture()
-postgres_url = make_postgres_url_fixture()
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

@@ -9,15 +9,12 @@ import sys
 import time
 
 import pytest
-from postgres_server import make_postgres_server_fixture, make_postgres_url_fixture
 
 from ragassay.store import open_store, store_url
 from ragassay.store.lease import LeaseHeldError, acquire
 
 pytestmark = pytest.mark.slow
 
-postgres_server = make_postgres_server_fixture()
-postgres_url = make_postgres_url_fixture()
 
 HOLD = """
 import sys, time
