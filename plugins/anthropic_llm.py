@@ -61,6 +61,9 @@ class AnthropicBackend(LLMBackend):
     def concurrency(self) -> int:
         return self.options.concurrency
 
+    def requests_per_minute(self) -> int | None:
+        return self.options.requests_per_minute
+
     def _make_client(self) -> Any:
         anthropic = require("anthropic", "anthropic", "the anthropic generator")
         o = self.options

@@ -79,6 +79,9 @@ class OpenAIBackend(LLMBackend):
     def concurrency(self) -> int:
         return self.options.concurrency
 
+    def requests_per_minute(self) -> int | None:
+        return self.options.requests_per_minute
+
     def _make_client(self) -> Any:
         openai = require("openai", "openai", "the openai generator")
         o = self.options

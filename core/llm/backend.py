@@ -49,6 +49,10 @@ class LLMBackend:
         """Most calls in flight at once for this backend and endpoint."""
         return 8
 
+    def requests_per_minute(self) -> int | None:
+        """Most call starts (attempts) in any 60-second window for this backend and endpoint; None: no bound."""
+        return None
+
     async def complete(self, request: LLMRequest) -> LLMResponse:
         """Make one attempt. Return the response (usage filled in) or raise
         :class:`~ragassay.llm.retry.RetryableError` (transient) or :class:`~ragassay.ProviderError` (permanent).

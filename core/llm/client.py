@@ -1,7 +1,8 @@
 """LLMClient: the one path every model call takes.
 
-    cache lookup -> (identical call in flight? wait for it) -> concurrency limit -> retries around the
-    backend's single attempt -> accounting (usage per backend/model, cost) -> cache store
+    cache lookup -> (identical call in flight? wait for it) -> retries around the backend's single attempt,
+    each attempt within the rate limits (concurrency, requests per minute) -> accounting (usage per
+    backend/model, cost) -> cache store
     -> structured output / forced tool check, with bounded corrective retries.
 
 A response served from the cache keeps its token counts but has ``calls == 0`` and ``cache_hits == 1``.
@@ -57,7 +58,7 @@ _inflight: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asynci
 
 
 class LLMClient:
-    """Calls ``backend`` through the cache, the shared concurrency limit and the retry policy."""
+    """Calls ``backend`` through the cache, the shared rate limits and the retry policy."""
 
     def __init__(
         self,
@@ -165,10 +166,10 @@ class LLMClient:
 
     async def _call(self, request: LLMRequest) -> LLMResponse:
         label = self.backend.label
-        limiter = limiter_for(self.backend.name, self.backend.endpoint(), self.backend.concurrency())
+        backend = self.backend
+        limiter = limiter_for(backend.name, backend.endpoint(), backend.concurrency(), backend.requests_per_minute())
         try:
-            async with limiter:
-                response, attempts = await call_with_retries(lambda: self.backend.complete(request), self.policy, label)
+            response, attempts = await call_with_retries(lambda: backend.complete(request), self.policy, label, limiter)
         except RagassayError as exc:
             self.stats.failures += 1
             self.stats.calls += getattr(exc, "attempts", 1)

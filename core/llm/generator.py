@@ -48,7 +48,7 @@ class LLMOptions(BaseModel):
 
 
 class RemoteOptions(LLMOptions):
-    """Options of backends reached over HTTP: endpoint, key, timeouts, retries, concurrency."""
+    """Options of backends reached over HTTP: endpoint, key, timeouts, retries, rate limits."""
 
     base_url: str | None = Field(None, description="Base URL of an OpenAI/Anthropic-compatible server.")
     api_key_env: str | None = Field(
@@ -62,6 +62,12 @@ class RemoteOptions(LLMOptions):
     max_backoff_s: float = Field(30.0, ge=0, description="Longest backoff delay.")
     max_retry_after_s: float = Field(120.0, ge=0, description="Longest wait honoured from a Retry-After header.")
     concurrency: int = Field(8, ge=1, le=1024, description="Most calls in flight to this backend and endpoint.")
+    requests_per_minute: int | None = Field(
+        None,
+        ge=1,
+        description="Most calls (retries included) started in any 60 s window to this backend and endpoint; "
+        "None: no bound. Shared like concurrency: the smallest value declared wins.",
+    )
     stream: bool = Field(False, description="Stream responses (a truncated stream is detected and retried).")
 
 

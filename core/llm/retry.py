@@ -14,13 +14,14 @@ number of attempts; the runner then marks that sample failed and carries on.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import email.utils
 import logging
 import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ..errors import ProviderError
 from .keys import scrub
@@ -94,16 +95,22 @@ def status_error(status: int, message: str, headers: Mapping[str, str] | None = 
     return ProviderError(f"HTTP {status}: {message}")
 
 
-async def call_with_retries(attempt: Callable[[], Awaitable[T]], policy: RetryPolicy, label: str) -> tuple[T, int]:
+async def call_with_retries(
+    attempt: Callable[[], Awaitable[T]], policy: RetryPolicy, label: str, slot: Any = None
+) -> tuple[T, int]:
     """Run ``attempt`` until it succeeds; returns (result, attempts made).
 
+    ``slot`` (an async context manager, e.g. a :func:`~ragassay.llm.limits.limiter_for` limiter) is entered
+    around each attempt, outside its timeout: every attempt is one start under the rate limits, and a call
+    waiting out its backoff holds no slot.
     Raises :class:`ProviderError` (message scrubbed of keys) on a permanent failure or after the last retry.
     """
     for number in range(policy.max_retries + 1):
         try:
-            if policy.timeout_s is None:
-                return await attempt(), number + 1
-            return await _within(attempt(), policy.timeout_s), number + 1
+            async with slot if slot is not None else contextlib.nullcontext():
+                if policy.timeout_s is None:
+                    return await attempt(), number + 1
+                return await _within(attempt(), policy.timeout_s), number + 1
         except asyncio.TimeoutError:
             error = RetryableError(f"no response within {policy.timeout_s:g} s (timeout)")
         except RetryableError as exc:

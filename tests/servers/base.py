@@ -1,4 +1,5 @@
-"""A threaded JSON HTTP server on 127.0.0.1 with scripted routes; stops when its context exits.
+"""A threaded JSON HTTP server on 127.0.0.1 with scripted routes; stops when its context exits. It records
+every request (with its arrival time) and counts the requests in flight (``in_flight``, ``peak_in_flight``).
 
 def chat(request):                 # request: Request(method, path, headers, json)
     return Reply(200, {"ok": True})
@@ -26,6 +27,7 @@ class Request:
     headers: dict[str, str]
     json: Any
     raw: bytes
+    received_at: float = 0.0  # time.monotonic() when the request arrived
 
 
 @dataclasses.dataclass
@@ -63,6 +65,8 @@ class JSONServer:
     def __init__(self, routes: dict[tuple[str, str], Route]):
         self.routes = routes
         self.requests: list[Request] = []
+        self.in_flight = 0  # requests received and not yet answered
+        self.peak_in_flight = 0
         self._lock = threading.Lock()
         self._server = _LoopbackHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -71,6 +75,20 @@ class JSONServer:
     def url(self) -> str:
         host, port = self._server.server_address[:2]
         return f"http://{host}:{port}"
+
+    def reset_peak(self) -> None:
+        """Start counting ``peak_in_flight`` afresh (from the requests in flight now)."""
+        with self._lock:
+            self.peak_in_flight = self.in_flight
+
+    def _enter(self) -> None:
+        with self._lock:
+            self.in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+
+    def _leave(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
 
     def __enter__(self) -> JSONServer:
         self._thread.start()
@@ -91,6 +109,15 @@ class JSONServer:
                 pass
 
             def _handle(self) -> None:
+                server._enter()
+                try:
+                    reply = self._reply()
+                finally:
+                    server._leave()  # before the reply goes out: the client cannot be done before this
+                self._send(reply)
+
+            def _reply(self) -> Reply:
+                received_at = time.monotonic()
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length) if length else b""
                 try:
@@ -98,14 +125,15 @@ class JSONServer:
                 except ValueError:
                     payload = None
                 path = self.path.split("?", 1)[0]
-                request = Request(self.command, path, {k.lower(): v for k, v in self.headers.items()}, payload, raw)
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                request = Request(self.command, path, headers, payload, raw, received_at)
                 with server._lock:
                     server.requests.append(request)
                 route = server.routes.get((self.command, path))
                 reply = route(request) if route else Reply(404, {"error": {"message": f"no route {path}"}})
                 if reply.delay_s:
                     time.sleep(reply.delay_s)
-                self._send(reply)
+                return reply
 
             def _send(self, reply: Reply) -> None:
                 try:

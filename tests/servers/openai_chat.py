@@ -112,6 +112,18 @@ class ScriptedServer:
         """Requests received so far."""
         return len(self.server.requests)
 
+    @property
+    def peak_in_flight(self) -> int:
+        """Most requests handled at once (since the start or :meth:`reset_peak`)."""
+        return self.server.peak_in_flight
+
+    @property
+    def in_flight(self) -> int:
+        return self.server.in_flight
+
+    def reset_peak(self) -> None:
+        self.server.reset_peak()
+
     def __enter__(self) -> ScriptedServer:
         self.server.__enter__()
         return self
