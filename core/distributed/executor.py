@@ -254,12 +254,10 @@ def _batches(work: Iterable[tuple[WorkItem, ItemInputs]], size: int) -> Iterator
 
 
 def _start_budget() -> Any:
-    """The cluster-wide LLM budget actor every worker takes its call slots from."""
-    try:
-        from .budget import LLMBudget
-    except ImportError:  # TODO(lead): wire after the budget branch lands
-        return None
-    return LLMBudget.remote()
+    """The cluster-wide LLM budget actor every worker takes its call slots from (one per run: unnamed)."""
+    from .budget import create_llm_budget
+
+    return create_llm_budget(name=None)
 
 
 def _cause(exc: BaseException) -> str:

@@ -9,11 +9,8 @@ import time
 import uuid
 
 import pytest
-from ray_cluster import make_ray_cluster_fixture
 
 from servers.openai_chat import OpenAIChatServer, ScriptedServer, Turn
-
-ray_cluster = make_ray_cluster_fixture()
 
 DELAY_S = 0.2  # every reply of the fast server takes this long
 SLOW_S = 3.0  # replies to "slow" requests

@@ -11,7 +11,10 @@ import pytest
 def test_cluster_runs_tasks_in_worker_processes(ray_cluster):
     import ray
 
-    ray.init(address=ray_cluster.address, configure_logging=False, log_to_driver=False, _node_ip_address="127.0.0.1")
+    if not ray.is_initialized():  # another test module may have joined already
+        ray.init(
+            address=ray_cluster.address, configure_logging=False, log_to_driver=False, _node_ip_address="127.0.0.1"
+        )
 
     @ray.remote
     def pid():

@@ -294,3 +294,44 @@ def test_workers_load_the_index_the_driver_built(tmp_path, host, ray_cluster):
     assert states == ["hit"] * 16  # built once on the driver, never rebuilt by a worker
     entries = list((tmp_path / "dense" / ".ragassay-cache" / "dense").iterdir())
     assert len(entries) == 1
+
+
+LLM_CONFIG = """
+    [project]
+    concurrency = 6
+    [project.ray]
+    workers = 3
+    cpus_per_worker = 0.5
+    batch_size = 4
+    batches_in_flight = 2
+    [llm]
+    cache = false
+    [corpus]
+    paths = ["corpus/*"]
+    [dataset]
+    options = {{ path = "qa.jsonl" }}
+    [systems.naive]
+    retriever = "keyword"
+    options = {{ top_k = 1 }}
+    [systems.naive.generator]
+    name = "openai"
+    options = {{ model = "test-model", base_url = "{url}/v1", concurrency = 2, max_retries = 0 }}
+    [evaluation]
+    metrics = ["token_recall"]
+"""
+
+
+def test_workers_share_one_llm_budget(tmp_path, host, ray_cluster):
+    """3 workers x 6 units at once, and the provider still sees at most the configured 2 calls in flight."""
+    from servers.openai_chat import OpenAIChatServer, Turn
+
+    _join(ray_cluster)
+    with OpenAIChatServer(lambda request: Turn(text="an answer", delay_s=0.15)) as server:
+        config = write_project(tmp_path / "llm", LLM_CONFIG.format(url=server.url), qa=QA[:24], docs=DOCS)
+        start = time.perf_counter()
+        summary = _run(config, host, "ray")
+        wall = time.perf_counter() - start
+        assert (summary.completed, summary.failed) == (24, 0), summary.failures[:2]
+        assert server.calls == 24
+        assert server.peak_in_flight == 2  # the budget is reached and never exceeded, across 3 processes
+    assert wall >= 24 * 0.15 / 2  # not faster than the budget allows
