@@ -63,6 +63,7 @@ def _add_commands() -> None:
         cache_cmd,
         compare_cmd,
         decisions_cmd,
+        gate_cmd,
         generate_cmd,
         init_cmd,
         meta_eval_cmd,
@@ -90,6 +91,7 @@ def _add_commands() -> None:
         cache_cmd,
         unitxt_cmd,
         breakdown_cmd,
+        gate_cmd,
     ):
         for command in module.COMMANDS:
             cli.add_command(command)
