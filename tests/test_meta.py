@@ -83,8 +83,8 @@ def test_hook_reference_in_docs_is_generated_from_hookspecs():
     import subprocess
     import sys
 
-    result = subprocess.run([sys.executable, str(REPO / "docs" / "generate_hook_reference.py"), "--check"])
-    assert result.returncode == 0, "docs/plugins.md is stale: run python docs/generate_hook_reference.py"
+    result = subprocess.run([sys.executable, str(REPO / "docs" / "gen" / "generate.py"), "--check"])
+    assert result.returncode == 0, "generated docs are stale: run python docs/gen/generate.py"
 
 
 def test_plugin_tutorial_code_works():
