@@ -101,7 +101,8 @@ def assert_metric(
             failures += [
                 f"{metric} of {name}: {failed}, wanted {goal}",
                 f"  mean {_num(interval.mean)}, {confidence:.0%} CI [{_num(low)}, {_num(high)}], "
-                f"n {interval.n_scored} scored, {unscored} unscored (BCa bootstrap, {RESAMPLES:,} resamples, seed {seed})",
+                f"n {interval.n_scored} scored, {unscored} unscored "
+                f"(BCa bootstrap, {RESAMPLES:,} resamples, seed {seed})",
                 *worst_samples(run, name, metric, direction),
                 "",
             ]

@@ -59,7 +59,7 @@ def test_open_run_finds_stored_runs(run, tmp_path):
     assert ragassay.open_run(run.run_id[:8], db=str(tmp_path / "ragassay-results.db")).run_id == run.run_id
     assert newest.compare().equals(run.compare())
     with pytest.raises(AttributeError, match="summary of ragassay.run"):
-        newest.failed
+        _ = newest.failed
     with pytest.raises(ragassay.StoreError):
         ragassay.open_run("nosuchrun", config=tmp_path)
 
