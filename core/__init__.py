@@ -99,6 +99,8 @@ _EXPORTS = {
     "check_fractions": "ragassay.analysis.settings",
     # running
     "run": "ragassay.api",
+    "Run": "ragassay.run_handle",
+    "open_run": "ragassay.run_handle",
     "load_config": "ragassay.config",
     "load_plugins": "ragassay.plugin_manager",
     "load_run": "ragassay.frames",

@@ -1,7 +1,8 @@
 """Programmatic entry points, for notebooks, scripts and tests.
 
->>> summary = ragassay.run("examples/quickstart")          # doctest: +SKIP
->>> summary.run_id, summary.failed                         # doctest: +SKIP
+>>> run = ragassay.run("examples/quickstart")              # doctest: +SKIP
+>>> run.run_id, run.failed                                 # doctest: +SKIP
+>>> run.compare()                                          # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from .executor import executor_for
 from .interruptible import run_interruptibly
 from .plugin_manager import PluginHost, get_plugin_host, load_plugins
 from .project import Project
+from .run_handle import Run
 from .runner import Runner, RunSummary, plan_run
 from .store import open_store, store_url
 from .store.database import ResultsStore, UnitResult
@@ -38,8 +40,12 @@ def run(
     on_start: Callable[[RunSummary], None] | None = None,
     on_result: Callable[[UnitResult], None] | None = None,
     repeats: int = 1,
-) -> RunSummary:
-    """Run (or resume) the evaluation a config describes and return its summary.
+) -> Run:
+    """Run (or resume) the evaluation a config describes and return it as a :class:`~ragassay.Run`.
+
+    The run carries the :class:`~ragassay.runner.RunSummary` of this call (``run.summary``; its fields are
+    readable on the run: ``run.run_id``, ``run.failed``, ``run.completed``, ``run.warnings``, ...) and reads
+    its comparison, verdicts, frames and HTML report from the results database (docs/notebooks.md).
 
     :param config: a config file, a folder holding one, or a loaded config.
     :param plugins: extra in-process plugins as ``(name, module_or_object)``; their components are
@@ -75,7 +81,7 @@ def run(
             summary = run_interruptibly(lambda: runner.run(new=new, on_start=on_start))
             if lease.lost:
                 summary.warnings.append(lease.lost)
-            return summary
+            return Run(summary.run_id, project.results_url, summary)
     finally:
         store.close()
 

@@ -29,6 +29,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from .assertions import assert_metric, assert_no_regression  # noqa: F401  (re-exported for plugin tests)
 from .components import KIND_BASES, Component, ComponentContext
 from .errors import PluginError
 from .models import RAGOutput, Sample
