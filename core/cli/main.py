@@ -66,6 +66,7 @@ def _add_commands() -> None:
         generate_cmd,
         init_cmd,
         meta_eval_cmd,
+        new_plugin_cmd,
         plan_cmd,
         plugins_cmd,
         report_cmd,
@@ -90,6 +91,7 @@ def _add_commands() -> None:
         cache_cmd,
         unitxt_cmd,
         breakdown_cmd,
+        new_plugin_cmd,
     ):
         for command in module.COMMANDS:
             cli.add_command(command)
