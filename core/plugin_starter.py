@@ -97,7 +97,7 @@ def plugin_names(name: str, kind: str) -> PluginNames:
     if name.startswith(("ragassay-", "ragassay_")):
         raise ConfigError(
             f"plugin name '{name}' already starts with 'ragassay'; give the name without it "
-            f"(ragassay new-plugin {name[len('ragassay-'):]}), the package is called ragassay-NAME"
+            f"(ragassay new-plugin {name[len('ragassay-') :]}), the package is called ragassay-NAME"
         )
     plugin = name.replace("-", "_")
     if len(name) > MAX_NAME_LENGTH:

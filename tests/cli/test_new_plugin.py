@@ -156,6 +156,30 @@ def test_each_kind_installs_into_a_fresh_venv_registers_and_passes_its_tests(fre
     assert listed.returncode == 0, listed.stderr
     data = json.loads(listed.stdout)
     mine = [c for c in data["components"] if c["plugin"] == plugin]
-    assert [(c["kind"], c["name"], c["distribution"]) for c in mine] == [(kind, f"{plugin}/{plugin}", f"ragassay-{name}")]
+    assert [(c["kind"], c["name"], c["distribution"]) for c in mine] == [
+        (kind, f"{plugin}/{plugin}", f"ragassay-{name}")
+    ]
     assert data["failures"] == []
     assert all(option["description"] for option in mine[0]["option_list"])
+
+
+def test_the_retriever_tutorial_works_as_written(tmp_path):
+    """docs/tutorial-retriever.md: the changed ranking fails the one test it says, and passes once updated."""
+    import re
+
+    page = (REPO / "docs" / "tutorial-retriever.md").read_text(encoding="utf-8")
+    module_code, test_code = re.findall(r"```python\n(.*?)```", page, re.S)
+    assert new_plugin("idf", "--dir", str(tmp_path)).exit_code == 0
+    root = tmp_path / "ragassay-idf"
+    (root / "src" / "ragassay_idf" / "__init__.py").write_text(module_code, encoding="utf-8")
+    pytest_args = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    changed = run(pytest_args, cwd=root, timeout=300)
+    assert changed.returncode == 1 and "1 failed, 3 passed" in changed.stdout, changed.stdout
+    assert "FAILED tests/test_idf.py::test_ranks_chunks_by_shared_words" in changed.stdout
+    tests = root / "tests" / "test_idf.py"
+    text = tests.read_text(encoding="utf-8")
+    old = re.search(r"def test_ranks_chunks_by_shared_words\(\):\n(?:    .*\n)+", text).group(0)
+    text = "import math\n" + text.replace(old, test_code.split("\n\n\ndef test_a_rare")[0] + "\n")
+    tests.write_text(text + "\n\n" + "def test_a_rare" + test_code.split("\n\n\ndef test_a_rare")[1], encoding="utf-8")
+    updated = run(pytest_args, cwd=root, timeout=300)
+    assert updated.returncode == 0 and "5 passed" in updated.stdout, updated.stdout + updated.stderr
