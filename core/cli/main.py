@@ -67,6 +67,7 @@ def _add_commands() -> None:
         generate_cmd,
         init_cmd,
         meta_eval_cmd,
+        new_plugin_cmd,
         plan_cmd,
         plugins_cmd,
         report_cmd,
@@ -92,6 +93,7 @@ def _add_commands() -> None:
         unitxt_cmd,
         breakdown_cmd,
         gate_cmd,
+        new_plugin_cmd,
     ):
         for command in module.COMMANDS:
             cli.add_command(command)
