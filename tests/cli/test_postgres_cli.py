@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from postgres_server import ROLE
 from sqlalchemy import create_engine, text
 
 from ragassay import load_run
 
 from conftest import BASIC_CONFIG, cli_env, ragassay_cli, write_project
+from postgres_server import ROLE
 
 pytestmark = pytest.mark.slow
 

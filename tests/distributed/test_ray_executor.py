@@ -13,7 +13,6 @@ import sys
 import time
 
 import pytest
-from ray_cluster import ray_env
 
 from ragassay.config import load_config
 from ragassay.executor import with_executor
@@ -21,6 +20,7 @@ from ragassay.project import Project
 from ragassay.runner import Runner, plan_run
 
 from conftest import cli_env, write_project
+from ray_cluster import ray_env
 
 pytestmark = pytest.mark.slow
 

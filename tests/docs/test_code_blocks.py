@@ -14,6 +14,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
 from code_blocks import NORUN_HINT, RUNNABLE, offline_environment, problem_with_info, read_blocks, run_block
 
 REPO = Path(__file__).resolve().parents[2]

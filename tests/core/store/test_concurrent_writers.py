@@ -7,9 +7,10 @@ import time
 
 import pytest
 from sqlalchemy import create_engine, text
-from store_hammer import METRICS, QUESTIONS, RUNS, SYSTEMS, create_runs, write_share
 
 from ragassay.store import store_url
+
+from store_hammer import METRICS, QUESTIONS, RUNS, SYSTEMS, create_runs, write_share
 
 pytestmark = pytest.mark.slow
 

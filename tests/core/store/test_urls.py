@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 
 import pytest
-from postgres_server import ROLE
 from sqlalchemy import text
 
 from ragassay.errors import ConfigError, StoreError
 from ragassay.store import SCHEMA_VERSION, open_store
 from ragassay.store.urls import expand, redact, redact_config, redact_text
+
+from postgres_server import ROLE
 
 
 def test_variables_are_expanded_and_a_missing_one_names_the_key(monkeypatch):
