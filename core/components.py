@@ -407,6 +407,16 @@ class RAGSystem(Component):
         super().__init__(options, context=context)
         self.parts = parts or {}
 
+    @classmethod
+    def content_key(cls, options: BaseModel, context: ComponentContext) -> str | None:
+        """A digest of what decides this system's answers besides its options (the file a ``precomputed``
+        system replays, the source of a ``python`` callable), or None when the options say it all (default).
+
+        It joins the system's key and the run's fingerprint: after such a file changes, ``ragassay run`` starts a
+        new run and answers afresh instead of resuming or reusing stale outputs.
+        """
+        return None
+
     def prepare(self, corpus: Corpus) -> None:
         """Index the corpus. Default: nothing. An exception here fails every unit of this system."""
 

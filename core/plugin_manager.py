@@ -165,12 +165,16 @@ def load_plugins(extra: Iterable[tuple[str, Any]] = (), *, entry_points: bool = 
     """Create a :class:`PluginHost`, load entry points (unless disabled) and extra in-process plugins.
 
     ``extra`` is a sequence of ``(name, plugin_object)``; they are treated as third-party plugins, so
-    their components are addressed as ``name/component``.
+    their components are addressed as ``name/component``. A plugin that is also installed (its entry point of
+    the same name loaded the same module) is registered once; another object under a taken name is a
+    recorded failure.
     """
     host = PluginHost()
     if entry_points:
         host.load_entry_points()
     for name, plugin in extra:
+        if host.pm.get_plugin(name) is plugin:
+            continue  # the same module, pip-installed and loaded from its entry point already
         host.add_plugin(plugin, name=name, distribution=name, version="in-process")
     return host
 

@@ -75,6 +75,8 @@ class RunPlan:
     def fingerprint(self) -> str:
         digest_ = hashlib.sha256(json.dumps(self.spec(), sort_keys=True).encode())
         digest_.update(self.corpus_hash.encode())
+        if any(self.content_keys.values()):  # only then: fingerprints of other runs stay as they were
+            digest_.update(json.dumps(self.content_keys, sort_keys=True).encode())
         for sample in self.samples:
             digest_.update(sample.model_dump_json().encode())
         digest_.update(__version__.encode())
@@ -85,11 +87,20 @@ class RunPlan:
         """sha256 of the corpus (computed once: it keys the fingerprint and every system key)."""
         return self.corpus.content_hash()
 
+    @functools.cached_property
+    def content_keys(self) -> dict[str, str | None]:
+        """system name -> :meth:`RAGSystem.content_key <ragassay.RAGSystem.content_key>` (None for most)."""
+        return {s.name: s.rag.info.cls.content_key(s.rag.options, self.context) for s in self.systems}
+
     def system_key(self, system: ResolvedSystem) -> str:
-        """What decides a system's outputs: its resolved spec without its name, and the corpus."""
+        """What decides a system's outputs: its resolved spec without its name, the corpus, and the content key
+        of a system whose answers come from a file or code outside its options."""
         spec = system.spec().model_dump(mode="json")
         spec.pop("name")
-        return digest(json.dumps({"system": spec, "corpus": self.corpus_hash}, sort_keys=True))
+        payload = {"system": spec, "corpus": self.corpus_hash}
+        if self.content_keys.get(system.name):
+            payload["content"] = self.content_keys[system.name]
+        return digest(json.dumps(payload, sort_keys=True))
 
     def write_context(self) -> WriteContext:
         """Keys and prices the store needs to write this plan's rows."""

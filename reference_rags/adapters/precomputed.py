@@ -12,6 +12,7 @@ object) are kept in the output's trace, so the IR metrics order tied contexts ex
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import math
 from collections.abc import Iterator
@@ -39,6 +40,12 @@ class PrecomputedRAG(RAGSystem):
 
     name = "precomputed"
     Options = PrecomputedOptions
+
+    @classmethod
+    def content_key(cls, options: PrecomputedOptions, context) -> str | None:
+        """sha256 of the outputs file: an edited file is a new system, never a resume of the old answers."""
+        path = context.resolve(options.path)
+        return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
 
     def prepare(self, corpus: Corpus) -> None:
         path = self.context.resolve(self.options.path)

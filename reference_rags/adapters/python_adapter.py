@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import importlib
+import importlib.util
 import inspect
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -44,6 +47,25 @@ class PythonRAG(RAGSystem):
 
     name = "python"
     Options = PythonOptions
+
+    @classmethod
+    def content_key(cls, options: PythonOptions, context) -> str | None:
+        """sha256 of the source file of the callable's module (found without importing it): editing your RAG's
+        code makes a new run. Code in other modules it imports is not covered (use ``ragassay run --new``)."""
+        module_name = options.callable.partition(":")[0]
+        folders = [str(context.resolve(folder)) for folder in options.path]
+        saved = list(sys.path)
+        sys.path[:0] = [f for f in folders if f not in sys.path]
+        try:
+            spec = importlib.util.find_spec(module_name)
+        except (ImportError, ValueError):
+            spec = None
+        finally:
+            sys.path[:] = saved
+        origin = Path(spec.origin) if spec is not None and spec.origin else None
+        if origin is None or not origin.is_file():
+            return None
+        return hashlib.sha256(origin.read_bytes()).hexdigest()
 
     def prepare(self, corpus: Corpus) -> None:
         self.function = self._load()

@@ -93,3 +93,15 @@ def test_trace_prints_loads_and_hook_calls(monkeypatch, capsys):
     load_plugins([("acme", Plugin(Toy))], entry_points=False)
     err = capsys.readouterr().err
     assert "calling acme.register_retrievers" in err and "loaded plugin acme" in err
+
+
+def test_an_installed_plugin_passed_in_process_too_is_registered_once():
+    """A plugin's own tests pass its module in-process while it is pip-installed: no 'name already used'."""
+    import ragassay.plugins.keyword as keyword_module
+    from ragassay.plugin_manager import load_plugins
+
+    host = load_plugins([("keyword", keyword_module)])
+    assert not [f for f in host.failures if f.name == "keyword"]
+    assert host.registry.get("retriever", "keyword") is not None
+    other = load_plugins([("keyword", object())])  # a different object under a taken name is still refused
+    assert [f.name for f in other.failures if "already used" in str(f.error)] == ["keyword"]

@@ -120,3 +120,29 @@ def test_scores_must_match_the_contexts(tmp_path):
     path = write_project(tmp_path, TIE_CONFIG % "outputs.jsonl", qa=TIE_QA, docs={})
     result = ragassay_cli("run", str(path))
     assert result.returncode == 2 and "outputs.jsonl, line 1: 1 scores for 2 contexts" in result.stderr
+
+
+def test_an_edited_outputs_file_is_answered_afresh_not_resumed(tmp_path, host):
+    """The file's content is part of the system's key: editing it makes a new run with the new answers."""
+    import ragassay
+    from ragassay.store import open_store, store_url
+
+    outputs = tmp_path / "outputs.jsonl"
+    outputs.write_text("".join(json.dumps({"question_id": f"q{i}", "answer": "wrong"}) + "\n" for i in (1, 2, 3)))
+    path = write_project(tmp_path, CONFIG % "outputs.jsonl", docs={})
+    first = ragassay.run(path)
+    assert ragassay.run(path).run_id == first.run_id  # unchanged: a resume
+    outputs.write_text(
+        "".join(
+            json.dumps({"question_id": q, "answer": a}) + "\n"
+            for q, a in (("q1", "Ada Lovelace Labs"), ("q2", "O'Brien"), ("q3", "radioactive decay"))
+        )
+    )
+    second = ragassay.run(path)
+    assert second.run_id != first.run_id and second.reused == 0
+    store = open_store(store_url("ragassay-results.db", tmp_path))
+    try:
+        em = {r["question_id"]: r["value"] for r in store.metric_rows(second.run_id) if r["metric"] == "exact_match"}
+    finally:
+        store.close()
+    assert em == {"q1": 1.0, "q2": 1.0, "q3": 1.0}

@@ -74,3 +74,21 @@ def test_import_errors_are_config_errors(tmp_path):
     path.write_text(path.read_text().replace("no_such_module:answer", "no_colon"))
     result = ragassay_cli("run", str(path))
     assert result.returncode == 2 and "must be 'module:function'" in result.stderr
+
+
+def test_editing_the_callables_module_makes_a_new_run(tmp_path):
+    """The module's source is part of the system's key: a code change is answered afresh, not resumed."""
+    path = write_project(tmp_path, config("user_rag:answer"), docs={})
+    (tmp_path / "src").mkdir()
+    module = tmp_path / "src" / "user_rag.py"
+    module.write_text(textwrap.dedent(USER_RAG))
+    assert ragassay_cli("run", str(path), "-q").returncode == 0
+    again = ragassay_cli("run", str(path), "-q")
+    assert "resuming run" in again.stderr
+    module.write_text(textwrap.dedent(USER_RAG).replace('else "unknown"', 'else "O\'Brien"'))
+    changed = ragassay_cli("run", str(path), "-q")
+    assert changed.returncode == 0, changed.stderr
+    assert "starting run" in changed.stderr and "0 reused" in changed.stderr
+    con = sqlite3.connect(tmp_path / "ragassay-results.db")
+    answers = {a for (a,) in con.execute("select answer from outputs where question_id = 'q2'")}
+    assert answers == {"unknown", "O'Brien"}  # both runs kept, the new one with the new code's answer
