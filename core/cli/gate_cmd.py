@@ -129,19 +129,11 @@ def _gate(
 def _run_candidate(loaded, *, quiet: bool, no_cache: bool, wait: bool) -> str:
     """Run or resume the config (progress and warnings on stderr); the run's id."""
     from ..api import run
-    from .progress import make_progress, progress_every
+    from .progress import make_progress, progress_every, run_callbacks
 
     progress = make_progress(quiet, progress_every(None))
 
-    def on_start(summary) -> None:
-        verb = "resuming" if summary.resumed else "starting"
-        click.echo(f"{verb} run {summary.run_id}: {summary.units} units ({summary.skipped} already done)", err=True)
-        if progress is not None:
-            progress.start(summary.units - summary.skipped)
-
-    def on_result(result) -> None:
-        if progress is not None:
-            progress.advance(result.status == "failed")
+    on_start, on_result = run_callbacks(progress)
 
     try:
         summary = run(loaded, no_cache=no_cache, wait=wait, on_start=on_start, on_result=on_result)

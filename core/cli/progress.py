@@ -114,3 +114,21 @@ def make_progress(quiet: bool, every_s: float) -> PlainProgress | BarProgress | 
     if quiet:
         return None
     return BarProgress() if sys.stderr.isatty() else PlainProgress(every_s)
+
+
+def run_callbacks(progress):
+    """The ``on_start`` and ``on_result`` callbacks of a run that says what it starts (on stderr) and advances
+    ``progress`` (a bar or periodic lines; None: quiet)."""
+    import click
+
+    def on_start(summary) -> None:
+        verb = "resuming" if summary.resumed else "starting"
+        click.echo(f"{verb} run {summary.run_id}: {summary.units} units ({summary.skipped} already done)", err=True)
+        if progress is not None:
+            progress.start(summary.units - summary.skipped)
+
+    def on_result(result) -> None:
+        if progress is not None:
+            progress.advance(result.status == "failed")
+
+    return on_start, on_result

@@ -84,21 +84,13 @@ def run_command(
     from ..config import load_config
     from ..executor import with_executor
     from ..interruptible import exit_interrupted
-    from .progress import make_progress, progress_every
+    from .progress import make_progress, progress_every, run_callbacks
 
     progress = make_progress(quiet, progress_every(progress_every_s))
     loaded = with_executor(load_config(project_path(config, config_path)), executor, address, workers)
     out = console()
 
-    def on_start(summary) -> None:
-        verb = "resuming" if summary.resumed else "starting"
-        click.echo(f"{verb} run {summary.run_id}: {summary.units} units ({summary.skipped} already done)", err=True)
-        if progress is not None:
-            progress.start(summary.units - summary.skipped)
-
-    def on_result(result) -> None:
-        if progress is not None:
-            progress.advance(result.status == "failed")
+    on_start, on_result = run_callbacks(progress)
 
     try:
         summary = run(
