@@ -1,4 +1,4 @@
-"""How long :func:`ragassay.lexical_batch.pair_overlaps` takes on benchmark-shaped data.
+"""How long :func:`ragassay.unitxt.lexical_batch.pair_overlaps` takes on benchmark-shaped data.
 
 ``python benchmarks/lexical_batch_timing.py [N_SAMPLES] [REPEATS]`` builds ``N_SAMPLES`` samples (default
 100,000) of the shape of issue 12's benchmark and prints the seconds from Python strings to the three count
@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-from ragassay.lexical_batch import pair_overlaps
+from ragassay.unitxt.lexical_batch import pair_overlaps
 
 
 @dataclasses.dataclass(frozen=True)

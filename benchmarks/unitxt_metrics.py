@@ -6,7 +6,7 @@
 1. Builds N samples (default 100,000; deterministic): a ~10-word question, an answer of ~20 words, 3 contexts of
    ~60 words (unique per sample: no repeated context flatters a cache), 1-2 references of ~10 words, 3 retrieved
    ids and 1-2 reference ids; written as a Unitxt RAG JSONL file.
-2. ragassay: the six lexical metrics (``ragassay.unitxt_scoring.score_records``: token recall, K-precision,
+2. ragassay: the six lexical metrics (``ragassay.unitxt.scoring.score_records``: token recall, K-precision,
    answer and context relevance, MRR, MAP) with Unitxt's 95% BCa bootstrap intervals (1000 resamples, seed 42),
    from records in memory. Goal: under 5 s in total. Reading the file is timed separately.
 3. unitxt 1.26 (in its own venv: it is not a ragassay dependency; skipped with the install command printed when
@@ -87,7 +87,7 @@ def write_jsonl(path: Path, records: list[dict]) -> None:
 
 def time_ragassay(path: Path, repeats: int = 3) -> tuple[dict, object, list]:
     from ragassay.unitxt import read_unitxt
-    from ragassay.unitxt_scoring import METRIC_NAMES, score_records
+    from ragassay.unitxt.scoring import METRIC_NAMES, score_records
 
     started = time.perf_counter()
     records = read_unitxt(path)
@@ -125,7 +125,7 @@ def run_unitxt(python: Path, data: Path, resamples: int, limit: int | None = Non
 
 
 def compare_with_unitxt(python: Path, data: Path, scores, records, ours_s: float, ci_sizes: list[int]) -> None:
-    from ragassay.unitxt_scoring import score_records
+    from ragassay.unitxt.scoring import score_records
 
     full = run_unitxt(python, data, resamples=0)
     unitxt_s = sum(m["seconds"] for m in full["metrics"].values())

@@ -78,12 +78,14 @@ class ComponentContext:
             ref = ComponentRef.model_validate(ref)
         if not kind:
             raise TypeError("build() needs a kind: pass a kind-specific reference (EmbedderRef, ...) or the kind")
-        registry = self.registry
-        if registry is None:
-            from .plugin_manager import get_plugin_host
+        if self.registry is None:
+            from .errors import PluginError
 
-            registry = get_plugin_host().registry
-        info = registry.get(kind, ref.name)
+            raise PluginError(
+                f"cannot build the {kind} '{ref.name}': this ComponentContext has no plugin registry. Create it "
+                "with ragassay.testing.throwaway_context(), or pass registry=ragassay.load_plugins().registry"
+            )
+        info = self.registry.get(kind, ref.name)
         return info.cls(info.cls.Options.model_validate(ref.options), context=self)
 
 

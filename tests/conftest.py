@@ -19,8 +19,6 @@ from ragassay.components import Metric, RAGSystem
 from ragassay.models import RAGOutput
 from ragassay.plugin_manager import load_plugins
 
-pytest_plugins = ["ragassay.testing"]  # the fixtures a plugin author gets (tests/core/test_testing.py)
-
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO.parent / "shared" / "data"
 

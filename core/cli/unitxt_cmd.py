@@ -37,8 +37,8 @@ def unitxt_group() -> None:
 @format_option
 def score_command(file, output, metrics, compat, resamples, confidence, seed, no_ci, fmt) -> None:
     """Score the predictions in FILE with Unitxt's lexical RAG metrics: means with 95% bootstrap intervals."""
-    from ..unitxt import read_unitxt
-    from ..unitxt_scoring import METRIC_NAMES, IntervalSettings, score_records
+    from ..unitxt.records import read_unitxt
+    from ..unitxt.scoring import METRIC_NAMES, IntervalSettings, score_records
 
     fmt = output_format(fmt)
     records = read_unitxt(file)
@@ -53,7 +53,7 @@ def score_command(file, output, metrics, compat, resamples, confidence, seed, no
 
 
 def _write_instances(path: Path, records, scores) -> None:
-    from ..unitxt import record_to_sample, sample_to_record
+    from ..unitxt.records import record_to_sample, sample_to_record
 
     with path.open("w", encoding="utf-8") as handle:
         for i, record in enumerate(records):
@@ -68,7 +68,7 @@ def _write_instances(path: Path, records, scores) -> None:
 
 
 def _global_table(scores, n: int, compat: str, seconds: float, output: Path | None) -> Table:
-    from ..unitxt_scoring import UNITXT_NAMES
+    from ..unitxt.scoring import UNITXT_NAMES
 
     rows = []
     for j, name in enumerate(scores.names):
@@ -127,7 +127,7 @@ def _nanmean(column):
 @click.option("--name", default=None, help="Project name (default: the folder's name).")
 def import_command(file: Path, folder: Path, name: str | None) -> None:
     """Make a project that evaluates FILE: its questions as the dataset, its predictions as a system."""
-    from ..unitxt_project import import_project
+    from ..unitxt.project import import_project
 
     config = import_project(file, folder, name=name)
     click.echo(f"wrote {config}. Evaluate it with: ragassay run --config {folder}")
@@ -143,7 +143,7 @@ def export_command(run_id: str | None, output: Path, systems: tuple[str, ...], c
     """Write RUN_ID's outputs (default: the latest run) as Unitxt records with their instance scores."""
     from ..errors import StoreError
     from ..store.locate import pick_run
-    from ..unitxt_project import export_records
+    from ..unitxt.project import export_records
 
     store = open_results(config_path, db, [run_id] if run_id else [])
     try:

@@ -4,4 +4,4 @@ of an older ragassay); with an installed ragassay this file is not needed."""
 from importlib.metadata import entry_points
 
 INSTALLED = any(ep.name == "ragassay" for ep in entry_points(group="pytest11"))
-pytest_plugins = [] if INSTALLED else ["ragassay.pytest_plugin"]
+pytest_plugins = [] if INSTALLED else ["ragassay.testing.pytest_plugin"]

@@ -28,7 +28,7 @@ from ragassay import (
 )
 from ragassay.components import KIND_BASES
 from ragassay.hookspecs import HOOK_KINDS
-from ragassay.plugin_manager import load_plugins
+from ragassay.plugin_manager import get_plugin_host, load_plugins
 from ragassay.plugins.dense.embedding import identity
 from ragassay.reference_rags.naive import NaiveRAG
 from ragassay.registry import Registry
@@ -151,7 +151,7 @@ class Echo(Generator):
 
 
 def naive_with(retriever: Retriever, tmp_path) -> NaiveRAG:
-    context = ComponentContext(project_dir=tmp_path)
+    context = ComponentContext(registry=get_plugin_host().registry, project_dir=tmp_path)
     parts = {"chunker": context.build("chunker", "recursive"), "retriever": retriever, "generator": Echo()}
     rag = NaiveRAG(NaiveRAG.Options(top_k=2), parts=parts, context=context)
     rag.prepare(Corpus([Document(id="d", text="alpha beta")]))

@@ -11,10 +11,10 @@ import textwrap
 import numpy as np
 import pytest
 
-from ragassay import tokens_numpy
 from ragassay.lexical import best_overlap, common_count, overlap, token_bag
-from ragassay.lexical_batch import PairCounts, overlap_scores, pair_overlaps
 from ragassay.text import answer_tokens
+from ragassay.unitxt import tokens_numpy
+from ragassay.unitxt.lexical_batch import PairCounts, overlap_scores, pair_overlaps
 
 # Words that exercise every branch of the SQuAD normalisation and of the bulk path's exact keys.
 VOCABULARY = (
@@ -129,8 +129,8 @@ def test_blocks_and_wide_keys_give_the_same_counts(monkeypatch):
     pred, ref = rng.integers(0, len(texts), 5000), rng.integers(0, len(texts), 5000)
     expected = _reference_counts(texts, pred, ref)[0]
     monkeypatch.setattr(tokens_numpy, "_BLOCK_BYTES", 64)  # many small text blocks
-    monkeypatch.setattr("ragassay.lexical_batch._NARROW_BITS", 0)  # uint64 keys ...
-    monkeypatch.setattr("ragassay.lexical_batch._WIDE_BLOCK", 7)  # ... in blocks of 7 rows and 7 pairs
+    monkeypatch.setattr("ragassay.unitxt.lexical_batch._NARROW_BITS", 0)  # uint64 keys ...
+    monkeypatch.setattr("ragassay.unitxt.lexical_batch._WIDE_BLOCK", 7)  # ... in blocks of 7 rows and 7 pairs
     assert pair_overlaps(texts, pred, ref).common.tolist() == expected
 
 
@@ -155,7 +155,7 @@ def test_same_counts_under_another_hash_seed(tmp_path):
         """
         import json, sys
         import numpy as np
-        from ragassay.lexical_batch import pair_overlaps
+        from ragassay.unitxt.lexical_batch import pair_overlaps
         data = json.load(open(sys.argv[1]))
         counts = pair_overlaps(data["texts"], np.array(data["pred"]), np.array(data["ref"]))
         print(json.dumps([counts.common.tolist(), counts.pred_size.tolist(), counts.ref_size.tolist()]))
@@ -176,7 +176,7 @@ def test_same_counts_under_another_hash_seed(tmp_path):
 
 
 def test_key_layouts_leave_room_for_every_block_position():
-    from ragassay.lexical_batch import _key_layout
+    from ragassay.unitxt.lexical_batch import _key_layout
 
     for bits in range(1, 48):
         dtype, block = _key_layout(bits)

@@ -12,8 +12,8 @@ from importlib.metadata import entry_points
 import pytest
 
 from ragassay import RAGOutput
-from ragassay.callables import evaluate
-from ragassay.pytest_plugin import assert_metric, assert_no_regression
+from ragassay.testing.callables import evaluate
+from ragassay.testing.pytest_plugin import assert_metric, assert_no_regression
 
 CITIES = {"France": "Paris", "Germany": "Berlin", "Italy": "Rome", "Spain": "Madrid"}
 SAMPLES = [
@@ -98,7 +98,7 @@ def test_bad_arguments_are_clear(run):
 
 TEST_FILE = """
 import os
-from ragassay.pytest_plugin import assert_no_regression
+from ragassay.testing.pytest_plugin import assert_no_regression
 
 SAMPLES = [{"question_id": f"q{i}", "question": f"Is {i} even?", "reference_answers": [str(i % 2 == 0)]}
            for i in range(16)]
@@ -124,9 +124,9 @@ def test_lazy_regresses(ragassay_evaluate):
 
 
 def plugin_option() -> list[str]:
-    """``-p ragassay.pytest_plugin`` until the ``pytest11`` entry point is installed (loading both fails)."""
+    """``-p ragassay.testing.pytest_plugin`` until the ``pytest11`` entry point is installed (loading both fails)."""
     installed = any(ep.name == "ragassay" for ep in entry_points(group="pytest11"))
-    return [] if installed else ["-p", "ragassay.pytest_plugin"]
+    return [] if installed else ["-p", "ragassay.testing.pytest_plugin"]
 
 
 @pytest.mark.slow

@@ -16,7 +16,7 @@ import pytest
 from ragassay.models import RAGOutput
 from ragassay.plugin_manager import load_plugins
 from ragassay.unitxt import parse_record, record_to_sample
-from ragassay.unitxt_scoring import METRIC_NAMES, score_records
+from ragassay.unitxt.scoring import METRIC_NAMES, score_records
 
 REFERENCE = Path(__file__).parents[1] / "data" / "unitxt" / "reference.jsonl"
 

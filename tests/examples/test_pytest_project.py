@@ -54,4 +54,4 @@ def test_entry_point_or_conftest_loads_the_plugin():
     """The example's conftest loads the plugin only where the entry point does not (loading both fails)."""
     installed = any(ep.name == "ragassay" for ep in entry_points(group="pytest11"))
     conftest = (EXAMPLE / "conftest.py").read_text(encoding="utf-8")
-    assert 'pytest_plugins = [] if INSTALLED else ["ragassay.pytest_plugin"]' in conftest or installed
+    assert 'pytest_plugins = [] if INSTALLED else ["ragassay.testing.pytest_plugin"]' in conftest or installed

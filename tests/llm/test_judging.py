@@ -13,6 +13,7 @@ from ragassay import Generation, Generator
 from ragassay.components import ComponentContext
 from ragassay.errors import ProviderError
 from ragassay.llm import ask_structured, find_verdict
+from ragassay.plugin_manager import get_plugin_host
 
 from servers.openai_chat import OpenAIChatServer, Turn, server_error
 
@@ -28,7 +29,7 @@ MESSAGES = [{"role": "user", "content": "Is the sky green?"}]
 
 
 def _generator(tmp_path, server, **options):
-    context = ComponentContext(project_dir=tmp_path, cache_dir=tmp_path / "cache")
+    context = ComponentContext(registry=get_plugin_host().registry, project_dir=tmp_path, cache_dir=tmp_path / "cache")
     opts = {"model": "gpt-4o-mini", "base_url": server.url + "/v1", "backoff_s": 0.01, **options}
     return context.build("generator", {"name": "openai", "options": opts})
 

@@ -10,6 +10,7 @@ import pytest
 from ragassay.components import ComponentContext, Corpus
 from ragassay.errors import ProviderError
 from ragassay.models import Document, Sample
+from ragassay.plugin_manager import get_plugin_host
 from ragassay.reference_rags.boolean_agent import BooleanAgentAdvancedRAG, BooleanAgentRAG
 
 from servers.openai_chat import OpenAIChatServer, Turn
@@ -33,7 +34,7 @@ def server():
 def build(server, tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-agent")
     server.reset()
-    context = ComponentContext(project_dir=tmp_path, cache_dir=tmp_path / "cache")
+    context = ComponentContext(registry=get_plugin_host().registry, project_dir=tmp_path, cache_dir=tmp_path / "cache")
 
     def make(cls, **options):
         generator = context.build(
@@ -150,7 +151,7 @@ def test_advanced_forced_call_never_made_fails_the_sample(server, build):
 def test_a_generator_without_tool_calls_is_refused(tmp_path):
     from ragassay.errors import ConfigError
 
-    context = ComponentContext(project_dir=tmp_path)
+    context = ComponentContext(registry=get_plugin_host().registry, project_dir=tmp_path)
     parts = {
         "chunker": context.build("chunker", "recursive"),
         "retriever": context.build("retriever", "bm25"),
@@ -178,7 +179,7 @@ def test_chat_is_a_declaration_not_a_method_probe(tmp_path):
         name = "declared"
         supports_chat = True
 
-    context = ComponentContext(project_dir=tmp_path)
+    context = ComponentContext(registry=get_plugin_host().registry, project_dir=tmp_path)
     parts = {"chunker": context.build("chunker", "recursive"), "retriever": context.build("retriever", "bm25")}
     rag = BooleanAgentRAG(BooleanAgentRAG.Options(), parts={**parts, "generator": Undeclared()}, context=context)
     with pytest.raises(ConfigError, match="generator 'undeclared' does not support chat"):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ragassay.pytest_plugin import assert_metric, assert_no_regression
+from ragassay.testing.pytest_plugin import assert_metric, assert_no_regression
 
 PROJECT = Path(__file__).resolve().parent.parent
 

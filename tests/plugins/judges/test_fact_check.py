@@ -9,6 +9,7 @@ import json
 import pytest
 
 from ragassay.components import ComponentContext
+from ragassay.plugin_manager import get_plugin_host
 from ragassay.plugins.judges.fact_check import FACT_CHECK_PROMPT, LexicalFactChecker, LLMFactChecker
 
 from servers.openai_chat import OpenAIChatServer, Turn
@@ -30,7 +31,7 @@ def test_llm_checker_sends_the_blogs_prompt_and_message(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     with OpenAIChatServer() as server:
         server.default = lambda r: Turn(text=json.dumps({"explanation": "cholesterol, not pressure", "correct": False}))
-        context = ComponentContext(project_dir=tmp_path, cache_dir=tmp_path / "c")
+        context = ComponentContext(registry=get_plugin_host().registry, project_dir=tmp_path, cache_dir=tmp_path / "c")
         generator = context.build("generator", {"name": "openai", "options": {"base_url": server.url + "/v1"}})
         result = asyncio.run(
             LLMFactChecker(generator).check("1. Eating apples can reduce blood pressure", [APPLE_FACT])

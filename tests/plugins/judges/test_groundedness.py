@@ -15,6 +15,7 @@ import pytest
 from ragassay import testing
 from ragassay.components import ComponentContext
 from ragassay.models import MetricResult, RAGOutput, Sample, Unscored
+from ragassay.plugin_manager import get_plugin_host
 from ragassay.plugins.judges import fact_check
 from ragassay.plugins.judges.groundedness import CitationGroundedness
 from tests.conftest import ragassay_cli
@@ -37,7 +38,7 @@ def key(monkeypatch):
 def metric(tmp_path, server=None, **options):
     if server is not None:
         options["generator"] = {"name": "openai", "options": {"model": "gpt-4o", "base_url": server.url + "/v1"}}
-    context = ComponentContext(project_dir=tmp_path, cache_dir=tmp_path / "cache")
+    context = ComponentContext(registry=get_plugin_host().registry, project_dir=tmp_path, cache_dir=tmp_path / "cache")
     return context.build("metric", {"name": "citation_groundedness", "options": options})
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from ragassay.components import ComponentContext
 from ragassay.models import Judgement, MetricResult, RAGOutput, Sample, Unscored
+from ragassay.plugin_manager import get_plugin_host
 
 from servers.openai_chat import OpenAIChatServer, Turn
 
@@ -28,7 +29,7 @@ def _json(**fields) -> Turn:
 
 
 def _build(tmp_path, server, kind, name, **options):
-    context = ComponentContext(project_dir=tmp_path, cache_dir=tmp_path / "cache")
+    context = ComponentContext(registry=get_plugin_host().registry, project_dir=tmp_path, cache_dir=tmp_path / "cache")
     generator = {"name": "openai", "options": {"model": "gpt-4o-mini", "base_url": server.url + "/v1"}}
     return context.build(kind, {"name": name, "options": {"generator": generator, **options}})
 

@@ -10,6 +10,7 @@ import pytest
 
 from ragassay import RAGOutput, Sample
 from ragassay.components import ComponentContext
+from ragassay.plugin_manager import get_plugin_host
 from ragassay.plugins.grammar.judge import GrammarLLMJudge
 from ragassay.plugins.judges.correctness import JUDGE_PROMPT, CorrectnessJudge
 
@@ -30,7 +31,7 @@ def server(monkeypatch):
 
 def judge(server, tmp_path, name="correctness", **options):
     generator = {"name": "openai", "options": {"model": "gpt-4o", "base_url": server.url + "/v1", "cache": False}}
-    context = ComponentContext(project_dir=tmp_path, cache_dir=tmp_path / "cache")
+    context = ComponentContext(registry=get_plugin_host().registry, project_dir=tmp_path, cache_dir=tmp_path / "cache")
     return context.build("judge", {"name": name, "options": {"generator": generator, **options}})
 
 

@@ -11,6 +11,7 @@ import pytest
 
 from ragassay import MetricResult, RAGOutput, Sample, Unscored
 from ragassay.components import ComponentContext
+from ragassay.plugin_manager import get_plugin_host
 from ragassay.plugins.judges.triad import FAITHFULNESS_PROMPT
 
 from servers.openai_chat import OpenAIChatServer, Turn
@@ -30,7 +31,7 @@ def server(monkeypatch):
 
 def metric(server, tmp_path, name, **options):
     generator = {"name": "openai", "options": {"model": "gpt-4o", "base_url": server.url + "/v1", "cache": False}}
-    context = ComponentContext(project_dir=tmp_path, cache_dir=tmp_path / "cache")
+    context = ComponentContext(registry=get_plugin_host().registry, project_dir=tmp_path, cache_dir=tmp_path / "cache")
     return context.build("metric", {"name": name, "options": {"generator": generator, **options}})
 
 

@@ -1,9 +1,9 @@
 """Evaluate RAG callables on samples without writing a project: :func:`evaluate` (the ``ragassay_evaluate``
-fixture of :mod:`ragassay.pytest_plugin`).
+fixture of :mod:`ragassay.testing.pytest_plugin`).
 
 ::
 
-    from ragassay.callables import evaluate
+    from ragassay.testing.callables import evaluate
 
     def answer(question: str) -> str:
         return "Paris" if "France" in question else "I do not know"
@@ -35,10 +35,10 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .errors import ConfigError
-from .models import Sample
+from ..errors import ConfigError
+from ..models import Sample
 
-#: The callables being evaluated, addressed by the python adapter as ``ragassay.callables:registered.<key>``.
+#: The callables being evaluated, addressed by the python adapter as ``ragassay.testing.callables:registered.<key>``.
 registered = types.SimpleNamespace()
 
 DEFAULT_METRICS = ("exact_match", "token_recall", "contains_answer")
@@ -66,8 +66,8 @@ def evaluate(
     :param version: anything else the answers depend on (a model file, an index); change it to start a new run.
     :param new: start a new run even if a stored one matches.
     """
-    from .api import run
-    from .testing import to_toml
+    from ..api import run
+    from . import to_toml
 
     systems = {"rag": rag} if callable(rag) else dict(rag)
     if not systems or not all(callable(f) for f in systems.values()):
@@ -118,7 +118,10 @@ def _system(name: str, function: Callable[..., Any], version: str) -> dict[str, 
         raise ConfigError(f"evaluate: system name {name!r} must use only letters, digits, '_', '-'")
     key = f"{name.replace('-', '_')}_{code_digest(function, version)}"
     setattr(registered, key, adapt(function))
-    return {"rag": "python", "options": {"callable": f"ragassay.callables:registered.{key}", "pass_sample": True}}
+    return {
+        "rag": "python",
+        "options": {"callable": f"ragassay.testing.callables:registered.{key}", "pass_sample": True},
+    }
 
 
 def code_digest(function: Callable[..., Any], version: str = "") -> str:

@@ -38,7 +38,7 @@ from typing import TypeVar
 
 import numpy as np
 
-from .text import answer_tokens
+from ..text import answer_tokens
 
 _Item = TypeVar("_Item")
 _Result = TypeVar("_Result")

@@ -14,8 +14,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from .errors import ConfigError
-from .unitxt import read_unitxt, sample_to_record
+from ..errors import ConfigError
+from .records import read_unitxt, sample_to_record
 
 DATA_FILE = "unitxt.jsonl"
 IMPORTED_METRICS = (

@@ -21,8 +21,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .errors import DatasetError
-from .models import Sample
+from ..errors import DatasetError
+from ..models import Sample
 
 CONTEXT_ID_FIELDS = ("contexts_ids", "contexts_id", "context_ids")
 LIST_FIELDS = ("contexts", "reference_answers", "reference_contexts", "reference_context_ids")

@@ -1,4 +1,4 @@
-"""Assertions with statistical sense for tests of a RAG system (re-exported by :mod:`ragassay.pytest_plugin`).
+"""Assertions with statistical sense for tests of a RAG system (re-exported by :mod:`ragassay.testing.pytest_plugin`).
 
 * :func:`assert_no_regression` fails only when the paired sign-flip permutation test of
   :mod:`ragassay.analysis.verdicts` says a system is *worse* than its baseline: a small, noisy difference passes.
@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 WORST = 5
 
@@ -34,7 +34,7 @@ def assert_no_regression(
         Holm-adjusted over them; one system is one test, and Holm leaves its p-value unchanged).
     :param alpha: the level of the two-sided paired test; a regression fails when its (Holm) p < alpha.
     """
-    from .analysis.verdicts import WORSE, decide_values
+    from ..analysis.verdicts import WORSE, decide_values
 
     values, systems, direction, unscored = _paired_values(run, baseline, metric, system)
     verdicts = decide_values(
@@ -82,8 +82,8 @@ def assert_metric(
     :param system: the system to check; default: every system of the run.
     :param seed: the seed of the bootstrap resamples (same seed, same bounds).
     """
-    from .analysis.bootstrap import bootstrap_mean_ci
-    from .analysis.verdicts import RESAMPLES
+    from ..analysis.bootstrap import bootstrap_mean_ci
+    from ..analysis.verdicts import RESAMPLES
 
     if (at_least is None) == (at_most is None):
         raise ConfigError(f"assert_metric({metric!r}): give exactly one of at_least= or at_most=")
@@ -115,7 +115,7 @@ def verdict_block(verdicts: Any) -> str:
     """The verdict block in words, exactly as ``ragassay compare --compact`` prints it."""
     from rich.console import Console
 
-    from .cli.verdict_view import print_verdicts
+    from ..cli.verdict_view import print_verdicts
 
     buffer = io.StringIO()
     print_verdicts(Console(file=buffer, no_color=True, soft_wrap=True, width=200), [verdicts])
@@ -161,7 +161,7 @@ def _paired_values(run: Any, baseline: Any, metric: str, system: str | None):
 
 def _metric_values(run: Any, system: str, metric: str, keyed: bool = False):
     """The scored values of ``system`` on ``metric`` (a list, or {question_id: value}), unscored count, direction."""
-    from .analysis.comparison import per_sample_values, summarize_runs
+    from ..analysis.comparison import per_sample_values, summarize_runs
 
     with run._store() as store:
         comparison = summarize_runs(store, [run.run_id])

@@ -1,8 +1,9 @@
 """The ragassay pytest plugin: run an evaluation inside a test and assert on it with statistical sense.
 
-Registered as the ``pytest11`` entry point ``ragassay`` (or load it with ``pytest -p ragassay.pytest_plugin``)::
+Registered as the ``pytest11`` entry point ``ragassay`` (or load it with
+``pytest -p ragassay.testing.pytest_plugin``)::
 
-    from ragassay.pytest_plugin import assert_metric, assert_no_regression
+    from ragassay.testing.pytest_plugin import assert_metric, assert_no_regression
 
     def test_quality(ragassay_run):
         run = ragassay.run("my_project")            # or: ragassay_run("my_project")
@@ -17,10 +18,11 @@ Fixtures:
 
 * ``ragassay_run(config, **options)``: :func:`ragassay.run` (resumes the stored run of an unchanged config:
   a second session calls no system and no model).
-* ``ragassay_evaluate(rag, samples, **options)``: :func:`ragassay.callables.evaluate` into
+* ``ragassay_evaluate(rag, samples, **options)``: :func:`ragassay.testing.callables.evaluate` into
   ``ragassay_results``, the project named after the test.
 * ``ragassay_results``: the results database of ``ragassay_evaluate``: ``--ragassay-results PATH``, the ini
   option ``ragassay_results``, or ``ragassay/results.db`` in pytest's cache folder (kept between sessions).
+* ``ragassay_context`` and ``ragassay_project``: for testing a plugin (:mod:`ragassay.testing`).
 
 See docs/pytest.md.
 """
@@ -72,7 +74,7 @@ def ragassay_results(pytestconfig: pytest.Config) -> Path:
 def ragassay_run() -> Callable[..., Any]:
     """``ragassay_run(config, **options)``: :func:`ragassay.run` (same options), returning the
     :class:`ragassay.Run`. An unchanged config resumes its stored run and calls no model."""
-    from .api import run
+    from ..api import run
 
     return run
 
@@ -81,7 +83,7 @@ def ragassay_run() -> Callable[..., Any]:
 def ragassay_evaluate(request: pytest.FixtureRequest, ragassay_results: Path) -> Callable[..., Any]:
     """``ragassay_evaluate(rag, samples, *, metrics=..., judges=(), project=<test name>, version="")``:
     run a RAG callable (or a mapping of system name to callable) on ``samples`` through the ``python``
-    adapter and return the :class:`ragassay.Run` (:func:`ragassay.callables.evaluate`)."""
+    adapter and return the :class:`ragassay.Run` (:func:`ragassay.testing.callables.evaluate`)."""
     from .callables import evaluate
 
     default_project = re.sub(r"[^A-Za-z0-9_.-]+", "_", request.node.name).strip("_") or "test"
@@ -89,5 +91,25 @@ def ragassay_evaluate(request: pytest.FixtureRequest, ragassay_results: Path) ->
     def run(rag: Any, samples: Any, **options: Any) -> Any:
         options.setdefault("project", default_project)
         return evaluate(rag, samples, results=ragassay_results, **options)
+
+    return run
+
+
+@pytest.fixture
+def ragassay_context(tmp_path: Path) -> Any:
+    """A throwaway :class:`ragassay.ComponentContext` in ``tmp_path`` with the installed plugins' registry
+    (:func:`ragassay.testing.throwaway_context`)."""
+    from . import registry_with, throwaway_context
+
+    return throwaway_context(tmp_path, registry=registry_with())
+
+
+@pytest.fixture
+def ragassay_project(tmp_path: Path) -> Callable[..., Any]:
+    """:func:`ragassay.testing.run_project` bound to ``tmp_path``: ``ragassay_project(config, plugins=..., ...)``."""
+    from . import run_project
+
+    def run(config: Any, **kwargs: Any) -> Any:
+        return run_project(tmp_path, config, **kwargs)
 
     return run

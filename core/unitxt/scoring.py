@@ -4,7 +4,7 @@
 (:mod:`ragassay.unitxt`) is scored by the metrics below in Unitxt 1.26's definitions, then each metric's global
 mean gets its 95% BCa interval (:func:`ragassay.analysis.bootstrap.bootstrap_mean_ci`, seed 42, 1000
 resamples). Token overlaps of all (prediction, reference) pairs are counted in one vectorised pass
-(:func:`ragassay.lexical_batch.pair_overlaps`), so 100,000 records take seconds. The per-sample metric plugins
+(:func:`ragassay.unitxt.lexical_batch.pair_overlaps`), so 100,000 records take seconds. The per-sample metric plugins
 compute the same numbers (tests check that they agree).
 
 =====================================  ==========================================================  =============
@@ -30,11 +30,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .analysis.bootstrap import UNITXT_SEED, MeanInterval, bootstrap_mean_ci
-from .errors import DatasetError
-from .lexical import average_precision, reciprocal_rank, relevance_flags
+from ..analysis.bootstrap import UNITXT_SEED, MeanInterval, bootstrap_mean_ci
+from ..errors import DatasetError
+from ..lexical import average_precision, reciprocal_rank, relevance_flags
 from .lexical_batch import overlap_scores, pair_overlaps
-from .unitxt import UnitxtRecord
+from .records import UnitxtRecord
 
 UNITXT_NAMES = {
     "token_recall": "metrics.rag.end_to_end.answer_correctness",

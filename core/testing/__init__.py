@@ -14,9 +14,9 @@
                                            "reference_answers": ["Salmon"]}])
     assert result.failed == 0 and result.metric("tfidf", "q1", "exact_match") is not None
 
-With ``pytest_plugins = ["ragassay.testing"]`` in a ``conftest.py``, the fixtures ``ragassay_context`` (a
-throwaway :class:`ragassay.ComponentContext` in ``tmp_path``) and ``ragassay_project`` (``run_project`` bound
-to ``tmp_path``) are available. pytest is imported only when it is installed.
+The pytest plugin (:mod:`ragassay.testing.pytest_plugin`, installed with ragassay) adds the fixtures
+``ragassay_context`` (a throwaway :class:`ragassay.ComponentContext` in ``tmp_path``) and ``ragassay_project``
+(``run_project`` bound to ``tmp_path``). This module does not import pytest.
 """
 
 from __future__ import annotations
@@ -29,10 +29,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..components import KIND_BASES, Component, ComponentContext
+from ..errors import PluginError
+from ..models import RAGOutput, Sample
 from .assertions import assert_metric, assert_no_regression  # noqa: F401  (re-exported for plugin tests)
-from .components import KIND_BASES, Component, ComponentContext
-from .errors import PluginError
-from .models import RAGOutput, Sample
 
 Plugins = Mapping[str, Any] | Iterable[Any]
 
@@ -44,7 +44,7 @@ def registry_with(*plugins: Any, entry_points: bool = True) -> Any:
     is named by the last part of its ``__name__``. Its components are addressed as ``name/component``.
     A plugin that fails to register raises :class:`ragassay.PluginError` with the reason (a test must know).
     """
-    from .plugin_manager import load_plugins
+    from ..plugin_manager import load_plugins
 
     named = [_named(p) for p in plugins]
     host = load_plugins(named, entry_points=entry_points)
@@ -127,9 +127,9 @@ def run_project(
     sets a corpus; ``samples`` are written to ``qa.jsonl`` and become the dataset unless the config sets one.
     ``plugins`` (name -> module or object) are loaded in-process besides the installed entry points.
     """
-    from .api import results_store
-    from .config import load_config
-    from .runner import Runner, plan_run
+    from ..api import results_store
+    from ..config import load_config
+    from ..runner import Runner, plan_run
 
     root = Path(root)
     data = {key: dict(value) if isinstance(value, Mapping) else value for key, value in config.items()}
@@ -192,25 +192,3 @@ def _toml_value(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_toml_value(v) for v in value) + "]"
     raise TypeError(f"cannot write {type(value).__name__} {value!r} to a TOML config")
-
-
-try:  # fixtures for `pytest_plugins = ["ragassay.testing"]`, only when pytest is installed
-    import pytest
-except ImportError:  # pragma: no cover - pytest is optional at run time
-    pytest = None
-
-if pytest is not None:
-
-    @pytest.fixture
-    def ragassay_context(tmp_path: Path) -> ComponentContext:
-        """A throwaway component context in ``tmp_path`` with the installed plugins' registry."""
-        return throwaway_context(tmp_path, registry=registry_with())
-
-    @pytest.fixture
-    def ragassay_project(tmp_path: Path):
-        """:func:`run_project` bound to ``tmp_path``: ``ragassay_project(config, plugins=..., ...)``."""
-
-        def run(config: Mapping[str, Any], **kwargs: Any) -> ProjectRun:
-            return run_project(tmp_path, config, **kwargs)
-
-        return run

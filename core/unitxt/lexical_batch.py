@@ -4,7 +4,7 @@
 ``Σ_t min(count_p(t), count_r(t))``, Unitxt ``TokenOverlap._compute_single_ref``), ``|p|`` and ``|r|``;
 :func:`overlap_scores` turns them into precision, recall and F1 with the float operations of
 :func:`ragassay.lexical.overlap`, so the values are bit-identical to the per-text path. Tokens are those of
-:func:`ragassay.text.answer_tokens`, computed by :func:`ragassay.tokens_numpy.token_ids`.
+:func:`ragassay.text.answer_tokens`, computed by :func:`ragassay.unitxt.tokens_numpy.token_ids`.
 
 How the intersection is counted without a Python loop:
 
@@ -16,7 +16,7 @@ How the intersection is counted without a Python loop:
    sorted; an id present on both sides is two equal adjacent keys, and ``np.bincount`` of those per pair is
    ``|p ∩ r|``. Keys are ``uint32`` when the ids leave room for a block of at least 4,096 pairs.
 
-Blocks (of texts, rows and pairs) run on two threads (:func:`ragassay.tokens_numpy.in_threads`); results are
+Blocks (of texts, rows and pairs) run on two threads (:func:`ragassay.unitxt.tokens_numpy.in_threads`); results are
 assembled in block order, so they never depend on timing. ``python benchmarks/lexical_batch_timing.py`` times
 the whole path on benchmark-shaped data.
 """
