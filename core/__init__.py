@@ -99,11 +99,11 @@ _EXPORTS = {
     "check_fractions": "ragassay.analysis.settings",
     # running
     "run": "ragassay.api",
-    "Run": "ragassay.run_handle",
-    "open_run": "ragassay.run_handle",
+    "Run": "ragassay.results.handle",
+    "open_run": "ragassay.results.handle",
     "load_config": "ragassay.config",
     "load_plugins": "ragassay.plugin_manager",
-    "load_run": "ragassay.frames",
+    "load_run": "ragassay.results.frames",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]

@@ -16,7 +16,7 @@ from .executor import executor_for
 from .interruptible import run_interruptibly
 from .plugin_manager import PluginHost, get_plugin_host, load_plugins
 from .project import Project
-from .run_handle import Run
+from .results.handle import Run
 from .runner import Runner, RunSummary, plan_run
 from .store import open_store, store_url
 from .store.database import ResultsStore, UnitResult
@@ -40,6 +40,7 @@ def run(
     on_start: Callable[[RunSummary], None] | None = None,
     on_result: Callable[[UnitResult], None] | None = None,
     repeats: int = 1,
+    on_plan: Callable[[Any], None] | None = None,
 ) -> Run:
     """Run (or resume) the evaluation a config describes and return it as a :class:`~ragassay.Run`.
 
@@ -57,6 +58,8 @@ def run(
         it) and then resume; by default raise :class:`~ragassay.store.lease.LeaseHeldError`.
     :param repeats: score every model-calling metric and judge this many times per output (``run --repeat``);
         the spread across repeats is reported by :mod:`ragassay.analysis.variance`.
+    :param on_plan: called with the :class:`~ragassay.runner.RunPlan` once it is planned, before anything runs
+        (``ragassay gate`` checks its baseline there); an exception it raises stops the run.
     """
     if repeats < 1:
         from .errors import ConfigError
@@ -64,6 +67,8 @@ def run(
         raise ConfigError(f"--repeat must be at least 1, got {repeats}")
     project = Project.load(config, _host(plugins).registry, no_cache=no_cache)
     plan = plan_run(project)
+    if on_plan is not None:
+        on_plan(plan)
     store = project.open_store()
     try:
         with acquire(store.engine, plan.fingerprint(), wait=wait, on_wait=on_wait) as lease:

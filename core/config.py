@@ -158,6 +158,12 @@ class EvaluationSection(BaseModel):
         description="Metric names (or tables with name and options).",
     )
     judges: list[ComponentRef] = Field(default_factory=list, description="Judges run on every output.")
+    decide: list[str] | None = Field(
+        None,
+        description="The decision family: the metrics (and judge:LABEL, latency_s) whose paired comparisons decide "
+        "'better' or 'worse' in compare, run and the gate, Holm-adjusted together. Default: every metric and judge "
+        "that is not constant across every system.",
+    )
     compat: Literal["ragassay", "unitxt"] = Field(
         "ragassay",
         description="Default 'compat' option of every metric that has one: 'unitxt' reproduces Unitxt 1.26's "
@@ -182,6 +188,41 @@ class EvaluationSection(BaseModel):
         return self
 
 
+class GateSection(BaseModel):
+    """[gate]: how ``ragassay gate`` and ``assert_no_regression`` decide a regression (docs/ci.md)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    mode: Literal["non-inferiority", "superiority"] = Field(
+        "non-inferiority",
+        description="non-inferiority: a pair passes only when its difference is shown to be above -margin; "
+        "superiority: a pair fails only when it is shown to be worse (the paired test alone).",
+    )
+    margin: float = Field(
+        0.02,
+        ge=0,
+        description="The largest drop that still passes, as a share of each metric's declared range (0.02: 2 "
+        "points of a 0-1 metric); a metric with an open range needs its own entry in 'margins'.",
+    )
+    margins: dict[str, float] = Field(
+        default_factory=dict,
+        description="Per-metric margin in the metric's own units (e.g. { recall_at_k = 0.05, latency_s = 0.2 }).",
+    )
+    on_inconclusive: Literal["fail", "pass"] = Field(
+        "fail",
+        description="Exit code of a pair that is neither shown non-inferior nor shown worse (too few samples to "
+        "tell): fail (exit 1, the default: an unproven change does not pass) or pass.",
+    )
+
+    @field_validator("margins")
+    @classmethod
+    def _non_negative(cls, margins: dict[str, float]) -> dict[str, float]:
+        bad = {k: v for k, v in margins.items() if not v >= 0}
+        if bad:
+            raise ValueError(f"margins must be at least 0; got {bad}")
+        return margins
+
+
 DEFAULT_METRICS = ("token_recall", "k_precision", "exact_match", "contains_answer", "context_mrr", "recall_at_k")
 
 
@@ -197,6 +238,7 @@ class Config(BaseModel):
     systems: dict[str, SystemSection] = Field(default_factory=dict)
     grid: dict[str, GridSection] = Field(default_factory=dict)
     evaluation: EvaluationSection = Field(default_factory=EvaluationSection)
+    gate: GateSection = Field(default_factory=GateSection)
     llm: LLMSection = Field(default_factory=LLMSection)
     analysis: AnalysisSection = Field(default_factory=AnalysisSection)
 

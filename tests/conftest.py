@@ -28,6 +28,7 @@ class EchoOptions(BaseModel):
     fail_ids: list[str] = Field(default_factory=list, description="question_ids to fail on.")
     delay_s: float = Field(0.0, description="Sleep before answering.")
     answer: str | None = Field(None, description="Fixed answer; default: the first reference answer.")
+    wrong_ids: list[str] = Field(default_factory=list, description="question_ids answered 'no idea'.")
 
 
 class EchoRAG(RAGSystem):
@@ -44,6 +45,8 @@ class EchoRAG(RAGSystem):
         if sample.question_id in self.options.fail_ids:
             raise RuntimeError(f"scripted failure on {sample.question_id}")
         answer = self.options.answer if self.options.answer is not None else (sample.reference_answers or [""])[0]
+        if sample.question_id in self.options.wrong_ids:
+            answer = "no idea"
         return RAGOutput(
             answer=answer,
             contexts=list(sample.reference_contexts),

@@ -1,4 +1,14 @@
-"""Bootstrap confidence intervals of a mean, vectorised, in Unitxt's scheme (scipy.stats.bootstrap, BCa).
+"""All resampling in ragassay: one seeded generator, bootstrap intervals of a mean (in Unitxt's scheme), of a
+difference between two independent groups, and of quantiles.
+
+Every caller draws from :func:`generator` (the paired sign-flip test of :mod:`.paired` too), so the same seed
+gives the same numbers in every process. What is here:
+
+- :func:`bootstrap_mean_ci`: the mean of each metric with its BCa (or percentile) interval, Unitxt's scheme below;
+- :func:`difference_ci`: mean(first) - mean(second) of two independent groups, BCa (GRAMMAR hypotheses);
+- :func:`quantile_ci`: a quantile (latency p50/p95/p99) with its percentile-bootstrap interval.
+
+The mean's scheme, in detail (scipy.stats.bootstrap, BCa, as Unitxt calls it):
 
 Unitxt 1.26 gives an instance metric's global score as the mean of its instance scores, NaN ignored, with a
 95% interval from ``scipy.stats.bootstrap((instances,), nanmean, n_resamples=1000, method="BCa",
@@ -63,14 +73,18 @@ class MeanInterval:
     reason: str | None = None  # why there is no interval; None when there is one
 
 
-def unitxt_generator(seed: int = UNITXT_SEED) -> np.random.Generator:
-    """The generator Unitxt seeds for every bootstrap: ``np.random.default_rng(hash(seed) & (2**32 - 1))``.
+def generator(seed: int = UNITXT_SEED) -> np.random.Generator:
+    """The one generator of every random draw: ``np.random.default_rng(hash(seed) & (2**32 - 1))``, the
+    generator Unitxt seeds for its bootstraps (for a small non-negative integer seed, ``default_rng(seed)``).
 
     Only integer seeds: the hash of a string changes with PYTHONHASHSEED, so it would not be reproducible.
     """
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
         raise ValueError(f"bootstrap seed must be an integer, got {seed!r}")
     return np.random.default_rng(hash(int(seed)) & _SEED_MASK)
+
+
+unitxt_generator = generator  # the name Unitxt's scheme is documented under
 
 
 def resample_indices(n: int, n_resamples: int, seed: int = UNITXT_SEED) -> Iterator[np.ndarray]:
@@ -80,7 +94,7 @@ def resample_indices(n: int, n_resamples: int, seed: int = UNITXT_SEED) -> Itera
     draw ``integers(0, n, (rows, n))`` one after another from one generator, which continues the stream of a
     single ``(n_resamples, n)`` draw. A batch holds about ``BATCH_ELEMENTS`` indices.
     """
-    rng = unitxt_generator(seed)
+    rng = generator(seed)
     rows = max(1, BATCH_ELEMENTS // max(n, 1))
     for start in range(0, n_resamples, rows):
         yield rng.integers(0, n, (min(rows, n_resamples - start), n))
@@ -155,7 +169,7 @@ def bootstrap_mean_ci(
     default) or "percentile"; the same ``seed`` always gives the same intervals.
     """
     method_key = _check_arguments(n_resamples, confidence_level, method)
-    unitxt_generator(seed)  # validates the seed before any work
+    generator(seed)  # validates the seed before any work
     columns = _as_columns(values)
     n = columns.shape[0]
     reasons = [_no_interval_reason(column, n, n_resamples) for column in columns.T]
@@ -236,7 +250,7 @@ def _replace_unscorable(theta_b: np.ndarray, seed: int) -> np.ndarray:
     count = int(missing.sum())
     if 0 < count < len(theta_b):
         theta_b = theta_b.copy()
-        theta_b[missing] = unitxt_generator(seed).choice(theta_b[~missing], count, replace=True)
+        theta_b[missing] = generator(seed).choice(theta_b[~missing], count, replace=True)
     return theta_b
 
 
@@ -254,3 +268,129 @@ def _bca_levels(column: np.ndarray, theta_hat: float, theta_b: np.ndarray, alpha
         with np.errstate(invalid="ignore", divide="ignore"):
             levels.append(float(ndtr(z0 + (z0 + z) / (1 - acceleration * (z0 + z)))))
     return levels[0], levels[1]
+
+
+# -- two independent groups -----------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class DifferenceInterval:
+    """mean(first) - mean(second) of two independent groups and its bootstrap interval (None with ``reason``)."""
+
+    difference: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n_first: int
+    n_second: int
+    reason: str | None = None
+
+
+def difference_ci(
+    first, second, *, n_resamples: int = 1000, confidence_level: float = 0.95, seed: int = 0
+) -> DifferenceInterval:
+    """BCa bootstrap interval of mean(first) - mean(second), each group resampled on its own (an unpaired design).
+
+    With a = first, b = second and theta = mean(a) - mean(b), resample b draws ``integers(0, n_a, (B, n_a))`` then
+    ``integers(0, n_b, (B, n_b))`` from :func:`generator`; z0 as for the mean, and the acceleration from the
+    jackknife of both groups (scipy's multi-sample BCa; Efron & Tibshirani 1993, section 14.3)::
+
+        a_hat = (sum (a_i - mean a)^3 / n_a^3 - sum (b_i - mean b)^3 / n_b^3)
+                / (6 (sum (a_i - mean a)^2 / n_a^2 + sum (b_i - mean b)^2 / n_b^2)^(3/2))
+
+    No interval (``reason`` says why) for fewer than 2 values in a group or no variation within either group.
+    """
+    _check_arguments(n_resamples, confidence_level, "BCa")
+    a, b = np.asarray(first, dtype=np.float64), np.asarray(second, dtype=np.float64)
+    difference = float(a.mean() - b.mean()) if len(a) and len(b) else None
+    if min(len(a), len(b)) < 2:
+        return DifferenceInterval(
+            difference, None, None, len(a), len(b), f"fewer than 2 values in a group ({len(a)} and {len(b)})"
+        )
+    if np.all(a == a[0]) and np.all(b == b[0]):
+        reason = "no variation within either group: the bootstrap cannot estimate an interval"
+        return DifferenceInterval(difference, None, None, len(a), len(b), reason)
+    rng = generator(seed)
+    theta_b = _group_means(a, n_resamples, rng) - _group_means(b, n_resamples, rng)
+    alpha = (1 - confidence_level) / 2
+    levels = _two_group_levels(a, b, difference, theta_b, alpha)
+    if not np.all(np.isfinite(levels)):
+        reason = "degenerate bootstrap distribution: the BCa interval is undefined"
+        return DifferenceInterval(difference, None, None, len(a), len(b), reason)
+    low, high = np.quantile(theta_b, levels)
+    return DifferenceInterval(difference, float(low), float(high), len(a), len(b))
+
+
+def _group_means(values: np.ndarray, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """The mean of each of ``n_resamples`` resamples of ``values``, in row batches from ``rng``."""
+    n = len(values)
+    rows, means = max(1, BATCH_ELEMENTS // n), np.empty(n_resamples)
+    for start in range(0, n_resamples, rows):
+        index = rng.integers(0, n, (min(rows, n_resamples - start), n))
+        means[start : start + len(index)] = counts_of(index, n) @ values / n
+    return means
+
+
+def _two_group_levels(a: np.ndarray, b: np.ndarray, theta: float, theta_b: np.ndarray, alpha: float):
+    from scipy.special import ndtr, ndtri
+
+    below = np.count_nonzero(theta_b < theta) + np.count_nonzero(theta_b <= theta)
+    z0 = ndtri(below / (2 * len(theta_b)))
+    da, db = a - a.mean(), b - b.mean()
+    numerator = np.sum(da**3) / len(a) ** 3 - np.sum(db**3) / len(b) ** 3
+    denominator = np.sum(da**2) / len(a) ** 2 + np.sum(db**2) / len(b) ** 2
+    acceleration = numerator / (6 * denominator**1.5)
+    z_alpha = float(ndtri(alpha))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return [float(ndtr(z0 + (z0 + z) / (1 - acceleration * (z0 + z)))) for z in (z_alpha, -z_alpha)]
+
+
+# -- quantiles ------------------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class QuantileInterval:
+    """One quantile of a sample (``numpy.quantile``, linear) and its percentile-bootstrap interval."""
+
+    q: float
+    value: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n: int
+    reason: str | None = None
+
+
+def quantile_ci(
+    values, qs=(0.5, 0.95, 0.99), *, n_resamples: int = 1000, confidence_level: float = 0.95, seed: int = 0
+) -> list[QuantileInterval]:
+    """Each quantile ``q`` of ``values`` with a percentile-bootstrap interval (Efron & Tibshirani 1993, section
+    13.3): the (1 - level)/2 and (1 + level)/2 quantiles of the resampled quantiles. Percentile, not BCa: the
+    jackknife behind BCa's acceleration is inconsistent for quantiles. A resample's quantile is read from the
+    running counts of the sorted values (no sort per resample). Fewer than 2 values: no interval."""
+    _check_arguments(n_resamples, confidence_level, "percentile")
+    x = np.sort(np.asarray(values, dtype=np.float64))
+    n = len(x)
+    if n < 2:
+        value = float(x[0]) if n else None
+        return [QuantileInterval(q, value, None, None, n, f"fewer than 2 values ({n})") for q in qs]
+    draws = np.empty((n_resamples, len(qs)))
+    start = 0
+    for index in resample_indices(n, n_resamples, seed):
+        running = np.cumsum(counts_of(index, n), axis=1)
+        for j, q in enumerate(qs):
+            draws[start : start + len(index), j] = _resampled_quantile(x, running, q)
+        start += len(index)
+    tail = (1 - confidence_level) / 2
+    results = []
+    for j, q in enumerate(qs):
+        low, high = np.quantile(draws[:, j], [tail, 1 - tail])
+        results.append(QuantileInterval(q, float(np.quantile(x, q)), float(low), float(high), n))
+    return results
+
+
+def _resampled_quantile(x: np.ndarray, running: np.ndarray, q: float) -> np.ndarray:
+    """numpy's linear quantile of each resample, given the running counts of the sorted values ``x``."""
+    position = (len(x) - 1) * q
+    below = int(np.floor(position))
+    lower = x[np.argmax(running > below, axis=1)]
+    upper = x[np.argmax(running > min(below + 1, len(x) - 1), axis=1)]
+    return lower + (position - below) * (upper - lower)

@@ -15,13 +15,13 @@ import json
 import math
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from ..errors import ConfigError
 from .bootstrap import UNITXT_SEED, bootstrap_mean_ci
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
-
-    from ..frames import RunFrames
 
 MISSING = "(missing)"
 
@@ -143,7 +143,7 @@ def _quantile_bins(values: pd.Series, bins: int) -> tuple[pd.Series, list[str], 
 
 
 def breakdown(
-    frames: RunFrames,
+    run,
     by: str,
     metrics: list[str] | None = None,
     bins: int | None = None,
@@ -151,21 +151,20 @@ def breakdown(
     n_resamples: int = 1000,
     seed: int = UNITXT_SEED,
 ) -> Breakdown:
-    """Statistics of ``frames`` (a :class:`ragassay.RunFrames`) per group of ``by``, system and metric.
+    """Statistics of ``run`` (:class:`ragassay.results.RunData`) per group of ``by``, system and metric.
 
-    ``metrics`` are columns of ``frames.scores()`` (metrics, ``judge:<label>``); default: all of them.
+    ``metrics`` are columns of the run (metrics, ``judge:<label>``); default: all of them.
     """
-    scores = frames.scores()
-    metrics = check_metrics(list(scores.columns), metrics)
-    labels, order, notes = group_labels(field_values(frames.samples, by), by, bins)
+    metrics = check_metrics(run.columns, metrics)
+    labels, order, notes = group_labels(field_values(run.samples_frame(), by), by, bins)
     total = len(labels)
     sizes = {group: int((labels == group).sum()) for group in order}
+    masks = {group: (labels == group).to_numpy() for group in order}
     rows = []
-    for system in frames.run["systems"]:
-        table = scores.loc[system].reindex(labels.index)[metrics]
+    for system in run.systems:
+        table = np.column_stack([run.values(system, m) for m in metrics]) if metrics else np.empty((total, 0))
         for group in order:
-            values = table.loc[(labels == group).to_numpy()].to_numpy()
-            intervals = bootstrap_mean_ci(values, n_resamples=n_resamples, seed=seed)
+            intervals = bootstrap_mean_ci(table[masks[group]], n_resamples=n_resamples, seed=seed)
             rows += [_stat(group, system, m, iv, sizes[group] / total) for m, iv in zip(metrics, intervals)]
     return Breakdown(by, bins, order, sizes, rows, notes)
 

@@ -1,249 +1,156 @@
-"""Aggregating stored results into a systems x metrics comparison (used by ``run`` and ``compare``)."""
+"""The comparison of one or more runs: what ``compare``, ``run`` and the HTML report show, computed once.
+
+Per run: the verdicts (:mod:`.verdicts`: cells with intervals, one paired procedure per pair), each system's
+outputs and spending (:mod:`.usage`), its latency quantiles and the quality-cost-latency frontier
+(:mod:`.latency`), and the run-to-run spread of repeated judges (:mod:`.variance`). Columns that carry no
+information are hidden unless asked for: a metric equal on every system and sample, token and cost columns that
+are 0 for every system, evaluation columns when no metric or judge called a model; :attr:`Comparison.hidden`
+says what was hidden and why.
+"""
 
 from __future__ import annotations
 
 import dataclasses
-import json
-import statistics
-from collections import defaultdict
+from collections.abc import Sequence
 
-from ..store.database import ResultsStore
-
-
-@dataclasses.dataclass
-class Cell:
-    """One system x metric cell: mean over scored values, how many were scored and unscored."""
-
-    mean: float | None
-    n: int
-    unscored: int
+from .latency import Frontier, LatencyStats, frontier, latency_stats
+from .usage import RunTotals, SystemUsage, run_totals, system_usage
+from .variance import SpreadRow, run_spreads
+from .verdicts import CellStats, Verdicts, decide
 
 
-@dataclasses.dataclass
-class EvaluationCost:
-    """What scoring one system's outputs cost: the model calls of its metrics and judges (not the system's own)."""
-
-    input_tokens: int = 0
-    output_tokens: int = 0
-    calls: int = 0
-    cache_hits: int = 0
-    cost_usd: float | None = 0.0  # None when a model used by a metric or judge has no price
-    unpriced: list[str] = dataclasses.field(default_factory=list)
-
-
-@dataclasses.dataclass
-class SystemRow:
-    """One system's results in one run."""
+@dataclasses.dataclass(frozen=True)
+class ComparisonRow:
+    """One system of one run: its cells (mean, interval, n, unscored per column) and its usage."""
 
     run_id: str
     system: str
-    samples: int
-    outputs: int
-    failed: int
-    cells: dict[str, Cell]
-    mean_latency_s: float | None
-    mean_input_tokens: float | None
-    mean_output_tokens: float | None
-    mean_cached_tokens: float | None = None
-    cost_usd: float | None = None  # total over ok outputs at list price; None when a model has no price
-    unpriced_models: list[str] = dataclasses.field(default_factory=list)
-    calls: int = 0  # model calls made
-    cache_hits: int = 0  # responses served from the LLM response cache
-    input_tokens: int = 0  # totals over ok outputs
-    output_tokens: int = 0
-    retrievals: int = 0  # ok outputs that came back with at least one non-empty retrieved context
-    evaluation: EvaluationCost = dataclasses.field(default_factory=lambda: EvaluationCost())
+    cells: dict[str, CellStats]
+    usage: SystemUsage
 
     @property
-    def missing(self) -> int:
-        """Samples with no stored output (run interrupted)."""
-        return self.samples - self.outputs
+    def failed(self) -> int:
+        return self.usage.failed
+
+    @property
+    def retrievals(self) -> int:
+        return self.usage.retrievals
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(frozen=True)
+class RunComparison:
+    """What one run adds below the table: verdicts, latency, frontier, run-to-run spread, totals."""
+
+    run_id: str
+    verdicts: Verdicts
+    latency: list[LatencyStats]
+    frontier: Frontier | None
+    spreads: list[SpreadRow]
+    totals: RunTotals
+
+
+@dataclasses.dataclass(frozen=True)
 class Comparison:
-    """Rows (systems, possibly from several runs) and columns (metrics, then judges)."""
+    """Rows (systems, possibly of several runs), the columns shown, and what was hidden with the reason."""
 
-    rows: list[SystemRow]
-    metrics: list[str]
-    judges: list[str]
-    directions: dict[str, str] = dataclasses.field(default_factory=dict)  # column -> "higher" | "lower"
+    rows: list[ComparisonRow]
+    columns: list[str]
+    directions: dict[str, str]
+    runs: list[RunComparison]
+    hidden: dict[str, str]  # column or column group -> why it is hidden
+    show_tokens: bool = True
+    show_evaluation: bool = True
 
     def direction(self, column: str) -> str:
-        """Whether a higher or a lower value of ``column`` is better (judges: higher)."""
+        """Whether a higher or a lower value of ``column`` is better."""
         return self.directions.get(column, "higher")
 
     def best(self, column: str) -> float | None:
         """The best mean of ``column`` by its direction, None when no row has one."""
-        means = [row.cells[column].mean for row in self.rows if row.cells[column].mean is not None]
+        cells = [row.cells.get(column) for row in self.rows]
+        means = [cell.mean for cell in cells if cell is not None and cell.mean is not None]
         if not means:
             return None
-        return max(means) if self.direction(column) == "higher" else min(means)
+        return max(means) if self.directions.get(column, "higher") == "higher" else min(means)
 
     @property
-    def columns(self) -> list[str]:
-        return self.metrics + [f"judge:{j}" for j in self.judges]
+    def several(self) -> bool:
+        """Whether the rows come from more than one run."""
+        return len(self.runs) > 1
 
 
-def summarize_runs(store: ResultsStore, run_ids: list[str]) -> Comparison:
-    """Aggregate each run's systems; metric columns in first-seen order."""
-    rows: list[SystemRow] = []
-    metrics: list[str] = []
-    judges: list[str] = []
-    directions: dict[str, str] = {}
-    for run_id in run_ids:
-        run = store.get_run(run_id)
-        rows += _run_rows(store, run, metrics, judges)
-        spec = json.loads(run["spec_json"])
-        for label, metric in (spec.get("metrics") or {}).items():
-            directions.setdefault(label, (metric.get("traits") or {}).get("direction", "higher"))
-    return Comparison(rows, metrics, judges, directions)
-
-
-def _run_rows(store: ResultsStore, run: dict, metrics: list[str], judges: list[str]) -> list[SystemRow]:
-    spec = json.loads(run["spec_json"])
-    for name in spec.get("metrics", {}):  # configured order first
-        _note(metrics, name)
-    for name in spec.get("judges", {}):
-        _note(judges, name)
-    values: dict[tuple[str, str], list[float]] = defaultdict(list)
-    unscored: dict[tuple[str, str], int] = defaultdict(int)
-
-    def add(system: str, column: str, value: float | None) -> None:
-        if value is None:
-            unscored[(system, column)] += 1
-        else:
-            values[(system, column)].append(value)
-
-    for row in store.metric_rows(run["id"]):
-        _note(metrics, row["metric"])
-        add(row["system"], row["metric"], row["value"])
-    for row in store.judgement_rows(run["id"]):
-        _note(judges, row["judge"])
-        add(row["system"], f"judge:{row['judge']}", row["score"])
-    outputs: dict[str, list[dict]] = defaultdict(list)
-    for row in store.output_rows(run["id"]):
-        outputs[row["system"]].append(row)
-    evaluation = store.evaluation_usage(run["id"])
-    rows = []
-    for system in store.run_systems(run["id"]):
-        name = system["name"]
-        outs = outputs.get(name, [])
-        ok = [o for o in outs if o["status"] == "ok"]
-        columns = metrics + [f"judge:{j}" for j in judges]
-        cells = {
-            c: Cell(_mean(values.get((name, c), [])), len(values.get((name, c), [])), unscored.get((name, c), 0))
-            for c in columns
-        }
-        rows.append(
-            SystemRow(
-                run["id"],
-                name,
-                run["sample_count"],
-                len(outs),
-                len(outs) - len(ok),
-                cells,
-                _mean([o["latency_s"] for o in ok if o["latency_s"] is not None]),
-                _mean([o["input_tokens"] for o in ok]),
-                _mean([o["output_tokens"] for o in ok]),
-                retrievals=sum(1 for o in ok if (o["retrieved_count"] or 0) > 0),
-                **_accounting(ok),
-                evaluation=_evaluation_cost(evaluation.get(name)),
+def compare(
+    runs: Sequence,
+    *,
+    baseline: str | None = None,
+    alpha: float = 0.05,
+    seed: int = 0,
+    family: Sequence[str] | None = None,
+    all_columns: bool = False,
+) -> Comparison:
+    """The comparison of ``runs`` (:class:`ragassay.results.RunData`, in order)."""
+    rows, parts, columns, directions = [], [], [], {}
+    for run in runs:
+        verdicts = decide(run, baseline=baseline, alpha=alpha, seed=seed, family=family)
+        cells = {(c.system, c.metric): c for c in verdicts.cells}
+        usages = [system_usage(run, system) for system in run.systems]
+        for usage in usages:
+            mine = {m: cell for (s, m), cell in cells.items() if s == usage.system}
+            rows.append(ComparisonRow(run.id, usage.system, mine, usage))
+        for column in run.columns:
+            directions.setdefault(column, run.direction(column))
+            if column not in columns:
+                columns.append(column)
+        latency = latency_stats(run, seed)
+        parts.append(
+            RunComparison(
+                run.id,
+                verdicts,
+                latency,
+                run_frontier(run, verdicts, usages, latency),
+                run_spreads(run, verdicts.baseline),
+                run_totals(usages)[0],
             )
         )
-    return rows
+    return _with_hidden(rows, columns, directions, parts, all_columns)
 
 
-def _accounting(ok: list[dict]) -> dict:
-    """Mean cached tokens, total cost (None if any model is unpriced), unpriced models, calls, cache hits."""
-    unpriced = sorted({m.strip() for o in ok if o["unpriced"] for m in o["unpriced"].split(",")})
-    return {
-        "mean_cached_tokens": _mean([o["cached_tokens"] for o in ok]),
-        "cost_usd": None if unpriced else sum(o["cost_usd"] or 0.0 for o in ok),
-        "unpriced_models": unpriced,
-        "calls": sum(o["calls"] for o in ok),
-        "cache_hits": sum(o["cache_hits"] for o in ok),
-        "input_tokens": sum(o["input_tokens"] for o in ok),
-        "output_tokens": sum(o["output_tokens"] for o in ok),
-    }
+def run_frontier(run, verdicts: Verdicts, usages: list[SystemUsage], latency: list[LatencyStats], metric=None):
+    """The frontier of one run on ``metric`` (default: the first metric of the decision family, else the first
+    column); None when the run has one system or no column."""
+    metric = metric or next(iter(verdicts.family), None) or next(iter(run.columns), None)
+    if metric is None or len(run.systems) < 2:
+        return None
+    means = {c.system: c.mean for c in verdicts.cells if c.metric == metric}
+    cost = {u.system: None if u.cost_usd is None else u.cost_usd / max(u.answered, 1) for u in usages}
+    p50 = {s.system: s.at(0.5).value for s in latency}
+    return frontier(run.systems, means, cost, p50, metric=metric, direction=run.direction(metric))
 
 
-def _evaluation_cost(row: dict | None) -> EvaluationCost:
-    if row is None:
-        return EvaluationCost()
-    unpriced = sorted({m.strip() for m in (row["unpriced"] or "").split(",") if m.strip()})
-    return EvaluationCost(
-        row["input_tokens"],
-        row["output_tokens"],
-        row["calls"],
-        row["cache_hits"],
-        None if unpriced else row["cost_usd"],
-        unpriced,
-    )
+def _with_hidden(rows, columns, directions, parts, all_columns: bool) -> Comparison:
+    hidden: dict[str, str] = {}
+    constant = {m for part in parts for m in part.verdicts.constant}
+    declared = {m for part in parts for m in part.verdicts.family}
+    shown = columns
+    if not all_columns:
+        shown = [c for c in columns if c not in constant or c in declared]
+        for column in columns:
+            if column not in shown:
+                value = next(
+                    (r.cells[column].mean for r in rows if r.cells.get(column) and r.cells[column].mean is not None),
+                    None,
+                )
+                hidden[column] = (f"{value:.3f}" if value is not None else "the same value") + (
+                    " on every system and sample"
+                )
+    tokens = all_columns or any(_spent(r.usage) for r in rows)
+    evaluation = all_columns or any(r.usage.evaluation.calls or r.usage.evaluation.cache_hits for r in rows)
+    if not tokens:
+        hidden["tokens and cost"] = "no system used a token"
+    if not evaluation:
+        hidden["eval calls and cost"] = "no metric or judge called a model"
+    return Comparison(rows, shown, directions, parts, hidden, tokens, evaluation)
 
 
-@dataclasses.dataclass
-class RunTotals:
-    """Token, call and cost totals of one run's systems."""
-
-    run_id: str
-    input_tokens: int
-    output_tokens: int
-    calls: int
-    cache_hits: int
-    cost_usd: float | None  # None when any system has an unpriced model
-    evaluation: EvaluationCost = dataclasses.field(default_factory=EvaluationCost)  # of all metrics and judges
-
-
-def run_totals(rows: list[SystemRow]) -> list[RunTotals]:
-    """Totals per run over ``rows`` (runs in first-seen order)."""
-    totals = []
-    for run_id in dict.fromkeys(row.run_id for row in rows):
-        mine = [row for row in rows if row.run_id == run_id]
-        costs = [row.cost_usd for row in mine]
-        evaluations = [r.evaluation for r in mine]
-        eval_costs = [e.cost_usd for e in evaluations]
-        evaluation = EvaluationCost(
-            sum(e.input_tokens for e in evaluations),
-            sum(e.output_tokens for e in evaluations),
-            sum(e.calls for e in evaluations),
-            sum(e.cache_hits for e in evaluations),
-            None if None in eval_costs else sum(eval_costs),
-            sorted({m for e in evaluations for m in e.unpriced}),
-        )
-        totals.append(
-            RunTotals(
-                run_id,
-                sum(r.input_tokens for r in mine),
-                sum(r.output_tokens for r in mine),
-                sum(r.calls for r in mine),
-                sum(r.cache_hits for r in mine),
-                None if None in costs else sum(costs),
-                evaluation,
-            )
-        )
-    return totals
-
-
-def per_sample_values(store: ResultsStore, run_id: str) -> dict[tuple[str, str], dict[str, float]]:
-    """(system, column) -> {question_id: value} for every scored metric value and judgement of a run.
-
-    Judge columns are named ``judge:<label>`` as in the comparison table.
-    """
-    values: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
-    for row in store.metric_rows(run_id):
-        if row["value"] is not None:
-            values[(row["system"], row["metric"])][row["question_id"]] = row["value"]
-    for row in store.judgement_rows(run_id):
-        if row["score"] is not None:
-            values[(row["system"], f"judge:{row['judge']}")][row["question_id"]] = row["score"]
-    return values
-
-
-def _note(seen: list[str], name: str) -> None:
-    if name not in seen:
-        seen.append(name)
-
-
-def _mean(values: list[float]) -> float | None:
-    return statistics.fmean(values) if values else None
+def _spent(usage: SystemUsage) -> bool:
+    return bool(usage.input_tokens or usage.output_tokens or usage.calls or usage.cache_hits or usage.cost_usd)

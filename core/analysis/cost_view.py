@@ -11,20 +11,19 @@ evaluation's own cost (metric and judge model calls), and
   of the baseline's; positive means the system spent fewer.
 
 A cost is a number only when every model used has a price: unpriced models make it unknown (None, with the
-models named), never 0. A system that made no priced call at all costs $0 and has no quality per dollar.
+models named), never 0. A system that made no priced call at all costs $0 and has no quality per dollar. The view
+also carries each system's latency quantiles and the quality-cost-latency frontier (:mod:`.latency`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
 from .bootstrap import UNITXT_SEED, bootstrap_mean_ci
 from .breakdown import check_metrics
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..frames import RunFrames
+from .latency import Frontier, LatencyStats, frontier, latency_stats
+from .usage import SystemUsage, system_usage
 
 
 @dataclasses.dataclass(frozen=True)
@@ -49,72 +48,80 @@ class CostRow:
     notes: list[str] = dataclasses.field(default_factory=list)
 
 
-def cost_view(
-    frames: RunFrames, metric: str | None = None, baseline: str | None = None, *, seed: int = UNITXT_SEED
-) -> dict[str, Any]:
-    """The cost view of ``frames``: ``{"metric", "baseline", "rows": [CostRow as dict, ...]}``.
+@dataclasses.dataclass(frozen=True)
+class CostView:
+    """Quality next to cost for each system of a run, the latency quantiles and the frontier."""
+
+    run_id: str
+    metric: str
+    baseline: str
+    rows: list[CostRow]
+    latency: list[LatencyStats]
+    frontier: Frontier | None
+
+
+def cost_view(run, metric: str | None = None, baseline: str | None = None, *, seed: int = UNITXT_SEED) -> CostView:
+    """The cost view of ``run`` (:class:`ragassay.results.RunData`).
 
     ``metric`` defaults to the run's first metric (else its first judge); ``baseline`` to the first system.
     """
-    scores = frames.scores()
-    columns = list(scores.columns)
+    columns = run.columns
     if not columns:
         raise ConfigError("this run scored no metric and no judge, so there is no quality to set against cost")
     metric = check_metrics(columns, [metric] if metric else None)[0]
-    systems = frames.run["systems"]
+    systems = run.systems
     baseline = baseline or systems[0]
     if baseline not in systems:
         raise ConfigError(f"--baseline '{baseline}' is not a system of this run; its systems: {', '.join(systems)}")
-    costs = frames.costs
-    base_tokens = int(costs.loc[baseline, "input_tokens"] + costs.loc[baseline, "output_tokens"])
-    rows = [_row(frames, scores, metric, system, base_tokens, system == baseline, seed) for system in systems]
-    return {"metric": metric, "baseline": baseline, "rows": [dataclasses.asdict(r) for r in rows]}
+    usages = {system: system_usage(run, system) for system in systems}
+    base = usages[baseline]
+    base_tokens = base.input_tokens + base.output_tokens
+    qualities = {s: bootstrap_mean_ci(run.values(s, metric), seed=seed) for s in systems}
+    rows = [_row(usages[s], qualities[s], base_tokens, s == baseline) for s in systems]
+    latency = latency_stats(run, seed)
+    points = frontier(
+        systems,
+        {s: qualities[s].mean for s in systems},
+        {r.system: None if r.cost_usd is None else r.cost_usd / max(r.outputs, 1) for r in rows},
+        {x.system: x.at(0.5).value for x in latency},
+        metric=metric,
+        direction=run.direction(metric),
+    )
+    return CostView(run.id, metric, baseline, rows, latency, points if len(systems) > 1 else None)
 
 
-def _row(frames, scores, metric: str, system: str, base_tokens: int, is_baseline: bool, seed: int) -> CostRow:
-    import math
-
-    c = frames.costs.loc[system]
-    quality = bootstrap_mean_ci(scores.loc[system][metric].to_numpy(), seed=seed)
+def _row(usage: SystemUsage, quality, base_tokens: int, is_baseline: bool) -> CostRow:
     notes = []
-    cost = _known(c["cost_usd"])
-    if c["unpriced_models"]:
-        cost = None
-        notes.append(f"cost unknown: no price for {c['unpriced_models']}")
-    eval_cost = None if c["eval_unpriced_models"] else _known(c["eval_cost_usd"])
-    if c["eval_unpriced_models"]:
-        notes.append(f"evaluation cost unknown: no price for {c['eval_unpriced_models']}")
-    outputs = int(c["outputs"] - c["failed"])
+    cost = usage.cost_usd
+    if usage.unpriced_models:
+        notes.append(f"cost unknown: no price for {', '.join(usage.unpriced_models)}")
+    eval_cost = usage.evaluation.cost_usd
+    if usage.evaluation.unpriced:
+        notes.append(f"evaluation cost unknown: no price for {', '.join(usage.evaluation.unpriced)}")
+    outputs = usage.answered
     per_dollar = None
     if cost is not None and cost > 0 and outputs and quality.mean is not None:
         per_dollar = quality.mean / (cost / outputs)
     elif cost == 0:
         notes.append("no priced model call: quality per dollar is undefined")
-    tokens = int(c["input_tokens"] + c["output_tokens"])
+    tokens = usage.input_tokens + usage.output_tokens
     saved = None if is_baseline else base_tokens - tokens
     share = None if is_baseline or not base_tokens else saved / base_tokens
-    latency = c["mean_latency_s"]
     return CostRow(
-        system=system,
+        system=usage.system,
         quality=quality.mean,
         quality_ci_low=quality.ci_low,
         quality_ci_high=quality.ci_high,
         quality_n=quality.n_scored,
         outputs=outputs,
-        input_tokens=int(c["input_tokens"]),
-        output_tokens=int(c["output_tokens"]),
-        calls=int(c["calls"]),
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        calls=usage.calls,
         cost_usd=cost,
-        mean_latency_s=None if latency is None or math.isnan(latency) else float(latency),
+        mean_latency_s=usage.mean_latency_s,
         eval_cost_usd=eval_cost,
         quality_per_dollar=per_dollar,
         tokens_saved=saved,
         tokens_saved_share=share,
         notes=notes,
     )
-
-
-def _known(value: Any) -> float | None:
-    import math
-
-    return None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)

@@ -1,18 +1,30 @@
-"""Reading a stored run for retrieval-decision scoring (``ragassay decisions``): outcomes and system roles."""
+"""``ragassay decisions`` over the read model: each agent's retrieve-or-not decisions scored against the samples
+the no-retrieval baseline got wrong (:mod:`.retrieval_decision`)."""
 
 from __future__ import annotations
 
-import json
+import dataclasses
+import math
 
 from ..errors import StoreError
-from ..store.database import ResultsStore
-from .comparison import per_sample_values
-from .retrieval_decision import DecisionOutcome
+from .retrieval_decision import DecisionOutcome, DecisionReport, score_decisions
 
 
-def system_rags(store: ResultsStore, run_id: str) -> dict[str, str]:
+@dataclasses.dataclass(frozen=True)
+class Decisions:
+    """The decision reports of a run's agents, and what they were scored against."""
+
+    run_id: str
+    column: str
+    threshold: float
+    baseline: str
+    naive: str
+    reports: list[DecisionReport]
+
+
+def system_rags(run) -> dict[str, str]:
     """system name -> name of its RAG component (``naive``, ``no_retrieval``, ...)."""
-    return {s["name"]: json.loads(s["spec_json"])["rag"]["name"] for s in store.run_systems(run_id)}
+    return {system: run.rag_name(system) for system in run.systems}
 
 
 def pick_system(rags: dict[str, str], rag: str, flag: str) -> str:
@@ -23,26 +35,54 @@ def pick_system(rags: dict[str, str], rag: str, flag: str) -> str:
     return found[0]
 
 
-def decision_outcomes(
-    store: ResultsStore, run_id: str, column: str | None, threshold: float
-) -> tuple[dict[str, dict[str, DecisionOutcome]], str]:
-    """system -> question_id -> :class:`DecisionOutcome`, and the correctness column used.
+def decision_outcomes(run, column: str | None, threshold: float) -> tuple[dict[str, dict[str, DecisionOutcome]], str]:
+    """system -> question_id -> :class:`DecisionOutcome` (ok outputs), and the correctness column used.
 
-    ``column`` is a metric or ``judge:NAME`` (default: the run's first judge); a value >= ``threshold`` is
-    correct.
+    ``column`` is a metric or ``judge:NAME`` (default: the run's first judge); a value >= ``threshold`` is correct.
     """
-    values = per_sample_values(store, run_id)
     if column is None:
-        judges = [c for (_, c) in values if c.startswith("judge:")]
-        if not judges:
+        if not run.judges:
             raise StoreError("the run has no judge; name a metric with --correct (and a --threshold)")
-        column = judges[0]
+        column = f"judge:{run.judges[0]}"
     outcomes: dict[str, dict[str, DecisionOutcome]] = {}
-    for system, qid, output in store.output_payloads(run_id):
-        value = values.get((system, column), {}).get(qid)
-        outcomes.setdefault(system, {})[qid] = DecisionOutcome(
-            correct=None if value is None else float(value >= threshold),
-            retrieved=output.retrieved,
-            tokens=output.usage.input_tokens + output.usage.output_tokens,
-        )
+    for system in run.systems:
+        values = run.values(system, column)
+        for qid, value in zip(run.question_ids, values):
+            output = run.output(system, qid)
+            if output is None or not output.ok:
+                continue
+            outcomes.setdefault(system, {})[qid] = DecisionOutcome(
+                correct=None if math.isnan(value) else float(value >= threshold),
+                retrieved=output.retrieved,
+                tokens=output.usage.input_tokens + output.usage.output_tokens,
+            )
     return outcomes, column
+
+
+def decisions(
+    run,
+    *,
+    agents: tuple[str, ...] = (),
+    baseline: str | None = None,
+    naive: str | None = None,
+    column: str | None = None,
+    threshold: float = 0.5,
+) -> Decisions:
+    """Score the decisions of ``agents`` (default: every system that skipped retrieval at least once)."""
+    rags = system_rags(run)
+    outcomes, column = decision_outcomes(run, column, threshold)
+    baseline = baseline or pick_system(rags, "no_retrieval", "--baseline")
+    naive = naive or pick_system(rags, "naive", "--naive")
+    agents = agents or tuple(
+        s for s, o in outcomes.items() if s not in (baseline, naive) and any(x.retrieved is False for x in o.values())
+    )
+    reports = []
+    for agent in agents:
+        if agent not in rags:
+            raise StoreError(f"run {run.id[:12]} has no system '{agent}'. Systems: {', '.join(rags)}")
+        reports.append(
+            score_decisions(
+                outcomes.get(agent, {}), outcomes.get(baseline, {}), outcomes.get(naive, {}), (agent, baseline, naive)
+            )
+        )
+    return Decisions(run.id, column, threshold, baseline, naive, reports)

@@ -1,35 +1,68 @@
-"""The CI gate: a candidate run against a baseline run, system by system, with one pass/regression verdict.
+"""The CI gate: a candidate run against a baseline run, system by system, with one exit code.
 
-Each system of the candidate run is paired with the system of the same name in the baseline run (which may
-live in another results database, e.g. the main branch's results restored from a CI cache). On the samples
-both runs hold (same ``question_id``), every metric and judge column both runs scored is compared with
-:func:`ragassay.analysis.verdicts.decide_values`: the paired sign-flip permutation test, Holm's adjustment
-over every (system, metric) pair of the gate at once, BCa bootstrap intervals and the MDE, exactly as
-``ragassay compare`` (sources in :mod:`ragassay.analysis.verdicts` and docs/statistics.md). A pair whose
-verdict is "worse" is a regression. Systems and metrics present on one side only are listed in ``notes``,
-never dropped silently.
+Each system of the candidate run is paired with the system of the same name in the baseline run (which may live
+in another results database); on the samples both runs hold (same ``question_id``), every metric of the decision
+family (``[evaluation] decide``, default: every metric and judge both runs scored that is not constant) is one
+comparison of the paired procedure (:mod:`ragassay.analysis.paired`), all of them one Holm family.
 
-The same runs, metrics, alpha and seed give the same numbers in any process.
+**Non-inferiority** (the default mode): with g the per-sample gain (candidate - baseline, sign-flipped for a
+lower-is-better metric) and a margin m, the test of "the gain is -m" is inverted into an interval [L, U] at the
+comparison's Holm level, and the pair is
+
+- **pass** when L > -m (shown not worse than the margin);
+- **regression** when U < -m (shown worse than the margin), or U < 0 (shown worse by the paired test) while
+  L <= -m;
+- **inconclusive** otherwise: the samples cannot tell (the summary gives the samples that would settle it).
+
+The margin is ``[gate] margins`` for the metric (its own units), else ``[gate] margin`` x the width of the metric's
+declared range (0.02: two points of a 0-1 metric); a metric with an open range needs its own margin.
+
+**Superiority** (``--mode superiority``): the test of "no difference"; a pair is a regression exactly when its
+interval lies on the worse side of 0, and passes otherwise.
+
+The same runs, settings and seed give the same numbers in any process.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from ..errors import ConfigError, DatasetError
-from .comparison import SystemRow, summarize_runs
-from .verdicts import NOT_COMPARABLE, WORSE, decide_values
+from .paired import PairInput, PairOutcome, decide_family
+from .usage import SystemUsage, system_usage
 
 EXIT_PASS, EXIT_REGRESSION, EXIT_ERROR = 0, 1, 2
-BASELINE, CANDIDATE = "baseline", "candidate"  # the two sides given to decide_values
+PASS, REGRESSION, INCONCLUSIVE = "pass", "regression", "inconclusive"
+NON_INFERIORITY, SUPERIORITY = "non-inferiority", "superiority"
+
+
+@dataclasses.dataclass(frozen=True)
+class GateSettings:
+    """How the gate decides (``[gate]`` of the config, overridden by the command line)."""
+
+    mode: str = NON_INFERIORITY
+    margin: float = 0.02
+    margins: dict[str, float] = dataclasses.field(default_factory=dict)
+    on_inconclusive: str = "fail"
+    alpha: float = 0.05
+    seed: int = 0
+    family: list[str] | None = None  # None: [evaluation] decide, else the default family
+
+    @classmethod
+    def of(cls, section: Any, **overrides: Any) -> GateSettings:
+        """From a ``[gate]`` section (a :class:`ragassay.config.GateSection` or a dict); None overrides are ignored."""
+        data = section.model_dump() if hasattr(section, "model_dump") else dict(section or {})
+        data |= {k: v for k, v in overrides.items() if v is not None}
+        return cls(**{f.name: data[f.name] for f in dataclasses.fields(cls) if f.name in data})
 
 
 @dataclasses.dataclass(frozen=True)
 class GateRow:
-    """One system x metric: each side's mean over the shared samples, the paired difference and its verdict."""
+    """One system x metric: each side's mean over the shared samples, the paired difference and the outcome."""
 
     system: str
     metric: str
@@ -39,27 +72,16 @@ class GateRow:
     candidate_mean: float | None
     candidate_unscored: int
     n: int  # samples both sides scored
+    n_discordant: int
     mean_diff: float | None  # candidate - baseline
-    ci_low: float | None
+    ci_low: float | None  # interval of the difference at ``level`` (None: unbounded on that side)
     ci_high: float | None
+    level: float | None
     p_holm: float | None
-    verdict: str  # "better" | "worse" | "no detectable difference" | "not comparable"
+    margin: float | None  # in the metric's units (non-inferiority)
+    outcome: str  # pass | regression | inconclusive
     reason: str
-
-
-@dataclasses.dataclass(frozen=True)
-class Usage:
-    """Tokens, model calls and USD of the systems' answers (generation) and of their scoring (evaluation)."""
-
-    input_tokens: int
-    output_tokens: int
-    calls: int
-    cost_usd: float | None  # None when a model has no price
-    eval_input_tokens: int
-    eval_output_tokens: int
-    eval_calls: int
-    eval_cost_usd: float | None
-    unpriced: list[str]
+    needed: int | None = None  # samples that would settle an inconclusive pair (power 0.8)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -81,241 +103,253 @@ class GateResult:
 
     candidate_run: str
     baseline_run: str
-    baseline_source: str  # where the baseline run was found
-    alpha: float
-    seed: int
-    method: str
+    baseline_source: str
+    settings: GateSettings
     shared_samples: int
     candidate_only_samples: int
     baseline_only_samples: int
     rows: list[GateRow]
-    notes: list[str]  # systems or metrics on one side only, and other things a reader must know
-    cost_baseline: Usage
-    cost_candidate: Usage
+    notes: list[str]
+    usage_baseline: list[SystemUsage]
+    usage_candidate: list[SystemUsage]
     health: list[Health]
 
     @property
     def regressions(self) -> list[GateRow]:
-        """The pairs whose verdict is "worse"."""
-        return [row for row in self.rows if row.verdict == WORSE]
+        return [row for row in self.rows if row.outcome == REGRESSION]
 
     @property
-    def compared(self) -> list[GateRow]:
-        """The pairs that were tested (not "not comparable")."""
-        return [row for row in self.rows if row.verdict != NOT_COMPARABLE]
+    def inconclusive(self) -> list[GateRow]:
+        return [row for row in self.rows if row.outcome == INCONCLUSIVE]
+
+    @property
+    def failing(self) -> list[GateRow]:
+        """The pairs that fail the gate: regressions, and inconclusive ones unless ``on_inconclusive`` is pass."""
+        fail_inconclusive = self.settings.on_inconclusive == "fail"
+        return [r for r in self.rows if r.outcome == REGRESSION or (r.outcome == INCONCLUSIVE and fail_inconclusive)]
 
     @property
     def exit_code(self) -> int:
-        """0 when no pair is worse, 1 when any is."""
-        return EXIT_REGRESSION if self.regressions else EXIT_PASS
+        """0 when no pair fails, 1 when any does."""
+        return EXIT_REGRESSION if self.failing else EXIT_PASS
 
     def as_dict(self) -> dict[str, Any]:
         """Plain data (for ``--format json``)."""
-        return dataclasses.asdict(self) | {"exit_code": self.exit_code, "regressions": len(self.regressions)}
+        extra = {"exit_code": self.exit_code, "regressions": len(self.regressions)}
+        return dataclasses.asdict(self) | extra | {"inconclusive_pairs": len(self.inconclusive)}
 
 
-def pick_baseline_run(store, candidate: dict, ref: str | None) -> dict:
-    """The baseline run in ``store``: ``ref`` (id or unique prefix) when given, else the newest run with the
-    candidate's config fingerprint, else the newest run of the candidate's project name."""
-    if ref:
-        return store.get_run(ref)
-    same = store.find_run(candidate["fingerprint"])
-    if same is not None:
-        return store.get_run(same["id"])
-    runs = store.list_runs()
-    for run in runs:  # newest first
-        if run["project"] == candidate["project"]:
-            return store.get_run(run["id"])
-    known = ", ".join(f"{r['id'][:12]} ({r['project']})" for r in runs[:10]) or "none"
-    raise ConfigError(
-        f"the baseline database has no run of project '{candidate['project']}' (runs: {known}). "
-        f"Name one with --baseline PATH#RUN, or run the project on the main branch first."
-    )
+def gate(candidate, baseline, settings: GateSettings, *, baseline_source: str = "", same_run: bool = False):
+    """Compare the candidate run with the baseline run (both :class:`ragassay.results.RunData`; module docstring).
 
-
-def gate(
-    candidate_store,
-    candidate_run: str,
-    baseline_store,
-    baseline_run: str,
-    *,
-    metrics: Sequence[str] | None = None,
-    alpha: float = 0.05,
-    seed: int = 0,
-    baseline_source: str = "",
-) -> GateResult:
-    """Compare stored run ``candidate_run`` with ``baseline_run`` (module docstring); ``metrics`` restricts the
-    columns (default: every metric and judge column of either run).
-
-    :raises ConfigError: no system in common, or a metric in neither run.
+    :raises ConfigError: no system in common, a family metric in neither run, or a margin that cannot be derived.
     :raises DatasetError: the runs share no sample.
     """
-    cand_run, base_run = candidate_store.get_run(candidate_run), baseline_store.get_run(baseline_run)
-    cand = summarize_runs(candidate_store, [cand_run["id"]])
-    base = summarize_runs(baseline_store, [base_run["id"]])
-    notes: list[str] = []
-    systems = _common_systems(cand.rows, base.rows, notes)
-    columns = _columns(cand.columns, base.columns, metrics, notes)
-    shared, cand_only, base_only = _samples(candidate_store, cand_run, baseline_store, base_run)
-    if cand_run["id"] == base_run["id"] and candidate_store.engine.url == baseline_store.engine.url:
-        notes.append("the baseline is the candidate run itself: nothing can differ")
+    notes: list[str] = ["the baseline is the candidate run itself: nothing can differ"] if same_run else []
+    systems = common_systems(candidate.systems, baseline.systems, notes)
+    shared, cand_only, base_only = shared_samples(candidate, baseline)
+    columns = _columns(candidate, baseline, systems, shared, settings.family, notes)
     keys = [(s, m) for s in systems for m in columns]
-    values, unscored = _side_values(baseline_store, base_run["id"], BASELINE, keys, shared)
-    cand_values, cand_unscored = _side_values(candidate_store, cand_run["id"], CANDIDATE, keys, shared)
-    values.update(cand_values)
-    unscored.update(cand_unscored)
-    pseudo = [str(i) for i in range(len(keys))]  # one column per (system, metric): Holm over all of them
-    directions = {p: cand.direction(m) for p, (_, m) in zip(pseudo, keys)}
-    verdicts = decide_values(
-        values, [BASELINE, CANDIDATE], pseudo, directions, baseline=BASELINE, alpha=alpha, seed=seed, unscored=unscored
+    sides = [_side(run, keys, shared) for run in (baseline, candidate)]
+    rows = gate_rows(
+        keys, sides[0], sides[1], _directions(candidate, columns), _margins(candidate, columns, settings), settings
     )
-    rows = _rows(keys, pseudo, directions, verdicts)
+    usage = [[system_usage(run, s) for s in systems] for run in (baseline, candidate)]
     return GateResult(
-        cand_run["id"],
-        base_run["id"],
+        candidate.id,
+        baseline.id,
         baseline_source,
-        alpha,
-        seed,
-        verdicts.method,
+        settings,
         len(shared),
         cand_only,
         base_only,
         rows,
         notes,
-        _usage(base.rows, systems),
-        _usage(cand.rows, systems),
-        _health(cand.rows, base.rows, systems),
+        usage[0],
+        usage[1],
+        _health(candidate, baseline, systems),
     )
 
 
-def _common_systems(cand_rows: list[SystemRow], base_rows: list[SystemRow], notes: list[str]) -> list[str]:
-    cand, base = [r.system for r in cand_rows], [r.system for r in base_rows]
+def gate_rows(keys, base: dict, cand: dict, directions: dict, margins: dict, settings: GateSettings) -> list[GateRow]:
+    """Decide every (system, metric) of ``keys`` from per-sample arrays of each side (NaN = not scored)."""
+    signs = {m: 1.0 if d != "lower" else -1.0 for m, d in directions.items()}
+    ni = settings.mode == NON_INFERIORITY
+    inputs = [PairInput(k, signs[k[1]] * (cand[k] - base[k]), -margins[k[1]] if ni else 0.0) for k in keys]
+    outcomes = decide_family(inputs, settings.alpha, settings.seed)
+    return [_row(o, base[o.key], cand[o.key], directions[o.key[1]], margins[o.key[1]], ni) for o in outcomes]
+
+
+def _row(o: PairOutcome, base: np.ndarray, cand: np.ndarray, direction: str, margin: float, ni: bool) -> GateRow:
+    sign = 1.0 if direction != "lower" else -1.0
+    low, high = o.ci_low, o.ci_high  # on the gain scale
+    outcome, reason = _outcome(o, margin, ni)
+    ci_low, ci_high = _natural(low, high, sign)
+    paired = ~np.isnan(base) & ~np.isnan(cand)
+    return GateRow(
+        system=o.key[0],
+        metric=o.key[1],
+        direction=direction,
+        baseline_mean=_mean(base[paired]),
+        baseline_unscored=int(np.count_nonzero(np.isnan(base))),
+        candidate_mean=_mean(cand[paired]),
+        candidate_unscored=int(np.count_nonzero(np.isnan(cand))),
+        n=o.n,
+        n_discordant=int(np.count_nonzero(cand[paired] != base[paired])),
+        mean_diff=None if o.mean is None else sign * o.mean,
+        ci_low=ci_low,
+        ci_high=ci_high,
+        level=o.level,
+        p_holm=o.p_holm,
+        margin=margin if ni else None,
+        outcome=outcome,
+        reason=reason,
+        needed=_needed(o, margin) if outcome == INCONCLUSIVE else None,
+    )
+
+
+def _outcome(o: PairOutcome, margin: float, ni: bool) -> tuple[str, str]:
+    if o.p_value is None:
+        return INCONCLUSIVE, o.reason or "fewer than 2 samples scored by both"
+    low = -np.inf if o.ci_low is None else o.ci_low
+    high = np.inf if o.ci_high is None else o.ci_high
+    if not ni:
+        worse = o.in_family and high < 0
+        return (REGRESSION, "shown worse by the paired test") if worse else (PASS, o.reason)
+    if o.in_family and low > -margin:
+        return PASS, ""
+    if o.in_family and high < -margin:
+        return REGRESSION, "shown worse than the margin"
+    if o.in_family and high < 0:
+        return REGRESSION, "shown worse by the paired test, and not shown within the margin"
+    return INCONCLUSIVE, o.reason or "neither shown within the margin nor shown worse: too few samples to tell"
+
+
+def _natural(low: float | None, high: float | None, sign: float) -> tuple[float | None, float | None]:
+    """An interval on the gain scale back in the metric's units (the sides swap for a lower-is-better metric);
+    None stays an open side."""
+    low, high = (None if low is None else sign * low), (None if high is None else sign * high)
+    return (low, high) if sign > 0 else (high, low)
+
+
+def _needed(o: PairOutcome, margin: float) -> int | None:
+    """Samples a paired t test needs (power 0.8, the pair's level) to tell the gain from -margin."""
+    from .power import samples_needed
+
+    if o.sd is None or o.mean is None or o.level is None or o.mean + margin == 0:
+        return None
+    return samples_needed(o.sd, abs(o.mean + margin), o.level, 0.8)[0]
+
+
+def _mean(values: np.ndarray) -> float | None:
+    return float(values.mean()) if len(values) else None
+
+
+def common_systems(cand: Sequence[str], base: Sequence[str], notes: list[str]) -> list[str]:
+    """The systems of both runs (candidate order); the others are named in ``notes``."""
     common = [s for s in cand if s in base]
     if not common:
         raise ConfigError(
             f"no system of the candidate run ({', '.join(cand)}) is in the baseline run ({', '.join(base)}). "
             f"The gate pairs systems by name: keep the names, or pick another baseline with --baseline."
         )
-    for system in cand:
-        if system not in base:
-            notes.append(f"system {system} is new (not in the baseline run): not compared")
-    for system in base:
-        if system not in cand:
-            notes.append(f"system {system} is only in the baseline run (removed?): not compared")
+    notes += [f"system {s} is new (not in the baseline run): not compared" for s in cand if s not in base]
+    notes += [f"system {s} is only in the baseline run (removed?): not compared" for s in base if s not in cand]
     return common
 
 
-def _columns(cand: list[str], base: list[str], wanted: Sequence[str] | None, notes: list[str]) -> list[str]:
-    everything = cand + [c for c in base if c not in cand]
-    if wanted:
-        unknown = [m for m in wanted if m not in everything]
+def shared_samples(candidate, baseline) -> tuple[list[str], int, int]:
+    """The question_ids of both runs (candidate order), and how many are on one side only."""
+    base = set(baseline.question_ids)
+    shared = [q for q in candidate.question_ids if q in base]
+    if not shared:
+        raise DatasetError(
+            f"the candidate run {candidate.id[:12]} ({len(candidate.question_ids)} samples) and the baseline run "
+            f"{baseline.id[:12]} ({len(baseline.question_ids)} samples) share no question_id, so no sample can be "
+            f"paired. Gate against a run of the same dataset (--baseline PATH#RUN), or keep the question_ids stable."
+        )
+    return shared, len(candidate.question_ids) - len(shared), len(base) - len(shared)
+
+
+def _columns(candidate, baseline, systems, shared, wanted, notes: list[str]) -> list[str]:
+    from .verdicts import stored_family
+
+    everything = candidate.columns + [c for c in baseline.columns if c not in candidate.columns]
+    declared = wanted if wanted is not None else stored_family(candidate.info.config)
+    if declared is not None:
+        unknown = [m for m in declared if m not in everything]
         if unknown:
             raise ConfigError(
-                f"--metric {', '.join(unknown)}: neither run has it. Metrics of the runs: {', '.join(everything)}"
+                f"the gate's decision family names {', '.join(unknown)}, which neither run scored. Metrics of the "
+                f"runs: {', '.join(everything)}"
             )
-        everything = list(dict.fromkeys(wanted))
+        everything = list(dict.fromkeys(declared))
     for column in everything:
-        if column not in base:
+        if column not in baseline.columns:
             notes.append(f"metric {column} is only in the candidate run: not compared")
-        elif column not in cand:
+        elif column not in candidate.columns:
             notes.append(f"metric {column} is only in the baseline run: not compared")
-    columns = [c for c in everything if c in cand and c in base]
+    columns = [c for c in everything if c in candidate.columns and c in baseline.columns]
     if not columns:
         raise ConfigError("the candidate and baseline runs have no metric or judge in common: nothing to compare")
+    if declared is None:
+        constant = [c for c in columns if _constant(c, systems, shared, candidate, baseline)]
+        if constant:
+            notes.append(f"left out, the same value on every system and sample of both runs: {', '.join(constant)}")
+        columns = [c for c in columns if c not in constant]
     return columns
 
 
-def _samples(candidate_store, cand_run: dict, baseline_store, base_run: dict) -> tuple[set[str], int, int]:
-    cand_ids = {s.question_id for s in candidate_store.run_samples(cand_run["id"])}
-    base_ids = {s.question_id for s in baseline_store.run_samples(base_run["id"])}
-    shared = cand_ids & base_ids
-    if not shared:
-        raise DatasetError(
-            f"the candidate run {cand_run['id'][:12]} ({len(cand_ids)} samples) and the baseline run "
-            f"{base_run['id'][:12]} ({len(base_ids)} samples) share no question_id, so no sample can be paired. "
-            f"Gate against a run of the same dataset (--baseline PATH#RUN), or keep the question_ids stable."
+def _constant(column: str, systems, shared, candidate, baseline) -> bool:
+    from .paired import no_variation
+
+    values = np.concatenate([aligned(run, s, column, shared) for run in (candidate, baseline) for s in systems])
+    scored = values[~np.isnan(values)]
+    return len(scored) > 0 and no_variation(scored)
+
+
+def aligned(run, system: str, column: str, shared: list[str]) -> np.ndarray:
+    """The values of (``system``, ``column``) of ``run`` on the ``shared`` question ids, in that order."""
+    values, position = run.values(system, column), run.position
+    return np.array([values[position[q]] for q in shared], dtype=float)
+
+
+def _side(run, keys, shared) -> dict:
+    return {(s, m): aligned(run, s, m, shared) for s, m in keys}
+
+
+def _directions(run, columns) -> dict[str, str]:
+    return {c: run.direction(c) for c in columns}
+
+
+def _margins(run, columns, settings: GateSettings) -> dict[str, float]:
+    return {column: margin_for(run, column, settings) for column in columns}
+
+
+def margin_for(run, column: str, settings: GateSettings) -> float:
+    """The margin of ``column`` in its own units: ``[gate] margins``, else ``margin`` x its declared range."""
+    if column in settings.margins:
+        return float(settings.margins[column])
+    low, high = run.value_range(column)
+    if settings.mode == NON_INFERIORITY and (low is None or high is None):
+        raise ConfigError(
+            f"[gate] margin: metric {column} has an open range, so a share of it is no margin. Give it one in "
+            f"its own units, e.g. [gate] margins = {{ {column} = 0.1 }}"
         )
-    return shared, len(cand_ids - base_ids), len(base_ids - cand_ids)
+    return settings.margin * ((high - low) if low is not None and high is not None else 1.0)
 
 
-def _side_values(store, run_id: str, side: str, keys: list[tuple[str, str]], shared: set[str]):
-    """(side, pseudo column) -> {question_id: value} over the shared samples, and the unscored counts."""
-    index = {key: str(i) for i, key in enumerate(keys)}
-    values: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
-    unscored: dict[tuple[str, str], int] = defaultdict(int)
-    rows = [(r["system"], r["metric"], r["question_id"], r["value"]) for r in store.metric_rows(run_id)]
-    rows += [(r["system"], f"judge:{r['judge']}", r["question_id"], r["score"]) for r in store.judgement_rows(run_id)]
-    for system, column, question_id, value in rows:
-        pseudo = index.get((system, column))
-        if pseudo is None or question_id not in shared:
-            continue
-        if value is None:
-            unscored[(side, pseudo)] += 1
-        else:
-            values[(side, pseudo)][question_id] = value
-    return dict(values), dict(unscored)
+def _health(candidate, baseline, systems) -> list[Health]:
+    def counts(run, system):
+        usage = system_usage(run, system)
+        unscored = sum(n for (s, _), n in run.unscored.items() if s == system)
+        return usage.failed, usage.missing, unscored
 
-
-def _rows(keys, pseudo, directions, verdicts) -> list[GateRow]:
-    cells = {(c.system, c.metric): c for c in verdicts.cells}
-    pairs = {p.metric: p for p in verdicts.pairs}
     rows = []
-    for p, (system, metric) in zip(pseudo, keys):
-        base, cand, pair = cells[(BASELINE, p)], cells[(CANDIDATE, p)], pairs[p]
-        reason = pair.reason.replace(f"{CANDIDATE} and {BASELINE}", "the candidate and the baseline")
-        rows.append(
-            GateRow(
-                system,
-                metric,
-                directions[p],
-                base.mean,
-                base.unscored,
-                cand.mean,
-                cand.unscored,
-                pair.n,
-                pair.mean_diff,
-                pair.ci_low,
-                pair.ci_high,
-                pair.p_holm,
-                pair.verdict,
-                reason,
-            )
-        )
+    for system in systems:
+        (bf, bm, bu), (cf, cm, cu) = counts(baseline, system), counts(candidate, system)
+        rows.append(Health(system, bf, cf, bm, cm, bu, cu))
     return rows
-
-
-def _usage(rows: list[SystemRow], systems: list[str]) -> Usage:
-    mine = [r for r in rows if r.system in systems]
-    costs = [r.cost_usd for r in mine]
-    eval_costs = [r.evaluation.cost_usd for r in mine]
-    unpriced = sorted({m for r in mine for m in [*r.unpriced_models, *r.evaluation.unpriced]})
-    return Usage(
-        sum(r.input_tokens for r in mine),
-        sum(r.output_tokens for r in mine),
-        sum(r.calls for r in mine),
-        None if None in costs else sum(costs),
-        sum(r.evaluation.input_tokens for r in mine),
-        sum(r.evaluation.output_tokens for r in mine),
-        sum(r.evaluation.calls for r in mine),
-        None if None in eval_costs else sum(eval_costs),
-        unpriced,
-    )
-
-
-def _health(cand_rows: list[SystemRow], base_rows: list[SystemRow], systems: list[str]) -> list[Health]:
-    cand, base = {r.system: r for r in cand_rows}, {r.system: r for r in base_rows}
-    return [
-        Health(
-            system,
-            base[system].failed,
-            cand[system].failed,
-            base[system].missing,
-            cand[system].missing,
-            sum(cell.unscored for cell in base[system].cells.values()),
-            sum(cell.unscored for cell in cand[system].cells.values()),
-        )
-        for system in systems
-    ]
 
 
 DATABASE_SUFFIXES = (".db", ".sqlite", ".sqlite3")

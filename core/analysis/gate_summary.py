@@ -1,21 +1,24 @@
 """The gate's markdown summary, written for a pull-request comment (``ragassay gate --summary FILE``).
 
-A headline (✅ no regression / ❌ regression in N of M comparisons), what was compared with what, a table per
-system (metric, baseline and candidate means, difference with its 95% interval, Holm p, verdict), the cost
-delta, failures and unscored values, notes, and links to the HTML report. Every string that comes from a
-user (system and metric names, paths, URLs, reasons) goes through :func:`md` or :func:`md_url`.
+A headline (✅ no regression / ❌ N regressions and M inconclusive in K comparisons), what was compared with what
+and in which mode with which margin, every pair that does not pass with its difference, interval and the samples
+that would settle it, a table per system (metric, baseline and candidate means, difference with its interval,
+margin, Holm p, outcome), the cost delta, failures and unscored values, notes, and links to the HTML report.
+Every string that comes from a user (system and metric names, paths, URLs, reasons) goes through :func:`md`
+or :func:`md_url`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable
 
-from .gate import GateResult, GateRow, Usage
-from .verdicts import BETTER, NOT_COMPARABLE, WORSE
+from .gate import INCONCLUSIVE, PASS, REGRESSION, GateResult, GateRow
+from .sentences import confidence
 
-DOCS = "docs/statistics.md"
-ICONS = {WORSE: "❌ ", BETTER: "🟢 ", NOT_COMPARABLE: "⚠️ "}
+DOCS = "docs/ci.md"
+ICONS = {REGRESSION: "❌ ", PASS: "✅ ", INCONCLUSIVE: "⚠️ "}
 _MARKDOWN_SPECIALS = re.compile(r"([\\`*\[\]|~]|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z]))")
 
 
@@ -38,24 +41,40 @@ def markdown_summary(result: GateResult, *, report_url: str | None = None, html_
     """The summary of ``result`` as GitHub-flavoured markdown (a pull-request comment or a job summary)."""
     parts = [_headline(result), _context(result), _links(report_url, html_path)]
     if result.regressions:
-        parts.append("### Regressions\n\n" + "\n".join(f"- {_regression(row)}" for row in result.regressions))
+        parts.append("### Regressions\n\n" + "\n".join(f"- {_failing(row)}" for row in result.regressions))
+    if result.inconclusive:
+        label = "fail the gate" if result.settings.on_inconclusive == "fail" else "pass (--on-inconclusive pass)"
+        lines = "\n".join(f"- {_failing(row)}" for row in result.inconclusive)
+        parts.append(f"### Inconclusive (these {label})\n\n{lines}")
     for system in dict.fromkeys(row.system for row in result.rows):
-        parts.append(_system_table(system, [row for row in result.rows if row.system == system]))
-    parts += [_cost_table(result.cost_baseline, result.cost_candidate), _health_table(result)]
+        parts.append(_system_table(system, [row for row in result.rows if row.system == system], result))
+    parts += [_cost_table(_usage(result.usage_baseline), _usage(result.usage_candidate)), _health_table(result)]
     if result.notes:
         parts.append("### Notes\n\n" + "\n".join(f"- {md(note)}" for note in result.notes))
-    parts.append(f"<sub>{md(result.method)}; seed {result.seed}. What the verdicts mean: {DOCS}.</sub>")
+    parts.append(f"<sub>{md(METHOD)}; seed {result.settings.seed}. What the outcomes mean: {DOCS}.</sub>")
     return "\n\n".join(part for part in parts if part) + "\n"
 
 
+METHOD = (
+    "Each pair: a paired sign-flip permutation test and the interval that inverts it, Holm-adjusted over all pairs "
+    "(each interval at its Holm level), Tarone's reduction for pairs with too few differing samples"
+)
+
+
 def _headline(result: GateResult) -> str:
-    m = len(result.compared)
-    if result.regressions:
-        return f"## ❌ ragassay gate: regression in {len(result.regressions)} of {m} comparisons"
-    return f"## ✅ ragassay gate: no regression ({m} comparisons)"
+    m = len(result.rows)
+    failing, regressions, inconclusive = len(result.failing), len(result.regressions), len(result.inconclusive)
+    if failing:
+        what = [f"{regressions} regression{'s' if regressions != 1 else ''}"] if regressions else []
+        if inconclusive and result.settings.on_inconclusive == "fail":
+            what.append(f"{inconclusive} inconclusive")
+        return f"## ❌ ragassay gate: {' and '.join(what)} in {m} comparisons"
+    extra = f", {inconclusive} inconclusive (passed by --on-inconclusive pass)" if inconclusive else ""
+    return f"## ✅ ragassay gate: no regression ({m} comparisons{extra})"
 
 
 def _context(result: GateResult) -> str:
+    s = result.settings
     source = f" from {md(result.baseline_source)}" if result.baseline_source else ""
     extra = []
     if result.candidate_only_samples:
@@ -63,11 +82,18 @@ def _context(result: GateResult) -> str:
     if result.baseline_only_samples:
         extra.append(f"{result.baseline_only_samples} only in the baseline")
     only = f" ({', '.join(extra)}: not compared)" if extra else ""
+    if s.mode == "non-inferiority":
+        mode = (
+            f"Mode **non-inferiority**: a pair passes when its difference is shown to be above -margin (margin "
+            f"{s.margin:g} of each metric's range unless set per metric), is a regression when shown worse, and is "
+            f"inconclusive otherwise (inconclusive pairs {s.on_inconclusive} the gate)."
+        )
+    else:
+        mode = "Mode **superiority**: a pair is a regression only when shown worse by the paired test."
     return (
         f"Candidate run `{result.candidate_run[:12]}` against baseline run `{result.baseline_run[:12]}`{source}, "
         f"paired by question_id on {result.shared_samples} samples in both runs{only}. Each system against its "
-        f"namesake: paired sign-flip permutation test, Holm-adjusted over all {len(result.compared)} "
-        f"comparisons, alpha {result.alpha:g}."
+        f"namesake, alpha {s.alpha:g} over all {len(result.rows)} comparisons. {mode}"
     )
 
 
@@ -79,29 +105,70 @@ def _links(report_url: str | None, html_path: str | None) -> str:
     return ""
 
 
-def _regression(row: GateRow) -> str:
-    return (
-        f"**{md(row.system)}** is worse on **{md(row.metric)}**: {_num(row.baseline_mean)} → "
-        f"{_num(row.candidate_mean)} ({_diff(row)}, Holm p {_p(row.p_holm)}, n = {row.n})"
+def _failing(row: GateRow) -> str:
+    text = (
+        f"**{md(row.system)}** on **{md(row.metric)}**: {_num(row.baseline_mean)} → {_num(row.candidate_mean)} "
+        f"({_diff(row)}{_margin(row)}, n = {row.n}, differing on {row.n_discordant})"
     )
+    if row.reason:
+        text += f": {md(row.reason)}"
+    if row.needed is not None:
+        text += f"; about {row.needed:,} samples would settle it"
+    return text
 
 
-def _system_table(system: str, rows: list[GateRow]) -> str:
+def _system_table(system: str, rows: list[GateRow], result: GateResult) -> str:
     lines = [
         f"### {md(system)}",
         "",
-        "| metric | baseline | candidate | difference [95% CI] | p (Holm) | n | verdict |",
-        "| --- | ---: | ---: | --- | ---: | ---: | --- |",
+        "| metric | baseline | candidate | difference [CI] | margin | Holm p | n | outcome |",
+        "| --- | ---: | ---: | --- | ---: | ---: | ---: | --- |",
     ]
     for row in rows:
         arrow = "↑" if row.direction == "higher" else "↓"
-        verdict = ICONS.get(row.verdict, "") + row.verdict + (f": {md(row.reason)}" if row.reason else "")
+        outcome = ICONS.get(row.outcome, "") + row.outcome + (f": {md(row.reason)}" if row.reason else "")
+        margin = "-" if row.margin is None else f"{row.margin:g}"
         lines.append(
             f"| {md(row.metric)} {arrow} | {_mean(row.baseline_mean, row.baseline_unscored)} | "
-            f"{_mean(row.candidate_mean, row.candidate_unscored)} | {_diff(row)} | {_p(row.p_holm)} | {row.n} | "
-            f"{verdict} |"
+            f"{_mean(row.candidate_mean, row.candidate_unscored)} | {_diff(row)} | {margin} | {_p(row.p_holm)} | "
+            f"{row.n} | {outcome} |"
         )
     return "\n".join(lines)
+
+
+def _margin(row: GateRow) -> str:
+    return "" if row.margin is None else f", margin {row.margin:g}"
+
+
+def _usage(rows) -> Usage:
+    costs = [r.cost_usd for r in rows]
+    eval_costs = [r.evaluation.cost_usd for r in rows]
+    return Usage(
+        sum(r.input_tokens for r in rows),
+        sum(r.output_tokens for r in rows),
+        sum(r.calls for r in rows),
+        None if None in costs else sum(costs),
+        sum(r.evaluation.input_tokens for r in rows),
+        sum(r.evaluation.output_tokens for r in rows),
+        sum(r.evaluation.calls for r in rows),
+        None if None in eval_costs else sum(eval_costs),
+        sorted({m for r in rows for m in [*r.unpriced_models, *r.evaluation.unpriced]}),
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class Usage:
+    """Tokens, model calls and USD of the systems' answers (generation) and of their scoring (evaluation)."""
+
+    input_tokens: int
+    output_tokens: int
+    calls: int
+    cost_usd: float | None
+    eval_input_tokens: int
+    eval_output_tokens: int
+    eval_calls: int
+    eval_cost_usd: float | None
+    unpriced: list[str]
 
 
 COST_LINES: list[tuple[str, Callable[[Usage], float | None], int]] = [
@@ -159,8 +226,11 @@ def _mean(value: float | None, unscored: int) -> str:
 def _diff(row: GateRow) -> str:
     if row.mean_diff is None:
         return "-"
-    interval = "" if row.ci_low is None else f" [{row.ci_low:+.3f}, {row.ci_high:+.3f}]"
-    return f"{row.mean_diff:+.3f}{interval}"
+    if row.level is None:
+        return f"{row.mean_diff:+.3f}"
+    low = "open" if row.ci_low is None else f"{row.ci_low:+.3f}"
+    high = "open" if row.ci_high is None else f"{row.ci_high:+.3f}"
+    return f"{row.mean_diff:+.3f} [{low}, {high}] ({confidence(row.level)} CI)"
 
 
 def _p(p: float | None) -> str:

@@ -47,6 +47,8 @@ class Scores:
     gap_total: int
     groups: Mapping[str, int]  # category -> number of groups with at least one outcome here
 
+    __json_properties__ = ("robustness", "accuracy", "gap_share", "knowledge_accuracy")
+
     @property
     def robustness(self) -> float | None:
         """Eq. 1: correct / (total - total in gap groups); None when every instance is in a gap group."""

@@ -12,20 +12,47 @@ logic answered) are excluded from R of each cluster (Eq. 1), and both clusters a
 A metric "separates" the clusters when it scores the robust cluster higher (Table 2's "Success?"). Each row
 also answers that question with a 95% bootstrap interval of the difference between the clusters' Acc (the mean
 correctness over a cluster's instances) and R (the mean correctness over its instances outside gap groups):
-"yes", "no" or "not detectable" (:mod:`ragassay.analysis.difference`, seeded, unpaired).
+"yes" when the interval lies above 0, "no" when below, "not detectable" when it holds 0
+(:func:`ragassay.analysis.bootstrap.difference_ci`: BCa, 1,000 resamples, seeded, unpaired: the clusters hold
+different queries); without an interval the answer is None with the reason.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import Any
 
-from .difference import DifferenceInterval, difference_interval
+from .bootstrap import difference_ci
 from .groups import GAP, Outcome, Scores, categorize, score
 from .modular import blame_counts, context_blame, ground_truth_blame, has_references, without_lm_failures
 from .sampling import stratified_subset, unbalanced_subset
 from .settings import Hypothesis, SamplingSettings
+
+YES, NO, NOT_DETECTABLE = "yes", "no", "not detectable"
+DIFFERENCE_SEED = 0
+
+
+@dataclasses.dataclass(frozen=True)
+class ClusterTest:
+    """mean(robust cluster) - mean(non-robust cluster), its 95% interval and the answer (None with a reason)."""
+
+    difference: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n_first: int
+    n_second: int
+    answer: str | None
+    reason: str | None = None
+
+
+def cluster_test(first: Sequence[float], second: Sequence[float]) -> ClusterTest:
+    """Whether the first cluster scores higher: yes / no / not detectable by the interval (module docstring)."""
+    iv = difference_ci(first, second, seed=DIFFERENCE_SEED)
+    answer = None
+    if iv.ci_low is not None:
+        answer = YES if iv.ci_low > 0 else NO if iv.ci_high < 0 else NOT_DETECTABLE
+    return ClusterTest(iv.difference, iv.ci_low, iv.ci_high, iv.n_first, iv.n_second, answer, iv.reason)
+
 
 MODULAR_LABELS = {
     None: "",
@@ -43,8 +70,10 @@ class ClusterRow:
     robust: Scores
     non_robust: Scores
     excluded_lm: int = 0  # answers excluded as LM-induced failures (modular rows)
-    acc_test: DifferenceInterval | None = None  # Acc robust - Acc non-robust, interval and answer
-    r_test: DifferenceInterval | None = None  # R robust - R non-robust, interval and answer
+    acc_test: ClusterTest | None = None  # Acc robust - Acc non-robust, interval and answer
+    r_test: ClusterTest | None = None  # R robust - R non-robust, interval and answer
+
+    __json_properties__ = ("label",)
 
     @property
     def label(self) -> str:
@@ -54,20 +83,6 @@ class ClusterRow:
         """Whether ``metric`` ('Acc' or 'R') scores the robust cluster higher; None if undefined."""
         a, b = (getattr(s, "accuracy" if metric == "Acc" else "robustness") for s in (self.robust, self.non_robust))
         return None if a is None or b is None else a > b
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "label": self.label,
-            "sampling": self.sampling,
-            "modular": self.modular,
-            "robust": self.robust.as_dict(),
-            "non_robust": self.non_robust.as_dict(),
-            "excluded_lm": self.excluded_lm,
-            "acc_separates": self.separates("Acc"),
-            "r_separates": self.separates("R"),
-            "acc_test": self.acc_test.as_dict() if self.acc_test else None,
-            "r_test": self.r_test.as_dict() if self.r_test else None,
-        }
 
 
 def sampling_variants(outcomes: Sequence[Outcome], sampling: SamplingSettings) -> list[tuple[str, list[Outcome]]]:
@@ -100,9 +115,9 @@ def _row(
     categories = categorize(outcomes)
     robust = [o for o in outcomes if cluster_of(o, hypothesis) == "robust"]
     non_robust = [o for o in outcomes if cluster_of(o, hypothesis) == "non_robust"]
-    acc_test = difference_interval([o.correct for o in robust], [o.correct for o in non_robust])
+    acc_test = cluster_test([o.correct for o in robust], [o.correct for o in non_robust])
     competent = ([o.correct for o in cluster if categories[o.group_id] != GAP] for cluster in (robust, non_robust))
-    r_test = difference_interval(*competent)
+    r_test = cluster_test(*competent)
     scores = score(robust, categories), score(non_robust, categories)
     return ClusterRow(label, modular, *scores, excluded, acc_test, r_test)
 

@@ -13,19 +13,28 @@ counts TP (judged correct, is correct), FP (judged correct, is not), FN (judged 
   chance, 0 for a judge that agrees only as often as chance would, 1 for perfect agreement;
 - Youden's J = recall + TN / (TN + FP) - 1 (Youden 1950), the criterion that chooses a threshold.
 
-A statistic whose denominator is zero is None (undefined), never 0 or NaN. Each comes with a seeded 95%
-percentile-bootstrap interval (Efron & Tibshirani 1993, ch. 13): the pairs are resampled with replacement
-``resamples`` times with ``random.Random(seed)``; resamples where the statistic is undefined are left out.
+A statistic whose denominator is zero is None (undefined), never 0 or NaN. Each comes with a 95% interval that
+stays inside its range: precision, recall and accuracy are proportions (successes out of a known denominator)
+and get the **Wilson score interval** (Wilson 1927, *Probable inference, the law of succession, and statistical
+inference*, JASA 22; Agresti & Coull 1998 recommend it over the Wald interval, which leaves [0, 1] near the
+bounds)::
+
+    p = k / n,  z = z_(1 - (1 - level) / 2)
+    centre = (p + z^2 / 2n) / (1 + z^2 / n),   half = z / (1 + z^2 / n) * sqrt(p (1 - p) / n + z^2 / 4n^2)
+
+Kappa is no proportion: its interval is the seeded percentile bootstrap of :mod:`ragassay.analysis.bootstrap`
+(the pairs resampled ``resamples`` times; resamples where kappa is undefined are left out), inside [-1, 1].
 
 Corrected estimates (:func:`ppi_mean`): prediction-powered inference for a mean (Angelopoulos, Bates, Fannjiang,
 Jordan, Zrnic, "Prediction-powered inference", Science 382, 2023, section "Mean estimation"; ARES, Saad-Falcon et
-al. 2024, uses it for RAG judges).
+al. 2024, uses it for RAG judges). For a rate (a share of correct answers) the interval is intersected with [0, 1],
+where the rate lies, so it never claims an impossible value and never covers less.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import random
+import math
 import statistics
 from collections.abc import Callable, Sequence
 
@@ -104,24 +113,38 @@ STATISTIC_FUNCTIONS: dict[str, Callable[[Confusion], float | None]] = {
 }
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(frozen=True)
+class Statistic:
+    """One statistic of a judge with its 95% interval (None when undefined) and how the interval was made."""
+
+    value: float | None
+    low: float | None
+    high: float | None
+    method: str  # "Wilson" or "bootstrap"
+
+
+@dataclasses.dataclass(frozen=True)
 class DetectorReport:
-    """One judge against the truth: counts, the four statistics and their bootstrap intervals."""
+    """One judge against the truth: counts, precision, recall, accuracy and kappa with their intervals."""
 
     judge: str
     confusion: Confusion
-    values: dict[str, float | None]
-    intervals: dict[str, tuple[float, float] | None]
+    precision: Statistic
+    recall: Statistic
+    accuracy: Statistic
+    kappa: Statistic
     unscored: int = 0  # pairs with a truth but no verdict from this judge (left out of the counts)
+
+    def statistic(self, name: str) -> Statistic:
+        return getattr(self, name)
 
     def as_row(self) -> dict:
         """A flat record: judge, n, counts, each statistic with ``<stat>_low`` and ``<stat>_high``."""
         c = self.confusion
         row: dict = {"judge": self.judge, "n": c.n, "tp": c.tp, "fp": c.fp, "fn": c.fn, "tn": c.tn}
         for name in STATISTICS:
-            interval = self.intervals.get(name)
-            row[name] = self.values.get(name)
-            row[f"{name}_low"], row[f"{name}_high"] = interval if interval else (None, None)
+            stat = self.statistic(name)
+            row[name], row[f"{name}_low"], row[f"{name}_high"] = stat.value, stat.low, stat.high
         row["unscored"] = self.unscored
         return row
 
@@ -135,45 +158,68 @@ def evaluate_detector(
     seed: int = 0,
     confidence: float = 0.95,
 ) -> DetectorReport:
-    """Precision, recall, accuracy and kappa of ``judged`` against ``truth``, with bootstrap intervals.
-
-    Pairs whose judgement is None (the judge gave no verdict) are left out and counted as ``unscored``.
-    """
+    """Precision, recall, accuracy (Wilson intervals) and kappa (bootstrap interval) of ``judged`` against
+    ``truth``. Pairs whose judgement is None (the judge gave no verdict) are left out and counted as ``unscored``."""
     pairs = [(t, j) for t, j in zip(truth, judged, strict=True) if j is not None]
-    confusion = Confusion.of([t for t, _ in pairs], [j for _, j in pairs])
-    values = {name: fn(confusion) for name, fn in STATISTIC_FUNCTIONS.items()}
-    intervals = bootstrap_intervals(pairs, resamples=resamples, seed=seed, confidence=confidence)
-    return DetectorReport(judge, confusion, values, intervals, unscored=len(truth) - len(pairs))
+    c = Confusion.of([t for t, _ in pairs], [j for _, j in pairs])
+    low, high = kappa_interval(pairs, resamples=resamples, seed=seed, confidence=confidence) or (None, None)
+    return DetectorReport(
+        judge,
+        c,
+        _proportion(c.tp, c.tp + c.fp, confidence),
+        _proportion(c.tp, c.tp + c.fn, confidence),
+        _proportion(c.tp + c.tn, c.n, confidence),
+        Statistic(cohen_kappa(c), low, high, "bootstrap"),
+        unscored=len(truth) - len(pairs),
+    )
 
 
-def bootstrap_intervals(
-    pairs: Sequence[tuple[bool, bool]], *, resamples: int = 2000, seed: int = 0, confidence: float = 0.95
-) -> dict[str, tuple[float, float] | None]:
-    """Percentile-bootstrap intervals of each statistic over ``pairs`` resampled with replacement.
-
-    The same ``resamples`` resamples serve every statistic; one undefined in every resample has no interval.
-    """
-    rng = random.Random(seed)
-    draws: dict[str, list[float]] = {name: [] for name in STATISTIC_FUNCTIONS}
-    n = len(pairs)
-    for _ in range(resamples if n else 0):
-        sample = rng.choices(pairs, k=n)
-        confusion = Confusion.of([t for t, _ in sample], [j for _, j in sample])
-        for name, fn in STATISTIC_FUNCTIONS.items():
-            value = fn(confusion)
-            if value is not None:
-                draws[name].append(value)
-    return {name: percentile_interval(values, confidence) for name, values in draws.items()}
+def _proportion(successes: int, n: int, confidence: float) -> Statistic:
+    interval = wilson_interval(successes, n, confidence)
+    low, high = interval if interval else (None, None)
+    return Statistic(successes / n if n else None, low, high, "Wilson")
 
 
-def percentile_interval(values: list[float], confidence: float = 0.95) -> tuple[float, float] | None:
-    """The (1-confidence)/2 and (1+confidence)/2 percentiles of ``values`` (nearest rank below); None if empty."""
-    if not values:
+def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float] | None:
+    """The Wilson score interval of a proportion ``successes / n`` (module docstring); None when n = 0."""
+    if n <= 0:
         return None
-    ordered = sorted(values)
+    z = statistics.NormalDist().inv_cdf((1 + confidence) / 2)
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def kappa_interval(
+    pairs: Sequence[tuple[bool, bool]], *, resamples: int = 2000, seed: int = 0, confidence: float = 0.95
+) -> tuple[float, float] | None:
+    """Percentile-bootstrap interval of Cohen's kappa over ``pairs`` resampled with replacement (the counts of each
+    resample from :func:`ragassay.analysis.bootstrap.resample_indices`); None when kappa is undefined in every
+    resample or there are no pairs."""
+    import numpy as np
+
+    from .bootstrap import counts_of, resample_indices
+
+    n = len(pairs)
+    if not n or resamples < 1:
+        return None
+    truth = np.array([t for t, _ in pairs], dtype=float)
+    judged = np.array([j for _, j in pairs], dtype=float)
+    cells = np.column_stack([truth * judged, (1 - truth) * judged, truth * (1 - judged), (1 - truth) * (1 - judged)])
+    kappas = []
+    for index in resample_indices(n, resamples, seed):
+        tp, fp, fn, tn = (counts_of(index, n) @ cells).T
+        denominator = (tp + fp) * (fp + tn) + (tp + fn) * (fn + tn)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            kappas.append(np.where(denominator > 0, 2 * (tp * tn - fn * fp) / denominator, np.nan))
+    values = np.concatenate(kappas)
+    values = values[~np.isnan(values)]
+    if not len(values):
+        return None
     tail = (1 - confidence) / 2
-    last = len(ordered) - 1
-    return ordered[int(tail * last)], ordered[int((1 - tail) * last)]
+    low, high = np.quantile(values, [tail, 1 - tail])
+    return max(-1.0, float(low)), min(1.0, float(high))
 
 
 @dataclasses.dataclass
@@ -196,6 +242,7 @@ def ppi_mean(
     truth_labelled: Sequence[float],
     *,
     confidence: float = 0.95,
+    rate: bool = False,
 ) -> PPIEstimate:
     """Prediction-powered estimate of the mean of the truth (Angelopoulos et al. 2023, mean estimation).
 
@@ -212,6 +259,9 @@ def ppi_mean(
     a biased judge is corrected by D, and a noisy one widens the interval. The classical estimate (the labels
     alone) with its normal interval mean(Y) +- z s_Y / sqrt(n) is returned beside it: PPI helps when its
     interval is narrower. Needs n >= 2 and N >= 2 for an interval; fewer gives the point values only.
+
+    With ``rate`` (judge verdicts and labels are 0/1: the estimate is a share of correct answers) both intervals
+    stay inside [0, 1]: the PPI interval is intersected with it, and the labels-only interval is Wilson's.
     """
     if len(judged_labelled) != len(truth_labelled):
         raise ValueError(f"{len(judged_labelled)} labelled judgements but {len(truth_labelled)} labels")
@@ -225,10 +275,12 @@ def ppi_mean(
     ci = None
     if n >= 2 and big_n >= 2:
         half = z * (statistics.variance(judged_unlabelled) / big_n + statistics.variance(residuals) / n) ** 0.5
-        ci = (estimate - half, estimate + half)
+        ci = (max(0.0, estimate - half), min(1.0, estimate + half)) if rate else (estimate - half, estimate + half)
     classical = statistics.fmean(truth_labelled) if n else None
     classical_ci = None
-    if n >= 2:
+    if n >= 2 and rate:
+        classical_ci = wilson_interval(round(sum(truth_labelled)), n, confidence)
+    elif n >= 2:
         half = z * (statistics.variance(truth_labelled) / n) ** 0.5
         classical_ci = (classical - half, classical + half)
     return PPIEstimate(n, big_n, judge_mean, rectifier, estimate, ci, classical, classical_ci)

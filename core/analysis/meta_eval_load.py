@@ -1,4 +1,5 @@
-"""Reading a stored run for ``ragassay meta-eval``: the judges' verdicts, the truth, and human label files.
+"""``ragassay meta-eval`` over the read model: the judges' verdicts, the truth, human label files, and the whole
+meta-evaluation (:func:`meta_evaluate`: each judge as a detector, and corrected estimates from labels).
 
 Everything is keyed by (system, question_id). A verdict is True (the judge calls the answer correct), False, or
 None (no verdict: the judgement is unscored). A judge's verdict is its ``correct``/``incorrect`` verdict, or,
@@ -15,7 +16,7 @@ import json
 from pathlib import Path
 
 from ..errors import ConfigError
-from ..store.database import ResultsStore
+from .meta_eval import DetectorReport, evaluate_detector, ppi_mean
 
 Key = tuple[str, str]  # (system, question_id)
 TRUE_LABELS = {"correct", "true", "1", "yes", "1.0"}
@@ -45,48 +46,51 @@ def _bad_spec(text: str):
     raise ConfigError(f"'{text}' is not NAME:THRESHOLD (e.g. k_precision:0.5: a value >= 0.5 counts as correct)")
 
 
-def judge_verdicts(store: ResultsStore, run_id: str, threshold: float) -> dict[str, dict[Key, bool | None]]:
-    """judge label -> (system, question_id) -> verdict, for every judgement of the run."""
+def judge_verdicts(run, threshold: float) -> dict[str, dict[Key, bool | None]]:
+    """judge label -> (system, question_id) -> verdict, for every repeat-0 judgement of ``run``."""
     verdicts: dict[str, dict[Key, bool | None]] = {}
-    for row in store.judgement_rows(run_id):
-        if row["verdict"] in ("correct", "incorrect"):
-            value: bool | None = row["verdict"] == "correct"
+    for s in run.scores:
+        if s.kind != "judge" or s.repeat:
+            continue
+        if s.verdict in ("correct", "incorrect"):
+            value: bool | None = s.verdict == "correct"
         else:
-            value = None if row["score"] is None else row["score"] >= threshold
-        verdicts.setdefault(row["judge"], {})[(row["system"], row["question_id"])] = value
+            value = None if s.value is None else s.value >= threshold
+        verdicts.setdefault(s.label, {})[(s.system, s.question_id)] = value
     return verdicts
 
 
-def metric_verdicts(store: ResultsStore, run_id: str, specs: list[tuple[str, float]]) -> dict[str, dict]:
+def metric_verdicts(run, specs: list[tuple[str, float]]) -> dict[str, dict]:
     """``name>=threshold`` -> (system, question_id) -> value >= threshold (None when unscored)."""
     values: dict[str, dict[Key, float | None]] = {}
-    for row in store.metric_rows(run_id):
-        values.setdefault(row["metric"], {})[(row["system"], row["question_id"])] = row["value"]
+    for s in run.scores:
+        if s.kind == "metric" and not s.repeat:
+            values.setdefault(s.label, {})[(s.system, s.question_id)] = s.value
     out: dict[str, dict[Key, bool | None]] = {}
     for name, threshold in specs:
         if name not in values:
-            raise ConfigError(f"run {run_id[:12]} has no metric '{name}'; its metrics: {', '.join(values) or 'none'}")
+            raise ConfigError(f"run {run.id[:12]} has no metric '{name}'; its metrics: {', '.join(values) or 'none'}")
         out[f"{name}>={threshold:g}"] = {k: None if v is None else v >= threshold for k, v in values[name].items()}
     return out
 
 
-def truth_from_run(store: ResultsStore, run_id: str, spec: str | None, judge_threshold: float) -> Truth:
+def truth_from_run(run, spec: str | None, judge_threshold: float) -> Truth:
     """The truth named by ``--truth``: ``judge:NAME`` or ``METRIC:THRESHOLD``; default the ``match`` judge."""
-    judges = judge_verdicts(store, run_id, judge_threshold)
+    judges = judge_verdicts(run, judge_threshold)
     if spec is None:
         if "match" not in judges:
             raise ConfigError(
-                f"run {run_id[:12]} has no 'match' judge to take as the truth; name it with --truth judge:NAME, "
+                f"run {run.id[:12]} has no 'match' judge to take as the truth; name it with --truth judge:NAME, "
                 "--truth METRIC:THRESHOLD or --labels FILE"
             )
         spec = "judge:match"
     if spec.startswith("judge:"):
         name = spec.removeprefix("judge:")
         if name not in judges:
-            raise ConfigError(f"run {run_id[:12]} has no judge '{name}'; its judges: {', '.join(judges) or 'none'}")
+            raise ConfigError(f"run {run.id[:12]} has no judge '{name}'; its judges: {', '.join(judges) or 'none'}")
         raw = judges[name]
     else:
-        ((spec, raw),) = metric_verdicts(store, run_id, [parse_metric_spec(spec)]).items()
+        ((spec, raw),) = metric_verdicts(run, [parse_metric_spec(spec)]).items()
     return Truth(spec, {k: v for k, v in raw.items() if v is not None})
 
 
@@ -140,13 +144,9 @@ def _label(row: object, path: Path, line: int) -> tuple[Key, bool]:
     return (str(row["system"]), str(row["question_id"])), text in TRUE_LABELS
 
 
-def output_keys(store: ResultsStore, run_id: str) -> set[Key]:
-    """(system, question_id) of every stored output of the run."""
-    return {(row["system"], row["question_id"]) for row in store.output_rows(run_id)}
-
-
-def truth_from_labels(path: Path, known: set[Key]) -> Truth:
-    """Human labels joined to the run's outputs ``known`` by (system, question_id); none matching: ConfigError."""
+def truth_from_labels(path: Path, known) -> Truth:
+    """Human labels joined to the run's outputs ``known`` (their (system, question_id) keys); none matching:
+    ConfigError."""
     labels = read_labels(path)
     matched = {k: v for k, v in labels.items() if k in known}
     if not matched:
@@ -156,3 +156,102 @@ def truth_from_labels(path: Path, known: set[Key]) -> Truth:
             f"system '{example[0]}', question '{example[1]}')"
         )
     return Truth(f"labels:{path.name}", matched, from_labels=True, unmatched=len(labels) - len(matched))
+
+
+@dataclasses.dataclass(frozen=True)
+class CorrectedEstimate:
+    """One judge and system: the share of correct answers by PPI, next to the judge alone and the labels alone."""
+
+    judge: str
+    system: str
+    labelled: int
+    unlabelled: int
+    judge_mean: float | None
+    rectifier: float | None
+    labels_mean: float | None
+    labels_low: float | None
+    labels_high: float | None
+    ppi_mean: float | None
+    ppi_low: float | None
+    ppi_high: float | None
+
+
+@dataclasses.dataclass(frozen=True)
+class MetaEvaluation:
+    """How far each judge of a run can be trusted against the truth, and the corrected estimates (labels only)."""
+
+    run_id: str
+    truth: Truth
+    detectors: list[DetectorReport]
+    corrected: list[CorrectedEstimate]
+
+
+def meta_evaluate(
+    run,
+    *,
+    truth: str | None = None,
+    labels: Path | None = None,
+    judges: tuple[str, ...] = (),
+    metrics: list[tuple[str, float]] = (),
+    judge_threshold: float = 0.5,
+    resamples: int = 2000,
+    seed: int = 0,
+) -> MetaEvaluation:
+    """Every judge of ``run`` (or ``judges``), and each metric of ``metrics`` read as a judge, against the truth
+    (``truth``: ``judge:NAME`` or ``METRIC:THRESHOLD``; or human ``labels``)."""
+    verdicts = judge_verdicts(run, judge_threshold)
+    gold = truth_from_labels(labels, set(run.outputs)) if labels is not None else truth_from_run(run, truth, judge_threshold)
+    candidates = _pick_judges(verdicts, judges, gold.source, run.id)
+    candidates.update(metric_verdicts(run, list(metrics)))
+    if not candidates:
+        raise ConfigError(
+            f"run {run.id[:12]} has no judge to evaluate besides the truth ({gold.source}); "
+            "add a metric with --metric NAME:THRESHOLD"
+        )
+    keys = sorted(gold.values)
+    detectors = [
+        evaluate_detector(
+            name, [gold.values[k] for k in keys], [judged.get(k) for k in keys], resamples=resamples, seed=seed
+        )
+        for name, judged in candidates.items()
+    ]
+    corrected = _corrected(gold.values, candidates, run.systems) if gold.from_labels else []
+    return MetaEvaluation(run.id, gold, detectors, corrected)
+
+
+def _pick_judges(verdicts: dict, wanted: tuple[str, ...], truth: str, run_id: str) -> dict:
+    for name in wanted:
+        if name not in verdicts:
+            raise ConfigError(f"run {run_id[:12]} has no judge '{name}'; its judges: {', '.join(verdicts) or 'none'}")
+    names = wanted or [name for name in verdicts if f"judge:{name}" != truth]
+    return {name: verdicts[name] for name in names}
+
+
+def _corrected(truth: dict, candidates: dict, systems: list[str]) -> list[CorrectedEstimate]:
+    """PPI per judge and system: the judge's 0/1 verdicts on unlabelled outputs, corrected on labelled ones."""
+    rows = []
+    for name, judged in candidates.items():
+        for system in systems:
+            mine = sorted((k, float(v)) for k, v in judged.items() if k[0] == system and v is not None)
+            labelled = [(v, float(truth[k])) for k, v in mine if k in truth]
+            unlabelled = [v for k, v in mine if k not in truth]
+            est = ppi_mean(unlabelled, [v for v, _ in labelled], [y for _, y in labelled], rate=True)
+            labels_low, labels_high = est.classical_ci or (None, None)
+            ppi_low, ppi_high = est.ci or (None, None)
+            rows.append(
+                CorrectedEstimate(
+                    name,
+                    system,
+                    est.labelled,
+                    est.unlabelled,
+                    est.judge_mean,
+                    est.rectifier,
+                    est.classical,
+                    labels_low,
+                    labels_high,
+                    est.estimate,
+                    ppi_low,
+                    ppi_high,
+                )
+            )
+    return rows

@@ -1,74 +1,321 @@
-"""Paired comparison of two systems on the same samples: is B really better than A?
+"""The paired procedure: one sign-flip permutation test per pair, and the interval that inverts it.
 
-For one metric, take the samples both systems scored, the per-sample differences d_i = b_i - a_i, their mean,
-and a 95% percentile-bootstrap confidence interval of the mean (Efron & Tibshirani 1993, ch. 13; resampling
-samples with replacement, so the pairing is kept). Wins, ties and losses count samples with d_i > 0, = 0, < 0.
-An interval that excludes 0 means the difference is unlikely to be resampling noise on this data set.
+Two systems scored on the same n samples give the differences d_1..d_n (candidate - baseline). The test of
+"the difference is delta" is the two-sided sign-flip permutation test of the shifted differences x_i = d_i - delta
+(P. Good 2005, *Permutation, Parametric and Bootstrap Tests of Hypotheses*, 3rd ed., section 3.1.1; Efron &
+Tibshirani 1993, section 15.2): under the null each x_i is as likely to be -x_i, so with a sign vector e
+(e_i = +-1) the permuted statistic is |sum e_i x_i| and
+
+    p(delta) = #{e : |sum e_i (d_i - delta)| >= |sum (d_i - delta)|} / N
+
+over all N = 2^n sign vectors when n <= :data:`EXACT_MAX`, else over the identity and B = :data:`FLIPS` random
+sign vectors from one seeded generator (N = B + 1, the "+1" of Phipson & Smyth 2010, so p is never 0).
+
+**The interval is the set of delta the test does not reject** (confidence-set inversion, Lehmann & Romano 2005,
+*Testing Statistical Hypotheses*, 3rd ed., section 3.5). For one sign vector, let K and F be the samples it keeps
+and flips, with means m_K and m_F of d. Writing a = sum_K (d_i - delta) and b = sum_F (d_i - delta), the vector
+counts as extreme exactly when |a - b| >= |a + b|, i.e. a b <= 0, i.e.
+
+    min(m_K, m_F) <= delta <= max(m_K, m_F)          (the whole line when K or F is empty)
+
+Every such interval contains the mean difference mean(d) (a weighted average of m_K and m_F), so the count
+C(delta) of intervals covering delta rises to mean(d) and falls after it, and the accepted set
+{delta : C(delta) / N > level} is one interval: [k-th smallest lower end, k-th largest upper end] with
+k = floor(level N) + 1. The same counts give the p-value (C(0) / N), so **the test rejects delta = 0 exactly when
+the interval excludes 0**, by construction, in every case: the verdict and the interval cannot disagree.
+
+**Holm at the adjusted level** (Holm 1979): a family of m comparisons is tested step-down; comparison (i) in the
+order of p-values is tested at level alpha / (m - i + 1) while every earlier one was rejected, and after the
+first non-rejection every later one keeps that step's level (where it cannot be rejected either). Each interval
+is reported at its comparison's level, so "better"/"worse" is exactly "the reported interval excludes 0".
+
+**Tarone's reduction** (Tarone 1990, Biometrics 46, *A modified Bonferroni method for discrete data*): the test is
+discrete, and with few differing samples its smallest attainable p-value p_min = #{e constant on the non-zero
+x_i} / N (2^(1 - n_discordant) exactly) may exceed any level it could be tested at. With K the smallest k such
+that #{p_min <= alpha / k} <= k, comparisons with p_min > alpha / K leave the family before Holm runs: they could
+never be rejected, and they would only dilute the others. p_min depends only on |x_i|, on which the sign-flip
+test conditions, so removing them keeps the family-wise error at most alpha.
+
+A spread within a few units in the last place of the largest |d_i| counts as no variation (rounding, not data).
+Pure functions over numpy arrays; every random draw comes from :func:`ragassay.analysis.bootstrap.generator`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import random
-import statistics
-from collections.abc import Mapping
+import math
+from collections.abc import Hashable, Sequence
+
+import numpy as np
+
+from .bootstrap import generator
+
+EXACT_MAX = 12  # enumerate all 2^n sign vectors up to this many pairs
+FLIPS = 10_000  # random sign vectors above EXACT_MAX
+BATCH_ELEMENTS = 1 << 22  # sign bits drawn per batch
+
+
+@dataclasses.dataclass(frozen=True)
+class PairInput:
+    """One comparison: the paired differences (candidate - baseline; NaN where a sample is not paired) and the
+    difference ``null`` whose rejection decides it (0: superiority; -margin: non-inferiority)."""
+
+    key: Hashable
+    differences: np.ndarray
+    null: float = 0.0
+
+
+@dataclasses.dataclass(frozen=True)
+class PairOutcome:
+    """One comparison decided (module docstring).
+
+    ``ci_low``/``ci_high`` are the bounds of the interval at ``level`` (None for an unbounded side: too few
+    differing samples to bound it); ``rejected`` is exactly ``null`` outside that interval. ``in_family`` is False
+    for a comparison left out by Tarone's reduction (or described outside the decision family); then ``level`` is
+    the nominal alpha and ``rejected`` is False.
+    """
+
+    key: Hashable
+    n: int
+    n_discordant: int  # samples whose shifted difference is not 0
+    mean: float | None
+    sd: float | None  # None: fewer than 2 pairs, or no variation beyond rounding
+    null: float
+    p_value: float | None
+    p_min: float | None
+    p_holm: float | None
+    level: float | None
+    ci_low: float | None
+    ci_high: float | None
+    in_family: bool
+    rejected: bool
+    reason: str = ""
 
 
 @dataclasses.dataclass
-class PairedDifference:
-    """Mean difference (B - A) of one metric with its bootstrap interval and win/tie/loss counts."""
+class _NullCounts:
+    """The sign vectors' intervals of one comparison: sorted lower and upper ends, and the counts at the null."""
 
-    metric: str
-    n: int
-    mean_a: float | None
-    mean_b: float | None
-    mean_diff: float | None
-    ci_low: float | None
-    ci_high: float | None
-    wins: int
-    ties: int
-    losses: int
+    lows: np.ndarray  # ascending
+    highs: np.ndarray  # ascending
+    total: int  # N
+    at_null: int  # C(null)
+    constant: int  # sign vectors constant on the non-zero shifted differences (p_min = constant / N)
 
-    @property
-    def significant(self) -> bool:
-        """True when the 95% interval excludes zero."""
-        return self.ci_low is not None and (self.ci_low > 0 or self.ci_high < 0)
+    def bounds(self, level: float) -> tuple[float, float]:
+        """The accepted set {delta : C(delta) / N > level} as (low, high); -inf/inf where unbounded."""
+        k = math.floor(level * self.total) + 1
+        if k > self.total:
+            return math.nan, math.nan
+        return float(self.lows[k - 1]), float(self.highs[self.total - k])
+
+    def rejects(self, level: float) -> bool:
+        """p(null) <= level, in counts: C(null) <= floor(level N)."""
+        return self.at_null <= math.floor(level * self.total)
 
 
-def paired_difference(
-    metric: str,
-    a: Mapping[str, float],
-    b: Mapping[str, float],
-    *,
-    resamples: int = 2000,
-    seed: int = 0,
-    confidence: float = 0.95,
-) -> PairedDifference:
-    """Compare per-sample values ``a`` and ``b`` (question_id -> value) on the samples both have."""
-    ids = sorted(set(a) & set(b))
-    diffs = [b[q] - a[q] for q in ids]
-    wins = sum(d > 0 for d in diffs)
-    losses = sum(d < 0 for d in diffs)
-    if not diffs:
-        return PairedDifference(metric, 0, None, None, None, None, None, 0, 0, 0)
-    low, high = _bootstrap_interval(diffs, resamples, seed, confidence)
-    return PairedDifference(
-        metric,
-        len(ids),
-        statistics.fmean(a[q] for q in ids),
-        statistics.fmean(b[q] for q in ids),
-        statistics.fmean(diffs),
-        low,
-        high,
-        wins,
-        len(diffs) - wins - losses,
-        losses,
+def decide_family(
+    inputs: Sequence[PairInput], alpha: float, seed: int = 0, *, flips: int = FLIPS, tarone: bool = True
+) -> list[PairOutcome]:
+    """Test every comparison of one family: Tarone's reduction, then Holm, each interval at its Holm level."""
+    counts = null_counts(inputs, seed, flips)
+    outcomes = [_describe(item, c, alpha) for item, c in zip(inputs, counts)]
+    testable = [i for i, c in enumerate(counts) if c is not None]
+    if tarone:
+        testable = _tarone(testable, counts, alpha)
+    levels, adjusted = _holm_levels(testable, counts, alpha)
+    for i in range(len(inputs)):
+        if i in levels:
+            outcomes[i] = _decided(outcomes[i], counts[i], levels[i], adjusted[i])
+        elif counts[i] is not None:
+            outcomes[i] = _too_few(outcomes[i], counts[i])
+    return outcomes
+
+
+def describe(inputs: Sequence[PairInput], level: float, seed: int = 0, *, flips: int = FLIPS) -> list[PairOutcome]:
+    """Comparisons outside the decision family: each interval at ``level``, no verdict (``rejected`` False)."""
+    return [_describe(item, c, level) for item, c in zip(inputs, null_counts(inputs, seed, flips))]
+
+
+def null_counts(inputs: Sequence[PairInput], seed: int = 0, flips: int = FLIPS) -> list[_NullCounts | None]:
+    """The sign-flip intervals of each comparison (None with fewer than 2 pairs). Comparisons with more than
+    :data:`EXACT_MAX` pairs share one seeded stream of ``flips`` sign vectors over the rows of ``differences``."""
+    results: list[_NullCounts | None] = [None] * len(inputs)
+    sampled = []
+    for i, item in enumerate(inputs):
+        paired = item.differences[~np.isnan(item.differences)]
+        if len(paired) < 2:
+            continue
+        if len(paired) <= EXACT_MAX:
+            results[i] = _exact(paired, item.null)
+        else:
+            sampled.append(i)
+    if sampled:
+        matrix = np.column_stack([inputs[i].differences for i in sampled])
+        nulls = np.array([inputs[i].null for i in sampled])
+        for i, counts in zip(sampled, _sampled(matrix, nulls, seed, flips)):
+            results[i] = counts
+    return results
+
+
+def no_variation(values: np.ndarray) -> bool:
+    """Whether ``values`` spread no more than rounding: every value within a few ulps of the largest |value|."""
+    if len(values) < 2:
+        return True
+    scale = float(np.max(np.abs(values)))
+    return float(np.max(values) - np.min(values)) <= 8 * len(values) * np.finfo(np.float64).eps * scale
+
+
+def spread(values: np.ndarray) -> float | None:
+    """The sample standard deviation (n - 1), or None for fewer than 2 values or no variation beyond rounding."""
+    return None if no_variation(values) else float(np.std(values, ddof=1))
+
+
+# -- the sign vectors' intervals ----------------------------------------------------------------------------
+
+
+def _exact(d: np.ndarray, null: float) -> _NullCounts:
+    """All 2^n sign vectors of one comparison (bit 1 = flipped)."""
+    n = len(d)
+    bits = ((np.arange(2**n)[:, None] >> np.arange(n)) & 1).astype(np.float64)
+    flipped_sum, flipped_count = bits @ d, bits.sum(axis=1)
+    nonzero = _nonzero(d - null, d)
+    constant = _constant_rows(bits[:, nonzero]) if nonzero.any() else 2**n
+    return _counts(flipped_sum, flipped_count, d, null, constant, extra_identity=False)
+
+
+def _sampled(matrix: np.ndarray, nulls: np.ndarray, seed: int, flips: int) -> list[_NullCounts]:
+    """``flips`` random sign vectors over the rows of ``matrix`` (n x M, NaN = not paired), shared by its columns."""
+    rows, width = matrix.shape
+    paired = ~np.isnan(matrix)
+    values = np.where(paired, matrix, 0.0)
+    nonzero = np.column_stack([paired[:, j] & _nonzero(matrix[:, j] - nulls[j], values[:, j]) for j in range(width)])
+    weights = np.hstack([values, paired.astype(np.float64), nonzero.astype(np.float64)])
+    sums = np.empty((flips, 3 * width))
+    rng, batch, start = generator(seed), max(1, BATCH_ELEMENTS // max(rows, 1)), 0
+    while start < flips:
+        bits = rng.integers(0, 2, (min(batch, flips - start), rows), dtype=np.int8)
+        sums[start : start + len(bits)] = bits.astype(np.float64) @ weights
+        start += len(bits)
+    results = []
+    for j in range(width):
+        flipped_sum, flipped_count, flipped_nonzero = sums[:, j], sums[:, width + j], sums[:, 2 * width + j]
+        size = int(nonzero[:, j].sum())
+        constant = 1 + int(np.count_nonzero((flipped_nonzero == 0) | (flipped_nonzero == size)))
+        d = matrix[paired[:, j], j]
+        results.append(_counts(flipped_sum, flipped_count, d, nulls[j], constant, extra_identity=True))
+    return results
+
+
+def _counts(
+    flipped_sum: np.ndarray, flipped_count: np.ndarray, d: np.ndarray, null: float, constant: int, extra_identity: bool
+) -> _NullCounts:
+    """Each sign vector's interval [min(m_K, m_F), max(m_K, m_F)], widened to hold mean(d) (rounding only)."""
+    n, total_sum = len(d), float(d.sum())
+    tolerance = 4 * (n + 2) * np.finfo(np.float64).eps * float(np.max(np.abs(d), initial=0.0))
+    kept_sum = total_sum - flipped_sum
+    flipped_sum = np.where(np.abs(flipped_sum) <= tolerance, 0.0, flipped_sum)
+    kept_sum = np.where(np.abs(kept_sum) <= tolerance, 0.0, kept_sum)
+    kept_count = n - flipped_count
+    whole = (flipped_count == 0) | (kept_count == 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        flipped_mean, kept_mean = flipped_sum / flipped_count, kept_sum / kept_count
+    mean = total_sum / n
+    lows = np.where(whole, -np.inf, np.minimum(np.minimum(flipped_mean, kept_mean), mean))
+    highs = np.where(whole, np.inf, np.maximum(np.maximum(flipped_mean, kept_mean), mean))
+    if extra_identity:  # the observed sign vector, always counted (Phipson & Smyth)
+        lows, highs = np.append(lows, -np.inf), np.append(highs, np.inf)
+    at_null = int(np.count_nonzero((lows <= null) & (null <= highs)))
+    return _NullCounts(np.sort(lows), np.sort(highs), len(lows), at_null, constant)
+
+
+def _nonzero(shifted: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """Which shifted differences are not 0 beyond rounding."""
+    tolerance = 4 * np.finfo(np.float64).eps * max(float(np.nanmax(np.abs(d), initial=0.0)), 1e-300)
+    return ~np.isnan(shifted) & (np.abs(shifted) > tolerance)
+
+
+def _constant_rows(bits: np.ndarray) -> int:
+    """Sign vectors that keep, or flip, every one of the given columns."""
+    flipped = bits.sum(axis=1)
+    return int(np.count_nonzero((flipped == 0) | (flipped == bits.shape[1])))
+
+
+# -- the family ---------------------------------------------------------------------------------------------
+
+
+def _describe(item: PairInput, counts: _NullCounts | None, level: float) -> PairOutcome:
+    d = item.differences[~np.isnan(item.differences)]
+    n = len(d)
+    if counts is None:
+        reason = f"fewer than 2 paired samples ({n})"
+        mean = float(d.mean()) if n else None
+        return PairOutcome(item.key, n, 0, mean, None, item.null, *[None] * 6, False, False, reason)
+    low, high = counts.bounds(level)
+    return PairOutcome(
+        item.key,
+        n,
+        int(np.count_nonzero(_nonzero(d - item.null, d))),
+        float(d.mean()),
+        spread(d),
+        item.null,
+        counts.at_null / counts.total,
+        counts.constant / counts.total,
+        None,
+        level,
+        _finite(low),
+        _finite(high),
+        False,
+        False,
     )
 
 
-def _bootstrap_interval(diffs: list[float], resamples: int, seed: int, confidence: float) -> tuple[float, float]:
-    rng = random.Random(seed)
-    n = len(diffs)
-    means = sorted(sum(rng.choices(diffs, k=n)) / n for _ in range(resamples))
-    tail = (1 - confidence) / 2
-    return means[int(tail * (resamples - 1))], means[int((1 - tail) * (resamples - 1))]
+def _decided(outcome: PairOutcome, counts: _NullCounts, level: float, adjusted: float) -> PairOutcome:
+    low, high = counts.bounds(level)
+    rejected = not (low <= outcome.null <= high)
+    return dataclasses.replace(
+        outcome,
+        p_holm=adjusted,
+        level=level,
+        ci_low=_finite(low),
+        ci_high=_finite(high),
+        in_family=True,
+        rejected=rejected,
+    )
+
+
+def _too_few(outcome: PairOutcome, counts: _NullCounts) -> PairOutcome:
+    reason = (
+        f"too few differing samples to decide (n_discordant = {outcome.n_discordant}; the smallest attainable "
+        f"p-value {counts.constant / counts.total:.3g} cannot reach the level)"
+    )
+    return dataclasses.replace(outcome, reason=reason)
+
+
+def _tarone(candidates: list[int], counts: list[_NullCounts | None], alpha: float) -> list[int]:
+    """The comparisons Tarone's reduction keeps: p_min <= alpha / K, K the smallest k with m(k) <= k."""
+    minima = {i: counts[i].constant / counts[i].total for i in candidates}
+    for k in range(1, len(candidates) + 1):
+        kept = [i for i in candidates if minima[i] <= alpha / k]
+        if len(kept) <= k:
+            return kept
+    return candidates
+
+
+def _holm_levels(family: list[int], counts: list, alpha: float) -> tuple[dict[int, float], dict[int, float]]:
+    """Each comparison's Holm level (module docstring) and its Holm-adjusted p-value."""
+    m = len(family)
+    order = sorted(family, key=lambda i: (counts[i].at_null / counts[i].total, family.index(i)))
+    levels, adjusted, stopped_at, running = {}, {}, None, 0.0
+    for rank, i in enumerate(order):
+        step = alpha / (m - rank)
+        if stopped_at is None and not counts[i].rejects(step):
+            stopped_at = step
+        levels[i] = step if stopped_at is None else stopped_at
+        running = max(running, min(1.0, (m - rank) * counts[i].at_null / counts[i].total))
+        adjusted[i] = running
+    return levels, adjusted
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None

@@ -33,7 +33,8 @@ Holm's procedure (Holm 1979, A Simple Sequentially Rejective Multiple Test Proce
 so the figures are a conservative bound for a Holm-corrected comparison.
 
 A standard deviation of 0 (every difference equal, e.g. a binary metric on which both systems agree on every
-sample) or fewer than 2 samples leaves the MDE undefined: it is reported as missing with the reason, never 0.
+sample; within a few units in the last place of the largest value, as rounding leaves it) or fewer than 2 samples
+leaves the MDE undefined: it is reported as missing with the reason, never 0 or a rounding residue.
 """
 
 from __future__ import annotations
@@ -191,15 +192,24 @@ def estimate(metric: str, values: Sequence[float], design: str, settings: PowerS
     base["effect"] = settings.effect
     if n < 2:
         return PowerEstimate(**base, sd=None, mde=None, mde_method=None, reason=TOO_FEW)
-    sd = statistics.stdev(values)
-    if sd == 0:
+    if no_variation(values):
         what = "difference" if design == PAIRED else "value"
         return PowerEstimate(**base, sd=0.0, mde=None, mde_method=None, reason=NO_VARIATION.format(what=what))
+    sd = statistics.stdev(values)
     detectable, method = mde(sd, n, settings.level, settings.power, design)
     needed = needed_method = None
     if settings.effect is not None:
         needed, needed_method = samples_needed(sd, settings.effect, settings.level, settings.power, design)
     return PowerEstimate(**base, sd=sd, mde=detectable, mde_method=method, needed=needed, needed_method=needed_method)
+
+
+def no_variation(values: Sequence[float]) -> bool:
+    """Whether ``values`` spread no more than rounding (:func:`ragassay.analysis.paired.no_variation`)."""
+    import numpy as np
+
+    from .paired import no_variation as within_rounding
+
+    return within_rounding(np.asarray(values, dtype=np.float64))
 
 
 def paired_power(metric: str, a: Mapping[str, float], b: Mapping[str, float], settings: PowerSettings) -> PowerEstimate:
@@ -232,7 +242,7 @@ def plan(
     """Power figures of a run: each metric x each system against ``baseline`` (default: the first system) on
     the samples both scored; with one system, the unpaired figures of that system.
 
-    ``values`` is (system, metric) -> {question_id: value} (:func:`ragassay.analysis.comparison.per_sample_values`).
+    ``values`` is (system, metric) -> {question_id: value} (scored values only).
     ``settings.comparisons`` is used as given (set it to len(result) for a Bonferroni bound: :func:`comparisons`).
     """
     check_settings(settings)

@@ -1,79 +1,192 @@
-"""The GRAMMAR report of a stored run, as plain data (``ragassay report`` renders it; ``--json`` prints it).
+"""The report of a stored run: the general report for any run, and the GRAMMAR section for grouped samples.
 
-Per system: the group counts (gap, robust, non-robust), R (Eq. 1), Acc (Eq. 2), knowledge accuracy, the
-modular blame of wrong answers (context comparison, and ground truth where reference documents are known),
-R and Acc of the retrieval alone (LM-induced failures excluded), and for each hypothesis about the system (its
-``systems``, default every system) the Table 2 rows, each answer with a bootstrap interval of the difference.
+:func:`run_report` (``ragassay report``): the comparison and verdicts (:mod:`.comparison`), breakdowns by the
+declared sample fields (``[analysis] breakdowns``, default: the fields with 2 to 8 distinct values), the cost view
+(:mod:`.cost_view`), and :func:`grammar_report` only when the samples carry a ``group_id``.
+
+:func:`grammar_report`, per system: the group counts (gap, robust, non-robust), R (Eq. 1), Acc (Eq. 2), knowledge
+accuracy, the modular blame of wrong answers (context comparison, and ground truth where reference documents are
+known), R and Acc of the retrieval alone (LM-induced failures excluded), and for each hypothesis about the system
+the Table 2 rows, each answer with a bootstrap interval of the difference. The paper's vocabulary (Eq. 1, lambda)
+stays in docs/grammar.md; what people read names the idea ("robust groups: every phrasing answered correctly").
 """
 
 from __future__ import annotations
 
-from typing import Any
+import dataclasses
 
-from ..errors import ConfigError
-from ..store.database import ResultsStore
-from .groups import GAP, Outcome, categorize, score
-from .hypotheses import hypothesis_table
-from .load import RunOutcomes, load_run
+from ..errors import ConfigError, RagassayError
+from .groups import GAP, Outcome, Scores, categorize, score
+from .hypotheses import ClusterRow, hypothesis_table
+from .load import RunOutcomes, run_outcomes
 from .modular import blame_counts, context_blame, ground_truth_blame, has_references, without_lm_failures
 from .settings import AnalysisSection
 
 GAP_EXAMPLES = 5
+MAX_GROUPS = 8  # a field with 2 to this many distinct values gets an automatic breakdown
+MAX_BREAKDOWNS = 4
+NOT_GROUPING = {"question_id", "question", "reference_answers", "reference_contexts", "reference_context_ids"}
 
 
-def grammar_report(store: ResultsStore, run_id: str, settings: AnalysisSection | None = None) -> dict[str, Any]:
-    """The whole report of run ``run_id``; ``settings`` default to the run's stored ``[analysis]``."""
-    loaded = load_run(store, run_id, settings)
-    return report_from_outcomes(loaded)
+@dataclasses.dataclass(frozen=True)
+class Blame:
+    """How many wrong answers each module is blamed for."""
+
+    lm: int
+    retrieval: int
+    undetermined: int
+
+    @classmethod
+    def of(cls, blame: dict[str, str]) -> Blame:
+        counts = blame_counts(blame)
+        return cls(counts["lm"], counts["retrieval"], counts["undetermined"])
 
 
-def report_from_outcomes(loaded: RunOutcomes) -> dict[str, Any]:
+@dataclasses.dataclass(frozen=True)
+class GapExample:
+    """A gap group (no phrasing answered correctly) with its query logic."""
+
+    group_id: str
+    sql: str | None
+    question_id: str
+
+
+@dataclasses.dataclass(frozen=True)
+class HypothesisResult:
+    """One ``[[analysis.hypotheses]]`` for one system: its clusters and its Table 2 rows."""
+
+    name: str
+    attribute: str
+    robust: list
+    non_robust: list
+    rows: list[ClusterRow]
+
+
+@dataclasses.dataclass(frozen=True)
+class SystemGrammar:
+    """One system's GRAMMAR analysis."""
+
+    system: str
+    excluded: dict[str, int]  # failed / unscored / missing -> count
+    overall: Scores
+    blame: Blame  # by context comparison (non-robust groups)
+    retrieval_only: Scores
+    blame_ground_truth: Blame | None  # by reference documents, where the samples name them
+    retrieval_only_ground_truth: Scores | None
+    gap_examples: list[GapExample]
+    hypotheses: list[HypothesisResult]
+
+
+@dataclasses.dataclass(frozen=True)
+class GrammarReport:
+    """The GRAMMAR section of a run's report."""
+
+    run_id: str
+    project: str
+    judge: str
+    ungrouped_samples: int
+    settings: AnalysisSection
+    systems: list[SystemGrammar]
+
+
+@dataclasses.dataclass(frozen=True)
+class RunReport:
+    """Everything ``ragassay report`` shows of one run; a section that cannot be made says why."""
+
+    run_id: str
+    project: str
+    comparison: object  # ragassay.analysis.comparison.Comparison
+    breakdowns: list  # ragassay.analysis.breakdown.Breakdown
+    cost: object | None  # ragassay.analysis.cost_view.CostView
+    cost_reason: str
+    grammar: GrammarReport | None
+    grammar_reason: str
+
+
+def run_report(run, *, baseline: str | None = None, alpha: float = 0.05, seed: int = 0, family=None) -> RunReport:
+    """The report of ``run`` (:class:`ragassay.results.RunData`; read with payloads when it has grouped samples)."""
+    from .breakdown import breakdown
+    from .comparison import compare
+    from .cost_view import cost_view
+
+    comparison = compare([run], baseline=baseline, alpha=alpha, seed=seed, family=family)
+    verdicts = comparison.runs[0].verdicts
+    fields = breakdown_fields(run)
+    breakdowns = [breakdown(run, field, seed=seed) for field in fields]
+    try:
+        cost, cost_reason = cost_view(run, baseline=verdicts.baseline, seed=seed), ""
+    except RagassayError as exc:
+        cost, cost_reason = None, str(exc)
+    grammar, reason = None, "no sample has a group_id (see docs/grammar.md)"
+    if any(s.group_id is not None for s in run.samples):
+        try:
+            grammar, reason = grammar_report(run), ""
+        except RagassayError as exc:
+            reason = str(exc)
+    return RunReport(run.id, run.info.project, comparison, breakdowns, cost, cost_reason, grammar, reason)
+
+
+def breakdown_fields(run) -> list[str]:
+    """``[analysis] breakdowns`` of the run, else the sample fields with 2 to :data:`MAX_GROUPS` distinct values
+    (at most :data:`MAX_BREAKDOWNS`, in column order)."""
+    declared = ((run.info.config.get("analysis") or {}).get("breakdowns")) if run.info.config else None
+    if declared is not None:
+        return list(declared)
+    table = run.samples_frame().reset_index()
+    fields = []
+    for column in table.columns:
+        if column in NOT_GROUPING:
+            continue
+        try:
+            distinct = table[column].dropna().map(lambda v: v if isinstance(v, (str, int, float, bool)) else repr(v))
+            count = distinct.nunique()
+        except TypeError:
+            continue
+        if 2 <= count <= MAX_GROUPS:
+            fields.append(column)
+    return fields[:MAX_BREAKDOWNS]
+
+
+def grammar_report(run, settings: AnalysisSection | None = None) -> GrammarReport:
+    """The GRAMMAR section of ``run`` (read with payloads); ``settings`` default to the run's stored
+    ``[analysis]``."""
+    return report_from_outcomes(run_outcomes(run, settings))
+
+
+def report_from_outcomes(loaded: RunOutcomes) -> GrammarReport:
     settings = loaded.settings
     check_hypothesis_systems(settings, loaded.systems)
-    return {
-        "run": loaded.run["id"],
-        "project": loaded.run["project"],
-        "judge": loaded.judge,
-        "ungrouped_samples": loaded.ungrouped,
-        "settings": settings.model_dump(mode="json"),
-        "systems": [
-            system_report(name, loaded.outcomes[name], loaded.excluded[name], settings) for name in loaded.systems
-        ],
-    }
+    systems = [system_report(n, loaded.outcomes[n], loaded.excluded[n], settings) for n in loaded.systems]
+    return GrammarReport(loaded.run_id, loaded.project, loaded.judge, loaded.ungrouped, settings, systems)
 
 
-def system_report(
-    name: str, outcomes: list[Outcome], excluded: dict[str, int], settings: AnalysisSection
-) -> dict[str, Any]:
+def system_report(name: str, outcomes: list[Outcome], excluded: dict[str, int], settings: AnalysisSection):
     """One system: overall scores, modular blame, retrieval-only scores, hypotheses."""
     categories = categorize(outcomes)
     blame = context_blame(outcomes, categories, settings.context_match)
-    entry: dict[str, Any] = {
-        "system": name,
-        "excluded": excluded,
-        "overall": score(outcomes, categories).as_dict(),
-        "blame": blame_counts(blame),
-        "retrieval_only": score(without_lm_failures(outcomes, blame)).as_dict(),
-        "blame_ground_truth": None,
-        "retrieval_only_ground_truth": None,
-        "gap_examples": _gap_examples(outcomes, categories),
-    }
-    if has_references(outcomes):
-        truth = ground_truth_blame(outcomes)
-        entry["blame_ground_truth"] = blame_counts(truth)
-        entry["retrieval_only_ground_truth"] = score(without_lm_failures(outcomes, truth)).as_dict()
-    entry["hypotheses"] = [
-        {
-            "name": h.name,
-            "attribute": h.attribute,
-            "robust": h.robust,
-            "non_robust": h.non_robust,
-            "rows": [row.as_dict() for row in hypothesis_table(outcomes, h, settings.sampling, settings.context_match)],
-        }
+    truth = ground_truth_blame(outcomes) if has_references(outcomes) else None
+    hypotheses = [
+        HypothesisResult(
+            h.name,
+            h.attribute,
+            list(h.robust),
+            list(h.non_robust),
+            hypothesis_table(outcomes, h, settings.sampling, settings.context_match),
+        )
         for h in settings.hypotheses
         if not h.systems or name in h.systems
     ]
-    return entry
+    return SystemGrammar(
+        system=name,
+        excluded=dict(excluded),
+        overall=score(outcomes, categories),
+        blame=Blame.of(blame),
+        retrieval_only=score(without_lm_failures(outcomes, blame)),
+        blame_ground_truth=None if truth is None else Blame.of(truth),
+        retrieval_only_ground_truth=None if truth is None else score(without_lm_failures(outcomes, truth)),
+        gap_examples=_gap_examples(outcomes, categories),
+        hypotheses=hypotheses,
+    )
 
 
 def check_hypothesis_systems(settings: AnalysisSection, systems: list[str]) -> None:
@@ -87,7 +200,7 @@ def check_hypothesis_systems(settings: AnalysisSection, systems: list[str]) -> N
             )
 
 
-def _gap_examples(outcomes: list[Outcome], categories: dict[str, str]) -> list[dict[str, Any]]:
+def _gap_examples(outcomes: list[Outcome], categories: dict[str, str]) -> list[GapExample]:
     """A few gap groups with their query logic: what the knowledge base (or the system) cannot answer."""
     examples, seen = [], set()
     for outcome in outcomes:
@@ -95,7 +208,7 @@ def _gap_examples(outcomes: list[Outcome], categories: dict[str, str]) -> list[d
         if categories[gid] != GAP or gid in seen:
             continue
         seen.add(gid)
-        examples.append({"group_id": gid, "sql": outcome.attributes.get("sql"), "question_id": outcome.question_id})
+        examples.append(GapExample(gid, outcome.attributes.get("sql"), outcome.question_id))
         if len(examples) >= GAP_EXAMPLES:
             break
     return examples

@@ -103,6 +103,11 @@ class AnalysisSection(BaseModel):
     sampling: SamplingSettings = Field(
         default_factory=SamplingSettings, description="Stratified and unbalanced subsets evaluated by the report."
     )
+    breakdowns: list[str] | None = Field(
+        default=None,
+        description="Sample fields the report breaks every metric down by (group_id, metadata.KEY, an attribute); "
+        "default: the fields with 2 to 8 distinct values.",
+    )
     correct_threshold: float = Field(
         default=0.5,
         ge=0,

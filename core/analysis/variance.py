@@ -87,3 +87,36 @@ def spreads(rows: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], Spread]:
     return {
         key: spread(key[0], key[1], values) for key, values in sorted(grouped.items()) if any(r > 0 for _, r in values)
     }
+
+
+@dataclasses.dataclass(frozen=True)
+class SpreadRow:
+    """One system's repeated metric in a run, and (for a system other than the reference) its separation."""
+
+    label: str
+    system: str
+    spread: Spread
+    versus: Separation | None
+    reference: str
+
+
+def repeat_rows(run) -> list[dict[str, Any]]:
+    """The repeated columns of ``run`` (:class:`ragassay.results.RunData`) as :func:`spreads` takes them."""
+    return [
+        {"system": s.system, "question_id": s.question_id, "label": s.column, "repeat": s.repeat, "value": s.value}
+        for s in run.repeats()
+    ]
+
+
+def run_spreads(run, reference: str) -> list[SpreadRow]:
+    """The spread of every repeated metric of ``run`` (:class:`ragassay.results.RunData`), each system against
+    ``reference`` (the run's first system when it is not one of the run's); empty without repeats."""
+    found = spreads(repeat_rows(run))
+    reference = reference if reference in run.systems else run.systems[0]
+    order = {name: i for i, name in enumerate(run.systems)}
+    result = []
+    for (system, label), s in sorted(found.items(), key=lambda item: (item[0][1], order.get(item[0][0], 0))):
+        other = found.get((reference, label))
+        versus = separation(other, s) if other is not None and system != reference else None
+        result.append(SpreadRow(label, system, s, versus, reference))
+    return result

@@ -16,9 +16,15 @@ from .render import Column, Table, emit
 
 
 def _load(run: str | None, config_path: Path, db: str | None):
-    from ..frames import load_run
+    """The run ``run`` (default: the newest) read once."""
+    from ..store.locate import pick_run
+    from .common import open_results, read_runs
 
-    return load_run(run, config=config_path, db=db)
+    store = open_results(config_path, db, (run,) if run else ())
+    try:
+        return read_runs(store, [run if run else pick_run(store)["id"]])[0]
+    finally:
+        store.close()
 
 
 @click.command("breakdown")
@@ -40,9 +46,9 @@ def breakdown_command(
     from ..analysis.breakdown import breakdown
 
     fmt = output_format(fmt)
-    frames = _load(run, config_path, db)
-    result = breakdown(frames, by, list(metrics) or None, bins)
-    emit(console(), [breakdown_table(result, frames.run["id"])], fmt, data=result.as_dict())
+    data = _load(run, config_path, db)
+    result = breakdown(data, by, list(metrics) or None, bins)
+    emit(console(), [breakdown_table(result, data.id)], fmt, data=result.as_dict())
 
 
 def breakdown_table(result, run_id: str) -> Table:
@@ -86,19 +92,19 @@ def _interval_text(row: dict) -> str:
 def cost_command(run: str | None, metric: str | None, baseline: str | None, config_path: Path, db: str | None, fmt):
     """Quality next to cost for each system of RUN (default: the newest run).
 
-    Quality (mean of --metric, 95% CI), the system's tokens in/out, calls, cost, mean latency, the
-    evaluation's own cost, quality per dollar, and tokens saved against --baseline. Unpriced costs show as
-    unknown, never 0.
+    Quality (mean of --metric, 95% CI), the system's tokens in/out, calls, cost, mean and p50/p95 latency, the
+    evaluation's own cost, quality per dollar, tokens saved against --baseline, and whether the system is on the
+    quality-cost-latency frontier. Unpriced costs show as unknown, never 0.
     """
     from ..analysis.cost_view import cost_view
+    from ..analysis.jsonable import jsonable
 
     fmt = output_format(fmt)
-    frames = _load(run, config_path, db)
-    view = cost_view(frames, metric, baseline)
-    emit(console(), [cost_table(view, frames.run["id"])], fmt, data=view)
+    view = cost_view(_load(run, config_path, db), metric, baseline)
+    emit(console(), [cost_table(view)], fmt, data=jsonable(view) if fmt == "json" else None)
 
 
-def cost_table(view: dict, run_id: str) -> Table:
+def cost_table(view) -> Table:
     """One row per system."""
 
     def money(key: str):
@@ -115,19 +121,35 @@ def cost_table(view: dict, run_id: str) -> Table:
         Column("calls", numeric=True),
         Column("cost_usd", header="cost", numeric=True, show=money("cost_usd")),
         Column("mean_latency_s", header="latency s", numeric=True, digits=2),
+        Column("p50_s", header="p50 s", numeric=True, digits=2, in_text=False),
+        Column("p95_s", header="p95 s", numeric=True, digits=2),
         Column("eval_cost_usd", header="eval cost", numeric=True, show=money("eval_cost_usd")),
         Column("quality_per_dollar", header="quality/$", numeric=True, digits=1),
         Column("tokens_saved", header="tokens saved", numeric=True, show=_saved),
         Column("tokens_saved_share", numeric=True, in_text=False),
-        Column("notes", in_text=False, show=lambda r: "; ".join(r["notes"])),
+        Column("frontier"),
+        Column("notes", in_text=False),
     ]
-    rows = [dict(row, notes="; ".join(row["notes"])) for row in view["rows"]]
+    latency = {s.system: s for s in view.latency}
+    points = {p.system: p for p in view.frontier.points} if view.frontier else {}
+    rows = [_cost_row(row, latency.get(row.system), points.get(row.system)) for row in view.rows]
     notes = [
-        f"quality = mean of {view['metric']}; quality/$ = quality / cost per answer; "
-        f"tokens saved = {view['baseline']}'s tokens (in + out) minus the system's"
+        f"quality = mean of {view.metric}; quality/$ = quality / cost per answer; "
+        f"tokens saved = {view.baseline}'s tokens (in + out) minus the system's; frontier: not dominated on "
+        "quality, cost per answer and median latency"
     ]
-    notes += [f"{row['system']}: {note}" for row in view["rows"] for note in row["notes"]]
-    return Table(f"cost view of run {run_id[:12]} (baseline {view['baseline']})", columns, rows, notes)
+    if view.frontier is not None and view.frontier.notes:
+        notes += [f"frontier: {n}" for n in view.frontier.notes]
+    notes += [f"{row.system}: {note}" for row in view.rows for note in row.notes]
+    return Table(f"cost view of run {view.run_id[:12]} (baseline {view.baseline})", columns, rows, notes)
+
+
+def _cost_row(row, latency, point) -> dict:
+    values = dataclasses.asdict(row) | {"notes": "; ".join(row.notes)}
+    values["p50_s"] = None if latency is None else latency.at(0.5).value
+    values["p95_s"] = None if latency is None else latency.at(0.95).value
+    values["frontier"] = "" if point is None else "yes" if point.on_frontier else "no"
+    return values
 
 
 def _quality_interval(row: dict) -> str:

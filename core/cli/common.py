@@ -101,6 +101,24 @@ def get_run(store, ref: str) -> dict:
         raise
 
 
+def read_runs(store, refs, *, payloads=False) -> list:
+    """Each run of ``refs`` read once (:func:`ragassay.results.read_run`); a project folder or config file given as
+    a run id is named as such."""
+    from ..errors import StoreError
+    from ..results import read_run
+    from ..store.locate import looks_like_project
+
+    runs = []
+    for ref in refs:
+        try:
+            runs.append(read_run(store, ref, payloads=payloads))
+        except StoreError as exc:
+            if looks_like_project(ref):
+                raise _project_not_run(ref) from exc
+            raise
+    return runs
+
+
 def console(no_color: bool | None = None):
     """A rich console as wide as ``COLUMNS`` or the terminal; when output is not a terminal, 240 columns.
 

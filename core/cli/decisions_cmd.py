@@ -6,8 +6,7 @@ from pathlib import Path
 
 import click
 
-from ..errors import StoreError
-from .common import config_option, console, db_option, format_option, get_run, open_results, output_format
+from .common import config_option, console, db_option, format_option, output_format
 from .render import Column, Table, emit
 
 
@@ -46,50 +45,37 @@ def decisions_command(
     fmt: str | None,
 ) -> None:
     """Score RUN's retrieve-or-not decisions: precision, recall, accuracy, tokens saved, quality lost."""
-    from ..analysis.decision_load import decision_outcomes, pick_system, system_rags
+    from ..analysis.decision_load import decisions
+    from .breakdown_cmd import _load
 
     fmt = output_format(fmt)
-    store = open_results(config_path, db, (run,))
-    try:
-        run_id = get_run(store, run)["id"]
-        rags = system_rags(store, run_id)
-        outcomes, column = decision_outcomes(store, run_id, column, threshold)
-    finally:
-        store.close()
-    baseline = baseline or pick_system(rags, "no_retrieval", "--baseline")
-    naive = naive or pick_system(rags, "naive", "--naive")
-    agents = agents or tuple(
-        s for s, o in outcomes.items() if s not in (baseline, naive) and any(x.retrieved is False for x in o.values())
+    result = decisions(
+        _load(run, config_path, db), agents=agents, baseline=baseline, naive=naive, column=column, threshold=threshold
     )
-    title = f"retrieval decisions, run {run_id[:8]}: needed = {baseline} wrong ({column} < {threshold})"
-    emit(console(), [_table(title, outcomes, rags, agents, baseline, naive, run_id)], fmt)
+    title = (
+        f"retrieval decisions, run {result.run_id[:8]}: needed = {result.baseline} wrong "
+        f"({result.column} < {result.threshold:g})"
+    )
+    emit(console(), [_table(title, result.reports)], fmt)
 
 
-def _table(title: str, outcomes: dict, rags: dict, agents, baseline: str, naive: str, run_id: str) -> Table:
-    from ..analysis.retrieval_decision import score_decisions
-
-    rows = []
-    for agent in agents:
-        if agent not in outcomes:
-            raise StoreError(f"run {run_id[:12]} has no system '{agent}'. Systems: {', '.join(rags)}")
-        r = score_decisions(
-            outcomes[agent], outcomes.get(baseline, {}), outcomes.get(naive, {}), (agent, baseline, naive)
-        )
-        rows.append(
-            {
-                "agent": agent,
-                "samples": r.samples,
-                "needed": r.needed,
-                "retrieved": r.retrieved,
-                "precision": r.precision,
-                "recall": r.recall,
-                "accuracy": r.accuracy,
-                "tokens saved": r.tokens_saved,
-                "tokens saved share": r.tokens_saved_share,
-                "skipped": r.skipped,
-                "quality lost when skipped": r.quality_lost_when_skipped,
-            }
-        )
+def _table(title: str, reports: list) -> Table:
+    rows = [
+        {
+            "agent": r.agent,
+            "samples": r.samples,
+            "needed": r.needed,
+            "retrieved": r.retrieved,
+            "precision": r.precision,
+            "recall": r.recall,
+            "accuracy": r.accuracy,
+            "tokens saved": r.tokens_saved,
+            "tokens saved share": r.tokens_saved_share,
+            "skipped": r.skipped,
+            "quality lost when skipped": r.quality_lost_when_skipped,
+        }
+        for r in reports
+    ]
 
     def saved(row: dict) -> str:
         share = row["tokens saved share"]

@@ -1,7 +1,7 @@
-"""``ragassay gate``: run (or resume) a config, compare it with a baseline run, exit 0 / 1 / 2 for CI.
+"""``ragassay gate``: check the baseline, run (or resume) a config, compare it with the baseline, exit 0 / 1 / 2.
 
 The comparison is :func:`ragassay.analysis.gate.gate`, the summary
-:func:`ragassay.analysis.gate_summary.markdown_summary`; this module only runs, opens, writes and prints.
+:func:`ragassay.analysis.gate_summary.markdown_summary`; this module only checks, runs, reads, writes and prints.
 """
 
 from __future__ import annotations
@@ -29,14 +29,35 @@ BASELINE_HELP = (
     "metrics",
     multiple=True,
     metavar="METRIC",
-    help="Compare only this metric or judge column (judge:LABEL); repeat for several (default: all).",
+    help="A metric (or judge:LABEL, latency_s) of the decision family; repeat for several "
+    "(default: [evaluation] decide, else every metric both runs scored that varies).",
+)
+@click.option(
+    "--mode",
+    type=click.Choice(["non-inferiority", "superiority"]),
+    default=None,
+    help="non-inferiority (default, [gate] mode): pass only what is shown above -margin; superiority: fail only "
+    "what is shown worse.",
+)
+@click.option(
+    "--margin",
+    type=click.FloatRange(min=0),
+    default=None,
+    help="The largest drop that passes, as a share of each metric's range (default [gate] margin, 0.02); "
+    "per metric: [gate] margins.",
+)
+@click.option(
+    "--on-inconclusive",
+    type=click.Choice(["fail", "pass"]),
+    default=None,
+    help="Exit code of a pair the samples cannot decide (default [gate] on_inconclusive: fail).",
 )
 @click.option(
     "--alpha",
     type=click.FloatRange(0, 1, min_open=True, max_open=True),
     default=0.05,
     show_default=True,
-    help="Level of the Holm-adjusted paired tests: a pair is a regression when worse with Holm p < alpha.",
+    help="Family-wise level of the gate's decisions.",
 )
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of the random draws.")
 @click.option("--summary", "summary_path", type=click.Path(path_type=Path), help="Write the markdown summary here.")
@@ -55,16 +76,16 @@ BASELINE_HELP = (
 @click.option("--wait", is_flag=True, help="If another process is running this config, wait for it, then resume.")
 @click.pass_context
 def gate_command(ctx: click.Context, config: Path | None, config_path: Path, **options) -> None:
-    """Run (or resume) the project CONFIG (default: the current folder) as the candidate, compare each system
-    with the system of the same name in the --baseline run on the samples both hold, and exit
+    """Check the --baseline run, run (or resume) the project CONFIG (default: the current folder) as the
+    candidate, compare each system with the system of the same name in the baseline run on the samples both hold,
+    and exit
 
     \b
-      0  no comparison is worse (pass),
-      1  at least one system is worse on at least one metric (a regression),
+      0  every comparison passes,
+      1  a regression, or a comparison the samples cannot decide (unless --on-inconclusive pass),
       2  an error: bad input, a missing baseline, no shared samples (one line on stderr).
 
-    Verdicts use the paired sign-flip permutation test with Holm's adjustment, as 'ragassay compare'
-    (docs/statistics.md); the CI recipe is in docs/ci.md.
+    Non-inferiority by default: a pair passes only when its difference is shown to be above -margin (docs/ci.md).
     """
     from ..errors import RagassayError
 
@@ -79,64 +100,104 @@ def gate_command(ctx: click.Context, config: Path | None, config_path: Path, **o
     ctx.exit(code)
 
 
-def _gate(
-    config: Path,
-    *,
-    baseline: str,
-    metrics: tuple[str, ...],
-    alpha: float,
-    seed: int,
-    summary_path: Path | None,
-    html_path: Path | None,
-    report_url: str | None,
-    fmt: str,
-    quiet: bool,
-    no_cache: bool,
-    wait: bool,
-) -> int:
-    from ..analysis.gate import gate, parse_baseline
+def _gate(config: Path, *, baseline: str, metrics, mode, margin, on_inconclusive, alpha, seed, **options) -> int:
+    from ..analysis.gate import GateSettings, gate, parse_baseline
     from ..analysis.gate_summary import markdown_summary
-    from ..api import results_store
     from ..config import load_config
 
     database, run_ref = parse_baseline(baseline)
     loaded = load_config(config)
-    run_id = _run_candidate(loaded, quiet=quiet, no_cache=no_cache, wait=wait)
-    store = results_store(loaded)
-    base_store = store if database is None else _open_baseline(database)
+    settings = GateSettings.of(
+        loaded.config.gate,
+        mode=mode,
+        margin=margin,
+        on_inconclusive=on_inconclusive,
+        alpha=alpha,
+        seed=seed,
+        family=list(metrics) or loaded.config.evaluation.decide,
+    )
+    base = _Baseline(loaded, database, run_ref)
     try:
-        candidate = store.get_run(run_id)
-        base_run, source = _baseline_run(base_store, candidate, database, run_ref)
-        result = gate(
-            store, run_id, base_store, base_run, metrics=metrics, alpha=alpha, seed=seed, baseline_source=source
-        )
+        run_id = _run_candidate(loaded, base.check, options)
+        candidate, baseline_run = base.read(run_id)
+        result = gate(candidate, baseline_run, settings, baseline_source=base.source, same_run=base.same(run_id))
+        html_path = options["html_path"]
         if html_path is not None:
             from ..html_report import build_report
 
-            html_path.write_text(build_report(store, [run_id], alpha=alpha, seed=seed), encoding="utf-8")
+            html_path.write_text(build_report(base.store, [run_id], alpha=alpha, seed=seed), encoding="utf-8")
     finally:
-        if base_store is not store:
-            base_store.close()
-        store.close()
-    text = markdown_summary(result, report_url=report_url, html_path=None if html_path is None else str(html_path))
-    if summary_path is not None:
-        summary_path.write_text(text, encoding="utf-8")
-    if not quiet:
-        _print(text, result, fmt)
+        base.close()
+    text = markdown_summary(result, report_url=options["report_url"], html_path=_text(options["html_path"]))
+    if options["summary_path"] is not None:
+        options["summary_path"].write_text(text, encoding="utf-8")
+    if not options["quiet"]:
+        _print(text, result, options["fmt"])
     return result.exit_code
 
 
-def _run_candidate(loaded, *, quiet: bool, no_cache: bool, wait: bool) -> str:
-    """Run or resume the config (progress and warnings on stderr); the run's id."""
+class _Baseline:
+    """The baseline's database and run, found and checked against the planned candidate before anything runs."""
+
+    def __init__(self, loaded, database: str | None, ref: str | None):
+        from ..api import results_store
+
+        self.store = results_store(loaded)
+        self.database, self.ref = database, ref
+        self.base_store = self.store if database is None else _open_baseline(database)
+        self.run_id = ""
+        self.source = "this project's results database" if database is None else _redacted(database)
+
+    def check(self, plan) -> None:
+        """Find the baseline run and check it shares samples with the planned candidate (before it runs)."""
+        from ..errors import DatasetError
+        from ..results.read import pick_baseline
+        from .common import get_run
+
+        if self.database is None:
+            self.run_id = get_run(self.base_store, self.ref)["id"]
+        else:
+            project = plan.loaded.config.project.name
+            self.run_id = pick_baseline(self.base_store, plan.fingerprint(), project, self.ref)["id"]
+        ids = {q for q, _ in self.base_store.sample_rows(self.run_id)}
+        mine = [s.question_id for s in plan.samples]
+        if not ids.intersection(mine):
+            raise DatasetError(
+                f"the baseline run {self.run_id[:12]} ({len(ids)} samples) shares no question_id with this config's "
+                f"{len(mine)} samples, so nothing can be paired: nothing was run. Gate against a run of the same "
+                "dataset (--baseline PATH#RUN), or keep the question_ids stable."
+            )
+
+    def read(self, run_id: str):
+        from ..results import read_run
+
+        return read_run(self.store, run_id), read_run(self.base_store, self.run_id)
+
+    def same(self, run_id: str) -> bool:
+        return run_id == self.run_id and self.base_store is self.store
+
+    def close(self) -> None:
+        if self.base_store is not self.store:
+            self.base_store.close()
+        self.store.close()
+
+
+def _run_candidate(loaded, check, options: dict) -> str:
+    """Run or resume the config (progress and warnings on stderr) after ``check`` passed; the run's id."""
     from ..api import run
     from .progress import make_progress, progress_every, run_callbacks
 
-    progress = make_progress(quiet, progress_every(None))
-
+    progress = make_progress(options["quiet"], progress_every(None))
     on_start, on_result = run_callbacks(progress)
-
     try:
-        summary = run(loaded, no_cache=no_cache, wait=wait, on_start=on_start, on_result=on_result)
+        summary = run(
+            loaded,
+            no_cache=options["no_cache"],
+            wait=options["wait"],
+            on_start=on_start,
+            on_result=on_result,
+            on_plan=check,
+        )
     finally:
         if progress is not None:
             progress.stop()
@@ -162,15 +223,14 @@ def _open_baseline(database: str):
     return open_store(store_url(database, Path.cwd()), create=False, key="--baseline")
 
 
-def _baseline_run(store, candidate: dict, database: str | None, ref: str | None) -> tuple[str, str]:
-    """The baseline run's id and where it was found."""
-    from ..analysis.gate import pick_baseline_run
+def _redacted(database: str) -> str:
     from ..store.urls import redact
-    from .common import get_run
 
-    if database is None:
-        return get_run(store, ref)["id"], "this project's results database"
-    return pick_baseline_run(store, candidate, ref)["id"], redact(database)
+    return redact(database)
+
+
+def _text(path: Path | None) -> str | None:
+    return None if path is None else str(path)
 
 
 def _print(text: str, result, fmt: str) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from .common import config_option, console, db_option, format_option, get_run, open_results, output_format
+from .common import config_option, console, db_option, format_option, output_format
 from .render import Column, Table, emit
 
 
@@ -47,6 +47,13 @@ from .render import Column, Table, emit
 )
 @click.option("--resamples", type=click.IntRange(min=0), default=2000, show_default=True, help="Bootstrap resamples.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed (same seed, same intervals).")
+@click.option(
+    "--table",
+    type=click.Choice(["detectors", "corrected"]),
+    default="detectors",
+    show_default=True,
+    help="The table csv writes (with --labels there are two).",
+)
 @format_option
 def meta_eval_command(
     run: str,
@@ -59,94 +66,42 @@ def meta_eval_command(
     judge_threshold: float,
     resamples: int,
     seed: int,
+    table: str,
     fmt: str | None,
 ) -> None:
     """Score RUN's judges against the truth: precision, recall, accuracy, kappa; corrected means (PPI)."""
     from ..analysis import meta_eval_load as load
+    from ..analysis.jsonable import jsonable
+    from .breakdown_cmd import _load
 
     fmt = output_format(fmt)
     if truth is not None and labels is not None:
         raise click.UsageError("give the truth once: --truth or --labels, not both.")
     specs = [load.parse_metric_spec(m) for m in metrics]
-    store = open_results(config_path, db, (run,))
-    try:
-        run_id = get_run(store, run)["id"]
-        systems = [s["name"] for s in store.run_systems(run_id)]
-        verdicts = load.judge_verdicts(store, run_id, judge_threshold)
-        if labels is not None:
-            gold = load.truth_from_labels(labels, load.output_keys(store, run_id))
-        else:
-            gold = load.truth_from_run(store, run_id, truth, judge_threshold)
-        candidates = _pick_judges(verdicts, judges, gold.source, run_id)
-        candidates.update(load.metric_verdicts(store, run_id, specs))
-    finally:
-        store.close()
-    if not candidates:
-        from ..errors import ConfigError
-
-        raise ConfigError(
-            f"run {run_id[:12]} has no judge to evaluate besides the truth ({gold.source}); "
-            "add a metric with --metric NAME:THRESHOLD"
-        )
-    detectors = _detectors(gold.values, candidates, resamples, seed)
-    corrected = _corrected(gold.values, candidates, systems) if gold.from_labels else []
-    title = f"judges as detectors of correct answers, run {run_id[:8]}: truth = {gold.source}"
-    tables = [_detector_table(title, detectors, gold)]
+    result = load.meta_evaluate(
+        _load(run, config_path, db),
+        truth=truth,
+        labels=labels,
+        judges=judges,
+        metrics=specs,
+        judge_threshold=judge_threshold,
+        resamples=resamples,
+        seed=seed,
+    )
+    gold = result.truth
+    title = f"judges as detectors of correct answers, run {result.run_id[:8]}: truth = {gold.source}"
+    tables = [_detector_table(title, [d.as_row() for d in result.detectors], gold)]
     if gold.from_labels:
-        tables.append(_corrected_table(corrected))
-    data = {"run": run_id, "truth": gold.source, "detectors": detectors, "corrected": corrected}
+        tables.append(_corrected_table([jsonable(c) for c in result.corrected]))
+    data = {
+        "run": result.run_id,
+        "truth": gold.source,
+        "detectors": [d.as_row() for d in result.detectors],
+        "corrected": jsonable(result.corrected),
+    }
+    if fmt == "csv":
+        tables = tables[1:] if table == "corrected" and len(tables) > 1 else tables[:1]
     emit(console(), tables, fmt, data=data if fmt == "json" else None)
-
-
-def _pick_judges(verdicts: dict, wanted: tuple[str, ...], truth: str, run_id: str) -> dict:
-    from ..errors import ConfigError
-
-    for name in wanted:
-        if name not in verdicts:
-            raise ConfigError(f"run {run_id[:12]} has no judge '{name}'; its judges: {', '.join(verdicts) or 'none'}")
-    names = wanted or [name for name in verdicts if f"judge:{name}" != truth]
-    return {name: verdicts[name] for name in names}
-
-
-def _detectors(truth: dict, candidates: dict, resamples: int, seed: int) -> list[dict]:
-    from ..analysis.meta_eval import evaluate_detector
-
-    keys = sorted(truth)
-    gold = [truth[k] for k in keys]
-    return [
-        evaluate_detector(name, gold, [judged.get(k) for k in keys], resamples=resamples, seed=seed).as_row()
-        for name, judged in candidates.items()
-    ]
-
-
-def _corrected(truth: dict, candidates: dict, systems: list[str]) -> list[dict]:
-    """PPI per judge and system: the judge's 0/1 verdicts on unlabelled outputs, corrected on labelled ones."""
-    from ..analysis.meta_eval import ppi_mean
-
-    rows = []
-    for name, judged in candidates.items():
-        for system in systems:
-            mine = sorted((k, float(v)) for k, v in judged.items() if k[0] == system and v is not None)
-            labelled = [(v, float(truth[k])) for k, v in mine if k in truth]
-            unlabelled = [v for k, v in mine if k not in truth]
-            est = ppi_mean(unlabelled, [v for v, _ in labelled], [y for _, y in labelled])
-            rows.append(
-                {
-                    "judge": name,
-                    "system": system,
-                    "labelled": est.labelled,
-                    "unlabelled": est.unlabelled,
-                    "judge_mean": est.judge_mean,
-                    "rectifier": est.rectifier,
-                    "labels_mean": est.classical,
-                    "labels_low": est.classical_ci[0] if est.classical_ci else None,
-                    "labels_high": est.classical_ci[1] if est.classical_ci else None,
-                    "ppi_mean": est.estimate,
-                    "ppi_low": est.ci[0] if est.ci else None,
-                    "ppi_high": est.ci[1] if est.ci else None,
-                }
-            )
-    return rows
 
 
 def _with_interval(key: str, low: str | None = None, high: str | None = None):
@@ -172,7 +127,8 @@ def _detector_table(title: str, rows: list[dict], gold) -> Table:
     positives = sum(gold.values.values())
     notes = [
         f"positive = a correct answer ({positives} of {len(gold.values)} by the truth); precision = TP/(TP+FP), "
-        "recall = TP/(TP+FN) (GRAMMAR Table 1); [95% bootstrap interval]; unscored: no verdict, left out"
+        "recall = TP/(TP+FN) (GRAMMAR Table 1); [95% interval: Wilson for the proportions, bootstrap for kappa]; "
+        "unscored: no verdict, left out"
     ]
     if gold.unmatched:
         notes.append(f"{gold.unmatched} label rows match no output of the run and are left out")
@@ -190,7 +146,8 @@ def _corrected_table(rows: list[dict]) -> Table:
     columns += [Column(k, numeric=True, in_text=False) for k in ("labels_low", "labels_high", "ppi_low", "ppi_high")]
     note = (
         "share of correct answers per system: PPI = mean(judge on unlabelled) - mean(judge - label on labelled), "
-        "interval +- z sqrt(var_unlabelled/N + var_residual/n) (Angelopoulos et al. 2023); '-' needs n, N >= 2"
+        "interval +- z sqrt(var_unlabelled/N + var_residual/n) within [0, 1] (Angelopoulos et al. 2023); labels only: "
+        "Wilson interval; '-' needs n, N >= 2"
     )
     return Table("corrected estimates (prediction-powered inference)", columns, rows, notes=[note])
 

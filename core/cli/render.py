@@ -6,7 +6,8 @@ A :class:`Table` is columns plus rows of plain values (str, int, float, None). I
   text folds, long headers wrap, and a table wider than the console is split into several narrower tables that
   repeat the first column (or, when even one column does not fit, into one block per row);
 * ``json``: a list of objects (a :class:`Table` with ``data=...`` prints that structure instead);
-* ``csv``: header and rows, written by the :mod:`csv` module;
+* ``csv``: one table's header and rows, written by the :mod:`csv` module (a command with several tables takes
+  ``--table NAME``);
 * ``markdown``: a pipe table, ``|`` escaped.
 
 Every string that comes from a user, a config or a model goes through :func:`esc` before rich renders it:
@@ -108,7 +109,9 @@ def emit(out, tables: list[Table], fmt: str, data: Any = None, *, compact: bool 
             )
         click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
     elif fmt == "csv":
-        click.echo("\n".join(to_csv(t, titled=len(tables) > 1) for t in tables), nl=False)
+        if len(tables) != 1:  # one table per invocation: a file pandas.read_csv reads as it is
+            raise ValueError(f"csv writes exactly one table, {len(tables)} given: choose one with --table")
+        click.echo(to_csv(tables[0]), nl=False)
     elif fmt == "markdown":
         click.echo("\n\n".join(to_markdown(t) for t in tables))
     else:
@@ -116,11 +119,9 @@ def emit(out, tables: list[Table], fmt: str, data: Any = None, *, compact: bool 
             print_rich(out, table, compact=compact)
 
 
-def to_csv(table: Table, titled: bool = False) -> str:
-    """Header and rows; with ``titled`` (several tables in one output) a ``# title`` line first."""
+def to_csv(table: Table) -> str:
+    """Header and rows."""
     buffer = io.StringIO()
-    if titled:
-        buffer.write(f"# {table.title}\n")
     writer = csv.writer(buffer, lineterminator="\n")
     columns = [c for c in table.columns if c.in_data]
     writer.writerow([c.title for c in columns])

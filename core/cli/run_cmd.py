@@ -125,14 +125,17 @@ def run_command(
     if len(summary.failures) > 10:
         click.echo(f"  ... and {len(summary.failures) - 10} more (see: ragassay show RUN SAMPLE)", err=True)
     if not quiet:
+        from ..analysis.comparison import compare
         from ..api import results_store
-        from .compare_cmd import print_comparison
+        from ..results import read_run
+        from .comparison_view import print_comparison
 
         store = results_store(loaded)
         try:
-            print_comparison(out, store, [summary.run_id], variance=True, baseline=baseline)
+            data = read_run(store, summary.run_id)
         finally:
             store.close()
+        print_comparison(out, compare([data], baseline=baseline, family=loaded.config.evaluation.decide))
 
 
 def _say_waiting(holder) -> None:

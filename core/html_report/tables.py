@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from .markup import DASH, esc, interval, note, num, section, table
 
 DOCS = "docs/statistics.md"
@@ -19,10 +17,11 @@ def verdict_section(verdicts, sentences: list[str]) -> str:
     return section("verdicts", "Verdicts", f'<ul class="verdicts">{items}</ul>', legend)
 
 
-def comparison_section(verdicts) -> str:
+def comparison_section(verdicts, hidden: dict[str, str] | None = None) -> str:
     """Mean, 95% interval, n and unscored per system x metric; the best mean of each column (by the metric's
-    direction) is marked."""
-    metrics = list(dict.fromkeys(c.metric for c in verdicts.cells))
+    direction) is marked; columns that carry no information are named in a note instead."""
+    hidden = hidden or {}
+    metrics = [m for m in dict.fromkeys(c.metric for c in verdicts.cells) if m not in hidden]
     systems = list(dict.fromkeys(c.system for c in verdicts.cells))
     cells = {(c.system, c.metric): c for c in verdicts.cells}
     best = {m: _best([cells[(s, m)] for s in systems]) for m in metrics}
@@ -41,7 +40,8 @@ def comparison_section(verdicts) -> str:
             )
         rows.append(row)
     legend = "mean [95% BCa bootstrap interval] n = scored samples; the best mean of each column is in bold."
-    return section("comparison", "Comparison", table(headers, rows, css="comparison"), legend)
+    notes = "".join(note(f"hidden: {name} ({why})") for name, why in hidden.items())
+    return section("comparison", "Comparison", table(headers, rows, css="comparison") + notes, legend)
 
 
 def _best(cells) -> float | None:
@@ -52,15 +52,19 @@ def _best(cells) -> float | None:
 
 
 def pairs_section(verdicts) -> str:
-    """Each system against the baseline per metric: difference, interval, Holm p, effect size, MDE, verdict."""
-    headers = ["metric", "system", "n", "difference", "95% CI", "p", "Holm p", "effect size d_z", "MDE", "verdict"]
+    """Each system against the baseline per metric: difference, interval at its level, Holm p, effect size, MDE,
+    verdict."""
+    from ..analysis.sentences import confidence
+
+    headers = ["metric", "system", "n", "differing", "difference", "interval", "p", "Holm p", "d_z", "MDE", "verdict"]
     rows = [
         [
             esc(p.metric),
             esc(p.system),
             num(p.n),
+            num(p.n_discordant),
             DASH if p.mean_diff is None else f"{p.mean_diff:+.3f}",
-            interval(p.ci_low, p.ci_high, signed=True),
+            DASH if p.level is None else f"{_bounds(p.ci_low, p.ci_high)} <small>{esc(confidence(p.level))}</small>",
             _p(p.p_value),
             _p(p.p_holm),
             num(p.effect_size, 2),
@@ -71,12 +75,48 @@ def pairs_section(verdicts) -> str:
         for p in verdicts.pairs
     ]
     legend = (
-        f"difference = system - baseline ({verdicts.baseline}) on the samples both scored; p: sign-flip "
-        "permutation test; Holm p adjusted over all rows; d_z = mean difference / sd; MDE = smallest difference "
-        f"detectable with power 0.8. See {DOCS}."
+        f"difference = system - baseline ({verdicts.baseline}) on the samples both scored; interval: the differences "
+        "the paired sign-flip permutation test does not reject, at the comparison's Holm level (so a verdict is "
+        "exactly an interval that excludes 0); Holm p adjusted over the decision family "
+        f"[{', '.join(verdicts.family)}]; d_z = mean difference / sd; MDE = smallest difference detectable with "
+        f"power 0.8. See {DOCS}."
     )
     body = table(headers, rows, css="pairs") if rows else note("Only one system: no pair to test.")
     return section("pairs", "Paired verdicts against the baseline", body, legend)
+
+
+def _bounds(low: float | None, high: float | None) -> str:
+    lower = "open" if low is None else f"{low:+.3f}"
+    upper = "open" if high is None else f"{high:+.3f}"
+    return f"[{lower}, {upper}]"
+
+
+def latency_section(part) -> str:
+    """p50/p95/p99 latency per system with intervals, and the quality-cost-latency frontier."""
+    if not any(stats.n for stats in part.latency):
+        return section("latency", "Latency and frontier", note("No output reports a latency."))
+    points = {p.system: p for p in part.frontier.points} if part.frontier else {}
+    rows = []
+    for stats in part.latency:
+        cells = [f"{num(q.value, 4)} <small>{interval(q.ci_low, q.ci_high, 4)}</small>" for q in stats.quantiles]
+        point = points.get(stats.system)
+        place = (
+            DASH
+            if point is None
+            else "on the frontier"
+            if point.on_frontier
+            else ("dominated by " + ", ".join(point.dominated_by))
+        )
+        rows.append([esc(stats.system), num(stats.n), *cells, esc(place)])
+    legend = "latency in seconds over ok outputs [95% percentile-bootstrap interval]."
+    if part.frontier is not None:
+        f = part.frontier
+        legend += (
+            f" Frontier: not dominated on quality ({f.metric}), cost per answer and median latency "
+            f"({', '.join(f.dimensions)} compared{''.join('; ' + n for n in f.notes)})."
+        )
+    headers = ["system", "n", "p50 s", "p95 s", "p99 s", "frontier"]
+    return section("latency", "Latency and frontier", table(headers, rows, css="latency"), legend)
 
 
 def _p(p: float | None) -> str:
@@ -103,13 +143,13 @@ def breakdown_table(result) -> str:
     return table([result.by, "samples", "system", *metrics], rows, caption=f"by {result.by}") + notes
 
 
-def cost_section(view: dict[str, Any] | None, reason: str = "") -> str:
+def cost_section(view, reason: str = "") -> str:
     """Tokens, calls, cost, latency, evaluation cost and quality per dollar per system."""
     if view is None:
         return section("cost", "Cost", note(f"No cost view: {reason}"))
     headers = [
         "system",
-        f"quality ({view['metric']})",
+        f"quality ({view.metric})",
         "input tokens",
         "output tokens",
         "calls",
@@ -117,34 +157,37 @@ def cost_section(view: dict[str, Any] | None, reason: str = "") -> str:
         "mean latency s",
         "evaluation cost $",
         "quality per $",
-        f"tokens saved vs {view['baseline']}",
+        f"tokens saved vs {view.baseline}",
         "notes",
     ]
     rows = [
         [
-            esc(r["system"]),
-            f"{num(r['quality'])} <small>{interval(r['quality_ci_low'], r['quality_ci_high'])}</small>",
-            num(r["input_tokens"]),
-            num(r["output_tokens"]),
-            num(r["calls"]),
-            num(r["cost_usd"], 4),
-            num(r["mean_latency_s"]),
-            num(r["eval_cost_usd"], 4),
-            num(r["quality_per_dollar"], 1),
-            DASH
-            if r["tokens_saved"] is None
-            else f"{r['tokens_saved']:+,} ({r['tokens_saved_share']:+.1%})"
-            if r["tokens_saved_share"] is not None
-            else f"{r['tokens_saved']:+,}",
-            esc("; ".join(r["notes"])),
+            esc(r.system),
+            f"{num(r.quality)} <small>{interval(r.quality_ci_low, r.quality_ci_high)}</small>",
+            num(r.input_tokens),
+            num(r.output_tokens),
+            num(r.calls),
+            num(r.cost_usd, 4),
+            num(r.mean_latency_s),
+            num(r.eval_cost_usd, 4),
+            num(r.quality_per_dollar, 1),
+            _saved(r),
+            esc("; ".join(r.notes)),
         ]
-        for r in view["rows"]
+        for r in view.rows
     ]
     legend = "A dash is an unknown value (an unpriced model: see notes), never a zero. See docs/results.md."
     return section("cost", "Cost", table(headers, rows, css="cost"), legend)
 
 
-def grammar_section(report: dict[str, Any] | None, reason: str = "") -> str:
+def _saved(r) -> str:
+    if r.tokens_saved is None:
+        return DASH
+    share = "" if r.tokens_saved_share is None else f" ({r.tokens_saved_share:+.1%})"
+    return f"{r.tokens_saved:+,}{share}"
+
+
+def grammar_section(report, reason: str = "") -> str:
     """The GRAMMAR view: gap / robust / non-robust groups, knowledge accuracy, Acc, R and modular blame."""
     if report is None:
         return section("grammar", "GRAMMAR view", note(f"No GRAMMAR view: {reason}"))
@@ -162,21 +205,21 @@ def grammar_section(report: dict[str, Any] | None, reason: str = "") -> str:
         "wrong: undetermined",
     ]
     rows = []
-    for system in report["systems"]:
-        o, blame = system["overall"], system["blame"]
+    for system in report.systems:
+        o, blame = system.overall, system.blame
         rows.append(
             [
-                esc(system["system"]),
-                num(o["total"]),
-                num(o["groups"]["gap"]),
-                num(o["groups"]["robust"]),
-                num(o["groups"]["non-robust"]),
-                num(o["knowledge_accuracy"]),
-                num(o["Acc"]),
-                num(o["R"]),
-                num(blame["lm"]),
-                num(blame["retrieval"]),
-                num(blame["undetermined"]),
+                esc(system.system),
+                num(o.total),
+                num(o.groups.get("gap", 0)),
+                num(o.groups.get("robust", 0)),
+                num(o.groups.get("non-robust", 0)),
+                num(o.knowledge_accuracy),
+                num(o.accuracy),
+                num(o.robustness),
+                num(blame.lm),
+                num(blame.retrieval),
+                num(blame.undetermined),
             ]
         )
     legend = "Acc = Eq. 2, R = Eq. 1 of the GRAMMAR paper; blame by context comparison. See docs/grammar.md."

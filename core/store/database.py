@@ -15,6 +15,7 @@ from ..errors import StoreError
 from ..models import Judgement, MetricValue, RAGOutput, Sample, TokenUsage
 from . import schema as t
 from .lease import live_holders, run_state
+from .reads import RunReads
 from .urls import redact_config
 from .writes import write_batch
 
@@ -61,8 +62,8 @@ class StoredUnit:
     calling: set[str] = dataclasses.field(default_factory=set)
 
 
-class ResultsStore:
-    """The results database of a project."""
+class ResultsStore(RunReads):
+    """The results database of a project (the read model's queries: :class:`~ragassay.store.reads.RunReads`)."""
 
     def __init__(self, engine: Engine):
         self.engine = engine

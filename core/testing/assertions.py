@@ -1,17 +1,18 @@
 """Assertions with statistical sense for tests of a RAG system (re-exported by :mod:`ragassay.testing.pytest_plugin`).
 
-* :func:`assert_no_regression` fails only when the paired sign-flip permutation test of
-  :mod:`ragassay.analysis.verdicts` says a system is *worse* than its baseline: a small, noisy difference passes.
+* :func:`assert_no_regression` decides each pair exactly as ``ragassay gate`` does
+  (:func:`ragassay.analysis.gate.gate_rows`: non-inferiority with the run's ``[gate]`` margin by default, or
+  superiority): it fails on a regression, and on a pair the samples cannot decide unless ``on_inconclusive``
+  is "pass".
 * :func:`assert_metric` fails when the lower bound of the BCa bootstrap interval of a mean is below a floor
   (Efron & Tibshirani 1993, An Introduction to the Bootstrap, section 14.3), not when the mean is.
 
-A failure message is plain text: the verdict block as ``ragassay compare`` prints it, the numbers (mean,
-interval, p, n) and the 5 worst samples (question id, question, answer, value). See docs/pytest.md.
+A failure message is a few plain lines: the decision with its numbers, and the samples that got worse (or the
+worst ones) with question and answer. pytest shows it without the helper's source. See docs/pytest.md.
 """
 
 from __future__ import annotations
 
-import io
 import math
 from typing import Any
 
@@ -23,47 +24,56 @@ WORST = 5
 
 
 def assert_no_regression(
-    run: Any, baseline: Any, metric: str, alpha: float = 0.05, *, system: str | None = None, seed: int = 0
+    run: Any,
+    baseline: Any,
+    metric: str,
+    alpha: float = 0.05,
+    *,
+    system: str | None = None,
+    seed: int = 0,
+    mode: str | None = None,
+    margin: float | None = None,
+    on_inconclusive: str | None = None,
 ) -> None:
-    """Fail when a system is significantly worse than ``baseline`` on ``metric``, paired by question_id.
+    """Fail when a system regresses against ``baseline`` on ``metric``, paired by question_id, as the gate decides.
 
     :param run: a :class:`ragassay.Run`.
     :param baseline: a system name of ``run``, or another :class:`ragassay.Run` (then the runs' systems named
         ``system``, or their only systems, are paired by question_id).
-    :param system: the system under test; default: every other system of ``run`` (then the p-values are
-        Holm-adjusted over them; one system is one test, and Holm leaves its p-value unchanged).
-    :param alpha: the level of the two-sided paired test; a regression fails when its (Holm) p < alpha.
+    :param system: the system under test; default: every other system of ``run`` (one Holm family).
+    :param mode: "non-inferiority" or "superiority"; ``margin``: a share of the metric's range;
+        ``on_inconclusive``: "fail" or "pass". Each defaults to the run's ``[gate]`` settings (docs/ci.md).
     """
-    from ..analysis.verdicts import WORSE, decide_values
+    __tracebackhide__ = True
+    from ..analysis.gate import INCONCLUSIVE, REGRESSION, GateSettings, aligned, gate_rows, margin_for
 
-    values, systems, direction, unscored = _paired_values(run, baseline, metric, system)
-    verdicts = decide_values(
-        values,
-        systems,
-        [metric],
-        {metric: direction},
-        run_id=run.run_id,
-        baseline=systems[0],
+    data = run.data(payloads=True)
+    other = data if isinstance(baseline, str) else baseline.data()
+    pairs = _pairs(data, other, baseline, system)
+    _known(data, metric)
+    _known(other, metric)
+    settings = GateSettings.of(
+        data.info.config.get("gate") or {},
+        mode=mode,
+        margin=margin,
+        on_inconclusive=on_inconclusive,
         alpha=alpha,
         seed=seed,
-        unscored=unscored,
     )
-    worse = [p for p in verdicts.pairs if p.verdict == WORSE]
-    if not worse:
-        return
-    cells = {c.system: c for c in verdicts.cells}
-    lines = [f"regression on {metric}: " + ", ".join(f"{p.system} is worse than {p.baseline}" for p in worse), ""]
-    lines += [verdict_block(verdicts), "numbers:"]
-    lines += [f"  {_cell_line(cells[s])}" for s in systems]
-    lines += [
-        f"  {p.system} - {p.baseline}: mean difference {p.mean_diff:+.4f}, 95% CI {_interval(p)}, "
-        f"p {p.p_value:.4g}, Holm p {p.p_holm:.4g}, n {p.n} pairs"
-        for p in verdicts.pairs
-        if p.p_value is not None
-    ]
-    for pair in worse:
-        lines += ["", *worst_samples(run, _own_name(pair.system, run), metric, direction)]
-    raise AssertionError("\n".join(lines))
+    shared = [q for q in data.question_ids if q in other.position]
+    keys = [(f"{mine}|{theirs}", metric) for mine, theirs in pairs]
+    cand = {k: aligned(data, mine, metric, shared) for k, (mine, _) in zip(keys, pairs)}
+    base = {k: aligned(other, theirs, metric, shared) for k, (_, theirs) in zip(keys, pairs)}
+    margins = {metric: margin_for(data, metric, settings)}
+    rows = gate_rows(keys, base, cand, {metric: data.direction(metric)}, margins, settings)
+    fail_inconclusive = settings.on_inconclusive == "fail"
+    failing = [r for r in rows if r.outcome == REGRESSION or (r.outcome == INCONCLUSIVE and fail_inconclusive)]
+    if failing:
+        lines = [_headline(r, settings) for r in failing]
+        for row, (mine, theirs) in zip(rows, pairs):
+            if row in failing:
+                lines += _got_worse(data, other, mine, theirs, metric, shared)
+        raise AssertionError("\n".join(lines))
 
 
 def assert_metric(
@@ -82,144 +92,127 @@ def assert_metric(
     :param system: the system to check; default: every system of the run.
     :param seed: the seed of the bootstrap resamples (same seed, same bounds).
     """
+    __tracebackhide__ = True
     from ..analysis.bootstrap import bootstrap_mean_ci
+    from ..analysis.paired import no_variation
     from ..analysis.verdicts import RESAMPLES
 
     if (at_least is None) == (at_most is None):
         raise ConfigError(f"assert_metric({metric!r}): give exactly one of at_least= or at_most=")
+    data = run.data(payloads=True)
+    _known(data, metric)
     failures = []
-    for name in [system] if system else _systems_of(run):
-        values, unscored, direction = _metric_values(run, name, metric)
-        interval = bootstrap_mean_ci(
-            np.asarray(values, dtype=float), n_resamples=RESAMPLES, confidence_level=confidence, seed=seed
-        )
-        low, high, why = _bounds(interval, values)
-        bound, limit, word = (low, at_least, "lower") if at_least is not None else (high, at_most, "upper")
+    for name in [_system(data, system)] if system else data.systems:
+        values = data.values(name, metric)
+        scored = values[~np.isnan(values)]
+        interval = bootstrap_mean_ci(values, n_resamples=RESAMPLES, confidence_level=confidence, seed=seed)
+        low, high = interval.ci_low, interval.ci_high
+        if low is None and len(scored) >= 2 and no_variation(scored):
+            low = high = float(scored[0])  # every scored value equal: the interval is that value
+        bound, limit = (low, at_least) if at_least is not None else (high, at_most)
         if bound is None or (bound < limit if at_least is not None else bound > limit):
-            failed = f"{confidence:.0%} {word} bound {bound:.4f}" if bound is not None else f"no bound ({why})"
-            goal = f"at least {at_least:g}" if at_least is not None else f"at most {at_most:g}"
+            word, goal = (
+                ("lower", f"at least {at_least:g}") if at_least is not None else ("upper", f"at most {at_most:g}")
+            )
+            failed = (
+                f"{confidence:.0%} {word} bound {bound:.4f}" if bound is not None else f"no bound ({interval.reason})"
+            )
             failures += [
-                f"{metric} of {name}: {failed}, wanted {goal}",
-                f"  mean {_num(interval.mean)}, {confidence:.0%} CI [{_num(low)}, {_num(high)}], "
-                f"n {interval.n_scored} scored, {unscored} unscored "
-                f"(BCa bootstrap, {RESAMPLES:,} resamples, seed {seed})",
-                *worst_samples(run, name, metric, direction),
-                "",
+                f"{metric} of {name}: {failed}, wanted {goal}: mean {_num(interval.mean)}, {confidence:.0%} CI "
+                f"[{_num(low)}, {_num(high)}], n {interval.n_scored} scored, {len(values) - len(scored)} without a "
+                f"value (BCa bootstrap, {RESAMPLES:,} resamples, seed {seed})",
+                *_worst(data, name, metric),
             ]
     if failures:
-        block = verdict_block(run.verdicts(metrics=[metric], seed=seed)) if len(_systems_of(run)) > 1 else ""
-        raise AssertionError("\n".join(failures) + ("\n" + block if block else ""))
+        raise AssertionError("\n".join(failures))
 
 
-def verdict_block(verdicts: Any) -> str:
-    """The verdict block in words, exactly as ``ragassay compare --compact`` prints it."""
-    from rich.console import Console
+def _pairs(data, other, baseline: Any, system: str | None) -> list[tuple[str, str]]:
+    """(system under test, its baseline) pairs."""
+    if isinstance(baseline, str):
+        if baseline not in data.systems:
+            raise ConfigError(
+                f"baseline '{baseline}' is not a system of run {data.id[:12]}. Its systems: {', '.join(data.systems)}"
+            )
+        return [(_system(data, system), baseline)] if system else [(s, baseline) for s in data.systems if s != baseline]
+    mine, theirs = _single(data, system), _single(other, system)
+    return [(mine, theirs)]
 
-    from ..cli.verdict_view import print_verdicts
 
-    buffer = io.StringIO()
-    print_verdicts(Console(file=buffer, no_color=True, soft_wrap=True, width=200), [verdicts])
-    return buffer.getvalue()
+def _headline(row, settings) -> str:
+    from ..analysis.sentences import confidence
+
+    mine, theirs = row.system.split("|")
+    interval = (
+        "no interval"
+        if row.level is None
+        else (f"{confidence(row.level)} CI [{_bound(row.ci_low)}, {_bound(row.ci_high)}]")
+    )
+    how = f"{settings.mode}" + (f", margin {row.margin:g}" if row.margin is not None else "")
+    verdict = "regression" if row.outcome == "regression" else "inconclusive (fails unless on_inconclusive='pass')"
+    settle = f"; about {row.needed:,} samples would settle it" if row.needed else ""
+    return (
+        f"{verdict} on {row.metric}: {mine} against {theirs} ({how}): {_num(row.baseline_mean)} -> "
+        f"{_num(row.candidate_mean)}, difference {row.mean_diff:+.4f}, {interval}, n {row.n}, differing on "
+        f"{row.n_discordant}{settle}" + (f". {row.reason}" if row.reason else "")
+    )
 
 
-def worst_samples(run: Any, system: str, metric: str, direction: str, n: int = WORST) -> list[str]:
-    """The ``n`` worst scored samples of ``system`` on ``metric`` (then unscored ones), as plain-text lines."""
-    frames = run.frames()
-    scores = frames.scores().loc[system][metric]
-    scored = scores.dropna().sort_values(ascending=direction != "lower", kind="stable")
-    lines = [f"{min(n, len(scored))} worst samples of {system} on {metric} (question id, value, question, answer):"]
-    for qid, value in scored.head(n).items():
-        question = _short(frames.samples.loc[qid, "question"])
-        answer = _short(frames.outputs.loc[(system, qid), "answer"])
-        lines.append(f"  {qid}  {value:.4g}  question: {question}  answer: {answer}")
-    missing = int(scores.isna().sum())
-    if missing:
-        lines.append(f"  and {missing} samples without a value (unscored, failed or missing; see run.frames())")
+def _got_worse(data, other, mine: str, theirs: str, metric: str, shared: list[str]) -> list[str]:
+    from ..analysis.gate import aligned
+    from ..analysis.worst import got_worse
+
+    now, before = aligned(data, mine, metric, shared), aligned(other, theirs, metric, shared)
+    found = got_worse(shared, now, before, data.direction(metric), WORST)
+    if not found:
+        return [f"  no sample of {mine} scored worse than {theirs} on {metric}"]
+    lines = [f"  samples where {mine} got worse (question id: {theirs} -> {mine}, question, answer):"]
+    for qid, was, now_value in found:
+        question = _short(data.samples[data.position[qid]].question)
+        lines.append(f"    {qid}: {was:.4g} -> {now_value:.4g}  {question}  answer: {_answer(data, mine, qid)}")
     return lines
 
 
-def _paired_values(run: Any, baseline: Any, metric: str, system: str | None):
-    """values (system, metric) -> {question_id: value}, systems (baseline first), direction, unscored counts."""
-    if isinstance(baseline, str):
-        others = [system] if system else [s for s in _systems_of(run) if s != baseline]
-        if baseline not in _systems_of(run):
-            raise ConfigError(
-                f"baseline '{baseline}' is not a system of run {run.run_id[:12]}. "
-                f"Its systems: {', '.join(_systems_of(run))}"
-            )
-        sources = [(baseline, run, baseline)] + [(name, run, name) for name in others]
-    else:
-        own, theirs = _single_system(run, system), _single_system(baseline, system)
-        sources = [(f"{theirs}@{baseline.run_id[:8]}", baseline, theirs), (f"{own}@{run.run_id[:8]}", run, own)]
-    values, unscored, directions = {}, {}, []
-    for label, source, name in sources:
-        scored, count, direction = _metric_values(source, name, metric, keyed=True)
-        values[(label, metric)], unscored[(label, metric)] = scored, count
-        directions.append(direction)
-    return values, [label for label, _, _ in sources], directions[0], unscored
+def _worst(data, system: str, metric: str) -> list[str]:
+    values = data.values(system, metric)
+    order = np.argsort(values if data.direction(metric) != "lower" else -values, kind="stable")
+    chosen = [i for i in order if not np.isnan(values[i])][:WORST]
+    lines = [f"  {len(chosen)} worst samples of {system} on {metric} (question id, value, question, answer):"]
+    for i in chosen:
+        qid = data.question_ids[i]
+        question = _short(data.samples[i].question)
+        lines.append(f"    {qid}  {values[i]:.4g}  question: {question}  answer: {_answer(data, system, qid)}")
+    return lines
 
 
-def _metric_values(run: Any, system: str, metric: str, keyed: bool = False):
-    """The scored values of ``system`` on ``metric`` (a list, or {question_id: value}), unscored count, direction."""
-    from ..analysis.comparison import per_sample_values, summarize_runs
-
-    with run._store() as store:
-        comparison = summarize_runs(store, [run.run_id])
-        if metric not in comparison.columns:
-            raise ConfigError(
-                f"run {run.run_id[:12]} has no metric '{metric}'. Its metrics: {', '.join(comparison.columns)}"
-            )
-        if system not in [r.system for r in comparison.rows]:
-            raise ConfigError(
-                f"run {run.run_id[:12]} has no system '{system}'. Its systems: "
-                + ", ".join(r.system for r in comparison.rows)
-            )
-        unscored = next(r.cells[metric].unscored for r in comparison.rows if r.system == system)
-        scored = dict(per_sample_values(store, run.run_id).get((system, metric), {}))
-    direction = comparison.direction(metric)
-    return (scored if keyed else [scored[q] for q in sorted(scored)]), unscored, direction
+def _answer(data, system: str, qid: str) -> str:
+    output = data.payload(system, qid)
+    return _short(output.answer if output is not None else None)
 
 
-def _systems_of(run: Any) -> list[str]:
-    with run._store() as store:
-        return [s["name"] for s in store.run_systems(run.run_id)]
+def _known(data, metric: str) -> None:
+    if metric not in data.columns:
+        raise ConfigError(f"run {data.id[:12]} has no metric '{metric}'. Its metrics: {', '.join(data.columns)}")
 
 
-def _single_system(run: Any, system: str | None) -> str:
-    systems = _systems_of(run)
+def _system(data, system: str) -> str:
+    if system not in data.systems:
+        raise ConfigError(f"run {data.id[:12]} has no system '{system}'. Its systems: {', '.join(data.systems)}")
+    return system
+
+
+def _single(data, system: str | None) -> str:
     if system is not None:
-        if system not in systems:
-            raise ConfigError(f"run {run.run_id[:12]} has no system '{system}'. Its systems: {', '.join(systems)}")
-        return system
-    if len(systems) != 1:
+        return _system(data, system)
+    if len(data.systems) != 1:
         raise ConfigError(
-            f"run {run.run_id[:12]} has systems {', '.join(systems)}; name the one to compare with system=..."
+            f"run {data.id[:12]} has systems {', '.join(data.systems)}; name the one to compare with system=..."
         )
-    return systems[0]
+    return data.systems[0]
 
 
-def _own_name(label: str, run: Any) -> str:
-    """The system name inside ``run`` of a label ``name@run8`` (or the name itself)."""
-    name, _, suffix = label.rpartition("@")
-    return name if suffix == run.run_id[:8] else label
-
-
-def _bounds(interval: Any, values: list[float]) -> tuple[float | None, float | None, str]:
-    """The interval's bounds; when every scored value is equal the interval is that value."""
-    if interval.ci_low is not None:
-        return interval.ci_low, interval.ci_high, ""
-    if len(values) >= 2 and min(values) == max(values):
-        return values[0], values[0], ""
-    return None, None, interval.reason or "no interval"
-
-
-def _cell_line(cell: Any) -> str:
-    interval = "no CI" if cell.ci_low is None else f"95% CI [{cell.ci_low:.4f}, {cell.ci_high:.4f}]"
-    return f"{cell.system}: mean {_num(cell.mean)}, {interval}, n {cell.n} scored, {cell.unscored} unscored"
-
-
-def _interval(pair: Any) -> str:
-    return "none" if pair.ci_low is None else f"[{pair.ci_low:+.4f}, {pair.ci_high:+.4f}]"
+def _bound(value: float | None) -> str:
+    return "open" if value is None else f"{value:+.4f}"
 
 
 def _num(value: float | None) -> str:

@@ -16,7 +16,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from ragassay.analysis.meta_eval import choose_threshold, evaluate_detector
+from ragassay.analysis.meta_eval import STATISTICS, choose_threshold, evaluate_detector
 from ragassay.plugins.judges.fact_check import LexicalFactChecker
 
 LABELS = Path(__file__).resolve().parent / "labels.jsonl"
@@ -47,14 +47,15 @@ def main() -> None:
     threshold = chosen_threshold(rows)
     for candidate in CANDIDATES[::5]:
         report = evaluate_detector(f"{candidate:.2f}", truth, judged_at(rows, candidate), resamples=0)
-        values = "  ".join(f"{k} {'-' if v is None else f'{v:.3f}'}" for k, v in report.values.items())
+        stats = [(name, report.statistic(name).value) for name in STATISTICS]
+        values = "  ".join(f"{k} {'-' if v is None else f'{v:.3f}'}" for k, v in stats)
         print(f"threshold {candidate:.2f}: {values}")
     judged = judged_at(rows, threshold)
     report = evaluate_detector(f"lexical@{threshold:.2f}", truth, judged)
     print(f"\nchosen threshold (max Youden's J): {threshold:.2f} on {len(rows)} labelled answers")
-    for name, value in report.values.items():
-        low, high = report.intervals[name] or (None, None)
-        print(f"  {name:9} {value:.3f}  95% bootstrap [{low:.3f}, {high:.3f}]")
+    for name in STATISTICS:
+        stat = report.statistic(name)
+        print(f"  {name:9} {stat.value:.3f}  95% {stat.method} [{stat.low:.3f}, {stat.high:.3f}]")
     passed = Counter(row["system"] for row, j in zip(rows, judged) if j)
     total = Counter(row["system"] for row in rows)
     for kind in total:

@@ -234,3 +234,42 @@ def test_bad_arguments_are_refused(kwargs, message):
 def test_bad_values_are_refused(values, message):
     with pytest.raises(ValueError, match=message):
         bootstrap_mean_ci(values)
+
+
+def test_the_unpaired_difference_interval_agrees_with_scipy_bca():
+    from scipy.stats import bootstrap as scipy_bootstrap
+
+    from ragassay.analysis.bootstrap import difference_ci
+
+    rng = np.random.default_rng(7)
+    a, b = rng.beta(2, 5, 60), rng.beta(3, 4, 45)
+    ours = difference_ci(a, b, n_resamples=4000, seed=1)
+    theirs = scipy_bootstrap(
+        (a, b),
+        lambda x, y, axis=-1: x.mean(axis=axis) - y.mean(axis=axis),
+        vectorized=True,
+        paired=False,
+        n_resamples=4000,
+        method="BCa",
+        rng=np.random.default_rng(1),
+    ).confidence_interval
+    assert ours.difference == pytest.approx(a.mean() - b.mean())
+    assert ours.ci_low == pytest.approx(theirs.low, abs=0.012) and ours.ci_high == pytest.approx(theirs.high, abs=0.012)
+    assert ours == difference_ci(a, b, n_resamples=4000, seed=1)  # seeded
+
+
+def test_quantile_intervals_hold_the_quantile_and_follow_numpy():
+    from ragassay.analysis.bootstrap import quantile_ci
+
+    x = np.random.default_rng(3).lognormal(0, 1, 500)
+    found = quantile_ci(x, (0.5, 0.95), n_resamples=800, seed=2)
+    for q in found:
+        assert q.value == pytest.approx(np.quantile(x, q.q)) and q.ci_low <= q.value <= q.ci_high and q.n == 500
+    # one resample by hand: numpy's linear quantile of the drawn values
+    index = next(resample_indices(500, 1, seed=2))
+    drawn = np.quantile(x[index[0]], 0.95)
+    from ragassay.analysis.bootstrap import _resampled_quantile
+
+    running = np.cumsum(counts_of(index[:1], 500)[:, np.argsort(x)], axis=1)
+    assert _resampled_quantile(np.sort(x), running, 0.95)[0] == pytest.approx(drawn)
+    assert quantile_ci([1.0])[0].reason == "fewer than 2 values (1)"

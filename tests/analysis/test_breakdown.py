@@ -19,19 +19,25 @@ TYPES = ["html", "pdf", "html"]
 
 
 @pytest.fixture(scope="module")
-def frames(tmp_path_factory):
+def run(tmp_path_factory):
     root = tmp_path_factory.mktemp("breakdown")
     qa = [
         dict(q, metadata={"document_type": TYPES[i], "source": {"site": "a" if i else "b"}}, words=len(q["question"]))
         for i, q in enumerate(QA)
     ]
     write_project(root, BASIC_CONFIG, qa=qa)
-    ragassay.run(root)
-    return ragassay.load_run(config=root)
+    return ragassay.run(root).data(payloads=True)
 
 
-def test_groups_by_metadata_with_share_mean_and_interval(frames):
-    result = breakdown(frames, "metadata.document_type", ["token_recall", "judge:match"])
+@pytest.fixture(scope="module")
+def frames(run):
+    from ragassay.results.frames import frames_of
+
+    return frames_of(run)
+
+
+def test_groups_by_metadata_with_share_mean_and_interval(run, frames):
+    result = breakdown(run, "metadata.document_type", ["token_recall", "judge:match"])
     assert result.groups == ["html", "pdf"] and result.sizes == {"html": 2, "pdf": 1}
     scores = frames.scores()
     for row in result.rows:
@@ -48,43 +54,52 @@ def test_groups_by_metadata_with_share_mean_and_interval(frames):
     }
 
 
-def test_nested_path_numeric_bins_and_reproducibility(frames):
-    nested = breakdown(frames, "metadata.source.site", ["judge:match"])
+def test_nested_path_numeric_bins_and_reproducibility(run):
+    nested = breakdown(run, "metadata.source.site", ["judge:match"])
     assert nested.sizes == {"a": 2, "b": 1}
-    binned = breakdown(frames, "words", ["judge:match"], bins=2)
+    binned = breakdown(run, "words", ["judge:match"], bins=2)
     assert len(binned.groups) == 2 and sum(binned.sizes.values()) == 3
     assert all(g.startswith("[") for g in binned.groups)
-    assert breakdown(frames, "words", ["judge:match"], bins=2).as_dict() == binned.as_dict()
+    assert breakdown(run, "words", ["judge:match"], bins=2).as_dict() == binned.as_dict()
 
 
-def test_unknown_field_metric_and_text_bins_are_config_errors(frames):
+def test_unknown_field_metric_and_text_bins_are_config_errors(run):
     with pytest.raises(ConfigError, match="no sample field 'metadata.nope'.*metadata.document_type"):
-        breakdown(frames, "metadata.nope")
+        breakdown(run, "metadata.nope")
     with pytest.raises(ConfigError, match="'f1' is not in this run; it scored: .*judge:match"):
-        breakdown(frames, "group_id", ["f1"])
+        breakdown(run, "group_id", ["f1"])
     with pytest.raises(ConfigError, match="--bins needs a numeric field"):
-        breakdown(frames, "metadata.document_type", bins=2)
+        breakdown(run, "metadata.document_type", bins=2)
 
 
-def test_missing_values_form_their_own_group(frames):
-    result = breakdown(frames, "group_id", ["judge:match"])
+def test_missing_values_form_their_own_group(run):
+    result = breakdown(run, "group_id", ["judge:match"])
     assert result.groups == [MISSING] and result.sizes == {MISSING: 3}
 
 
-def test_cost_view_quality_tokens_saved_and_unknown_cost(frames):
-    view = cost_view(frames, "judge:match", baseline="bm25")
-    assert view["metric"] == "judge:match" and view["baseline"] == "bm25"
-    keyword, bm25 = view["rows"]
-    assert bm25["tokens_saved"] is None and keyword["tokens_saved"] == 0
-    assert keyword["quality"] == pytest.approx(frames.scores().loc["keyword"]["judge:match"].mean())
-    assert keyword["cost_usd"] == 0.0 and keyword["quality_per_dollar"] is None and keyword["notes"]
-    costs = frames.costs.copy()
-    costs.loc["keyword", ["unpriced_models", "input_tokens", "cost_usd"]] = ["gpt-x", 100, 0.0]
-    costs.loc["bm25", ["input_tokens", "cost_usd"]] = [300, 0.5]
-    view = cost_view(dataclasses.replace(frames, costs=costs))
-    keyword, bm25 = view["rows"]
-    assert keyword["cost_usd"] is None and "no price for gpt-x" in keyword["notes"][0]
-    assert keyword["tokens_saved"] is None and bm25["tokens_saved"] == -200 and bm25["tokens_saved_share"] == -2.0
-    assert bm25["quality_per_dollar"] == pytest.approx(bm25["quality"] / (0.5 / 3))
+def test_cost_view_quality_tokens_saved_and_unknown_cost(run, frames):
+    view = cost_view(run, "judge:match", baseline="bm25")
+    assert view.metric == "judge:match" and view.baseline == "bm25"
+    keyword, bm25 = view.rows
+    assert bm25.tokens_saved is None and keyword.tokens_saved == 0
+    assert keyword.quality == pytest.approx(frames.scores().loc["keyword"]["judge:match"].mean())
+    assert keyword.cost_usd == 0.0 and keyword.quality_per_dollar is None and keyword.notes
+    assert [s.system for s in view.latency] == ["keyword", "bm25"] and view.frontier.metric == "judge:match"
+    priced = dataclasses.replace(run, outputs={k: _priced(o) for k, o in run.outputs.items()})
+    view = cost_view(priced)
+    keyword, bm25 = view.rows
+    assert keyword.cost_usd is None and "no price for gpt-x" in keyword.notes[0]
+    assert keyword.tokens_saved is None and bm25.tokens_saved == -600 and bm25.tokens_saved_share == -2.0
+    assert bm25.quality_per_dollar == pytest.approx(bm25.quality / (1.5 / 3))
+    assert view.frontier.dimensions == ["quality", "latency"] and "cost left out" in view.frontier.notes[0]
     with pytest.raises(ConfigError, match="--baseline 'nope' is not a system"):
-        cost_view(frames, baseline="nope")
+        cost_view(run, baseline="nope")
+
+
+def _priced(output):
+    """keyword: 100 input tokens per answer from an unpriced model; bm25: 300 at $0.5 per answer."""
+    if output.system == "keyword":
+        usage = dataclasses.replace(output.usage, input_tokens=100, cost_usd=0.0, unpriced=("gpt-x",))
+    else:
+        usage = dataclasses.replace(output.usage, input_tokens=300, cost_usd=0.5)
+    return dataclasses.replace(output, usage=usage)

@@ -9,10 +9,11 @@ import pytest
 
 import ragassay
 from ragassay import RAGOutput, RAGSystem, hookimpl
-from ragassay.analysis.report import grammar_report
+from ragassay.analysis.report import Blame, grammar_report
 from ragassay.api import results_store
 from ragassay.config import load_config
 from ragassay.errors import ConfigError
+from ragassay.results import read_run
 
 # group, form, answer given, documents retrieved (reference answer is always "right", reference doc "d1")
 SCRIPT = {
@@ -84,62 +85,69 @@ def run_project(tmp_path):
     return tmp_path, summary.run_id
 
 
-def test_report_counts_groups_blame_and_exclusions(run_project):
-    folder, run_id = run_project
+def read(folder, run_id):
     store = results_store(load_config(folder))
     try:
-        report = grammar_report(store, run_id[:8])
+        return read_run(store, run_id, payloads=True)
     finally:
         store.close()
-    system = report["systems"][0]
-    assert report["judge"] == "match" and system["excluded"] == {"failed": 1, "unscored": 0, "missing": 0}
-    overall = system["overall"]
-    assert overall["groups"] == {"gap": 1, "robust": 2, "non-robust": 2}  # g5 has only its short answer left
-    assert (overall["total"], overall["correct"], overall["gap_total"]) == (9, 5, 2)
-    assert overall["R"] == pytest.approx(5 / 7) and overall["Acc"] == pytest.approx(5 / 9)
-    assert overall["knowledge_accuracy"] == pytest.approx(4 / 5)
-    assert system["blame"] == {"lm": 1, "retrieval": 1, "undetermined": 0}
-    assert system["blame_ground_truth"] == {"lm": 1, "retrieval": 3, "undetermined": 0}
-    assert system["retrieval_only"]["R"] == pytest.approx(5 / 6)
-    rows = system["hypotheses"][0]["rows"]
-    assert [r["label"] for r in rows] == [
+
+
+def test_report_counts_groups_blame_and_exclusions(run_project):
+    folder, run_id = run_project
+    report = grammar_report(read(folder, run_id[:8]))
+    system = report.systems[0]
+    assert report.judge == "match" and system.excluded == {"failed": 1, "unscored": 0, "missing": 0}
+    overall = system.overall
+    assert overall.groups == {"gap": 1, "robust": 2, "non-robust": 2}  # g5 has only its short answer left
+    assert (overall.total, overall.correct, overall.gap_total) == (9, 5, 2)
+    assert overall.robustness == pytest.approx(5 / 7) and overall.accuracy == pytest.approx(5 / 9)
+    assert overall.knowledge_accuracy == pytest.approx(4 / 5)
+    assert system.blame == Blame(lm=1, retrieval=1, undetermined=0)
+    assert system.blame_ground_truth == Blame(lm=1, retrieval=3, undetermined=0)
+    assert system.retrieval_only.robustness == pytest.approx(5 / 6)
+    rows = system.hypotheses[0].rows
+    assert [r.label for r in rows] == [
         "All samples",
         "All samples +Modular Evaluation (Retrieval)",
         "All samples +Modular Evaluation (Retrieval, ground truth)",
     ]
-    assert rows[0]["robust"]["R"] == pytest.approx(1.0) and rows[0]["non_robust"]["R"] == pytest.approx(1 / 3)
+    assert rows[0].robust.robustness == pytest.approx(1.0) and rows[0].non_robust.robustness == pytest.approx(1 / 3)
 
 
 def test_the_judge_must_exist_in_the_run(run_project):
     folder, run_id = run_project
-    store = results_store(load_config(folder))
     settings = load_config(folder).config.analysis.model_copy(update={"judge": "llm"})
+    with pytest.raises(ConfigError, match="judge = 'llm' did not judge run"):
+        grammar_report(read(folder, run_id), settings)
+
+
+def test_a_run_read_without_payloads_is_refused_not_misread(run_project):
+    folder, run_id = run_project
+    store = results_store(load_config(folder))
     try:
-        with pytest.raises(ConfigError, match="judge = 'llm' did not judge run"):
-            grammar_report(store, run_id, settings)
+        bare = read_run(store, run_id)
     finally:
         store.close()
+    with pytest.raises(ValueError, match="read without payloads"):
+        grammar_report(bare)
 
 
 def test_hypothesis_rows_carry_intervals_and_only_named_systems_are_tested(run_project):
     folder, run_id = run_project
-    store = results_store(load_config(folder))
     settings = load_config(folder).config.analysis
-    try:
-        report = grammar_report(store, run_id)
-        named = settings.model_copy(
-            update={"hypotheses": [settings.hypotheses[0].model_copy(update={"systems": ["x"]})]}
-        )
-        with pytest.raises(ConfigError, match=r"systems = \['x'\] are not in the run; its systems: s"):
-            grammar_report(store, run_id, named)
-    finally:
-        store.close()
-    row = report["systems"][0]["hypotheses"][0]["rows"][0]
-    assert row["acc_test"]["answer"] in ("yes", "no", "not detectable", None)
-    assert row["acc_test"]["difference"] == pytest.approx(row["robust"]["Acc"] - row["non_robust"]["Acc"])
-    assert row["r_test"]["difference"] == pytest.approx(row["robust"]["R"] - row["non_robust"]["R"])
-    from ragassay.cli.report_cmd import report_tables
+    data = read(folder, run_id)
+    report = grammar_report(data)
+    named = settings.model_copy(update={"hypotheses": [settings.hypotheses[0].model_copy(update={"systems": ["x"]})]})
+    with pytest.raises(ConfigError, match=r"systems = \['x'\] are not in the run; its systems: s"):
+        grammar_report(data, named)
+    row = report.systems[0].hypotheses[0].rows[0]
+    assert row.acc_test.answer in ("yes", "no", "not detectable", None)
+    assert row.acc_test.difference == pytest.approx(row.robust.accuracy - row.non_robust.accuracy)
+    assert row.r_test.difference == pytest.approx(row.robust.robustness - row.non_robust.robustness)
+    from ragassay.cli.grammar_view import grammar_tables
 
-    table = report_tables(report)[2]
-    assert "Acc diff [95% CI]" in [c.title for c in table.columns] and "not detectable" in table.notes[0]
-    assert table.rows[0]["Acc: robust > non-robust?"] == (row["acc_test"]["answer"] or "-")
+    table = grammar_tables(report)[2]
+    assert "accuracy diff [95% CI]" in [c.title for c in table.columns] and "not detectable" in table.notes[0]
+    assert table.rows[0]["accuracy: robust higher?"] == (row.acc_test.answer or "-")
+    assert not any("Eq." in n or "lambda" in n for t in grammar_tables(report) for n in [t.title, *t.notes])

@@ -7,6 +7,7 @@ from pydantic import ValidationError
 
 from ragassay.analysis.groups import Outcome
 from ragassay.analysis.hypotheses import cluster_of, evaluate_hypothesis, hypothesis_table
+from ragassay.analysis.jsonable import jsonable
 from ragassay.analysis.settings import Hypothesis, SamplingSettings
 
 LONG = Hypothesis(name="long queries hurt", attribute="query_length", robust=["short"], non_robust=["long"])
@@ -80,7 +81,7 @@ def test_table_has_every_sampling_variant_and_is_reproducible():
     us, ss = rows[3], rows[6]
     assert us.robust.total == 6 and us.non_robust.total == 6  # table U removed entirely
     assert ss.robust.total == ss.non_robust.total == 5  # one per form per group
-    assert [r.as_dict() for r in rows] == [r.as_dict() for r in hypothesis_table(DATA, LONG, sampling)]
+    assert rows == hypothesis_table(DATA, LONG, sampling)
 
 
 def test_a_value_in_both_clusters_is_refused():
@@ -96,11 +97,11 @@ def test_each_answer_has_a_seeded_interval_of_the_difference():
     assert r.difference == pytest.approx(1.0 - 3 / 7) and (r.n_first, r.n_second) == (7, 7)  # gap g3 left out
     assert acc.ci_low <= acc.difference <= acc.ci_high
     assert acc == evaluate_hypothesis(DATA, LONG)[0].acc_test  # seeded
-    assert base.as_dict()["acc_test"]["answer"] == acc.answer
+    assert jsonable(base)["acc_test"]["answer"] == acc.answer and jsonable(base)["label"] == base.label
 
 
 def test_answers_yes_no_or_not_detectable_by_the_interval():
-    from ragassay.analysis.difference import difference_interval
+    from ragassay.analysis.hypotheses import cluster_test as difference_interval
 
     clear = difference_interval([1] * 40 + [0] * 2, [0] * 40 + [1] * 2)
     assert clear.answer == "yes" and clear.ci_low > 0

@@ -10,14 +10,15 @@ import pytest
 from ragassay.analysis.meta_eval import (
     Confusion,
     accuracy,
-    bootstrap_intervals,
     choose_threshold,
     cohen_kappa,
     evaluate_detector,
+    kappa_interval,
     ppi_mean,
     precision,
     recall,
     specificity,
+    wilson_interval,
     youden_j,
 )
 
@@ -67,21 +68,39 @@ def test_evaluate_detector_leaves_unscored_out_and_counts_them():
     assert report.confusion == Confusion(1, 0, 0, 1) and report.unscored == 2
     row = report.as_row()
     assert row["n"] == 2 and row["unscored"] == 2 and row["accuracy"] == 1.0 and row["kappa"] == 1.0
+    assert report.accuracy.method == "Wilson" and report.kappa.method == "bootstrap"
 
 
-def test_bootstrap_is_seeded_and_brackets_the_estimate():
+def test_wilson_interval_by_hand_and_inside_zero_one():
+    # 9 of 12: p = 0.75, z = 1.95996; centre = (0.75 + z^2/24) / (1 + z^2/12), half = z/(1 + z^2/12) sqrt(p q/12 + z^2/576)
+    z = statistics.NormalDist().inv_cdf(0.975)
+    centre = (0.75 + z * z / 24) / (1 + z * z / 12)
+    half = z / (1 + z * z / 12) * math.sqrt(0.75 * 0.25 / 12 + z * z / 576)
+    assert wilson_interval(9, 12) == pytest.approx((centre - half, centre + half))
+    assert wilson_interval(9, 12) == pytest.approx((0.4677, 0.9111), abs=1e-4)  # Wald would give [0.505, 0.995]
+    low, high = wilson_interval(12, 12)
+    assert high == 1.0 and 0.7 < low < 0.8  # all successes: inside [0, 1], never past 1
+    assert wilson_interval(0, 5)[0] == 0.0 and wilson_interval(0, 0) is None
+
+
+def test_proportions_never_leave_zero_one_where_the_old_interval_did():
+    # the case: accuracy 0.750 printed as [0.494, 1.006] by a normal approximation
+    truth, judged = table(9, 2, 1, 0)  # 9 right of 12
+    report = evaluate_detector("j", truth, judged)
+    for stat in (report.precision, report.recall, report.accuracy):
+        assert 0.0 <= stat.low <= stat.value <= stat.high <= 1.0
+    assert report.accuracy.value == 0.75 and report.accuracy.high < 1.0
+
+
+def test_kappa_bootstrap_is_seeded_and_brackets_the_estimate():
     truth, judged = table(30, 10, 8, 22)
     pairs = list(zip(truth, judged))
-    first = bootstrap_intervals(pairs, resamples=500, seed=3)
-    assert first == bootstrap_intervals(pairs, resamples=500, seed=3)
-    assert first != bootstrap_intervals(pairs, resamples=500, seed=4)
-    c = Confusion.of(truth, judged)
-    for name, value in (("precision", precision(c)), ("recall", recall(c)), ("kappa", cohen_kappa(c))):
-        low, high = first[name]
-        assert low < value < high
-    # a constant table has a zero-width interval; a statistic undefined in every resample has none
-    constant = bootstrap_intervals([(True, True)] * 5, resamples=50)
-    assert constant["accuracy"] == (1.0, 1.0) and constant["kappa"] is None
+    first = kappa_interval(pairs, resamples=500, seed=3)
+    assert first == kappa_interval(pairs, resamples=500, seed=3)
+    assert first != kappa_interval(pairs, resamples=500, seed=4)
+    low, high = first
+    assert -1 <= low < cohen_kappa(Confusion.of(truth, judged)) < high <= 1
+    assert kappa_interval([(True, True)] * 5, resamples=50) is None  # undefined in every resample
 
 
 def test_ppi_against_a_hand_computation():
@@ -117,6 +136,15 @@ def test_ppi_with_a_good_judge_is_narrower_than_the_labels_alone():
     unlabelled = [1, 0, 1, 1, 0, 1, 1, 1, 0, 1] * 30
     est = ppi_mean(unlabelled, judged, truth)
     assert est.ci[1] - est.ci[0] < est.classical_ci[1] - est.classical_ci[0]
+
+
+def test_ppi_of_a_rate_stays_inside_zero_one():
+    # the case: a PPI interval [0.530, 1.192] for a share of correct answers
+    est = ppi_mean([1.0] * 8 + [0.0] * 2, [1.0, 1.0, 0.0, 1.0], [1.0, 0.0, 0.0, 0.0], rate=True)
+    loose = ppi_mean([1.0] * 8 + [0.0] * 2, [1.0, 1.0, 0.0, 1.0], [1.0, 0.0, 0.0, 0.0])
+    assert loose.ci[0] < 0  # estimate 0.3, half width 0.62: the plain interval claims a negative share
+    assert est.ci == (0.0, loose.ci[1]) and est.estimate == pytest.approx(0.3)
+    assert est.classical_ci == wilson_interval(1, 4)
 
 
 def test_ppi_needs_two_of_each_for_an_interval():

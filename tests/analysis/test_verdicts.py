@@ -1,4 +1,4 @@
-"""ragassay.analysis.verdicts: permutation p-values, Holm, verdict words, not comparable, determinism, shape."""
+"""ragassay.analysis.verdicts: verdict words, the declared family, Tarone, rounding, not comparable, determinism."""
 
 from __future__ import annotations
 
@@ -7,57 +7,11 @@ import sys
 
 import numpy as np
 import pytest
-from scipy.stats import permutation_test
 
 from ragassay.analysis.bootstrap import bootstrap_mean_ci
-from ragassay.analysis.verdicts import (
-    FLIPS,
-    decide_values,
-    holm,
-    sign_flip_p_values,
-    verdict_sentences,
-)
+from ragassay.analysis.sentences import verdict_sentences
+from ragassay.analysis.verdicts import decide_values
 from ragassay.errors import ConfigError
-
-
-def scipy_p(d, resamples=10**6):
-    return permutation_test((d,), np.mean, permutation_type="samples", n_resamples=resamples).pvalue
-
-
-@pytest.mark.parametrize("n, shift, seed", [(5, 0.5, 0), (8, 0.3, 1), (12, 0.0, 2), (10, 1.0, 3)])
-def test_exact_sign_flip_p_matches_scipy(n, shift, seed):
-    d = np.random.default_rng(seed).normal(shift, 1.0, n)
-    assert sign_flip_p_values(d[:, None])[0] == pytest.approx(scipy_p(d), abs=1e-12)
-
-
-def test_exact_p_counts_ties_as_scipy_does():
-    d = np.array([0.5, 0.5, -0.5, 0.5, 0.0, 0.5, 1.0])  # many equal |sums|
-    assert sign_flip_p_values(d[:, None])[0] == pytest.approx(scipy_p(d), abs=1e-12)
-
-
-def test_sampled_p_agrees_with_scipy_exact_and_never_is_zero():
-    d = np.random.default_rng(4).normal(0.25, 1.0, 16)
-    p = sign_flip_p_values(d[:, None], seed=0)[0]
-    assert p == pytest.approx(scipy_p(d, 2**16), abs=0.015)  # 10,000 flips: sd of p about 0.004
-    far = np.full(30, 1.0) + np.linspace(0, 0.1, 30)
-    assert sign_flip_p_values(far[:, None])[0] == pytest.approx(1 / (FLIPS + 1))
-
-
-def test_p_value_columns_are_independent_of_missing_pairs():
-    rng = np.random.default_rng(5)
-    d = rng.normal(0.2, 1.0, (40, 2))
-    d[30:, 1] = np.nan  # the second pair has 30 samples
-    both = sign_flip_p_values(d)
-    assert both[1] is not None and 0 < both[1] <= 1
-    d1 = np.full((1, 1), 0.3)
-    assert sign_flip_p_values(d1) == [None]  # fewer than 2 pairs
-
-
-def test_holm_by_hand():
-    # sorted: 0.005 x 4 = 0.02, 0.01 x 3 = 0.03, 0.03 x 2 = 0.06, 0.04 x 1 = 0.04 -> max so far 0.06
-    assert holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
-    assert holm([0.5, 0.6]) == pytest.approx([1.0, 1.0])  # capped at 1
-    assert holm([]) == []
 
 
 def synthetic(n=40, seed=0):
@@ -83,7 +37,8 @@ def test_verdict_words_follow_the_metric_direction():
     b = pairs[("b", "quality")]
     assert b.baseline == "a" and b.n == 40 and b.mean_diff == pytest.approx(0.2, abs=0.03)
     assert b.ci_low < b.mean_diff < b.ci_high and b.p_value <= b.p_holm < 0.05
-    assert b.effect_size > 2 and 0 < b.mde < 0.1 and b.reason == ""
+    assert b.effect_size > 2 and 0 < b.mde < 0.1 and b.reason == "" and b.level < 0.05
+    assert all(p.decided == (not p.ci_low <= 0 <= p.ci_high) for p in verdicts.pairs)
     sentences = verdict_sentences(verdicts)
     assert sentences[0].startswith("b beats a (baseline) on quality by +0.") or sentences[0].startswith(
         "b is worse than a (baseline) on loss by +0."
@@ -98,7 +53,7 @@ def test_cells_carry_bca_intervals_and_counts():
     verdicts = decide_values(values, systems, metrics, directions, seed=3, unscored={("c", "loss"): 1})
     cell = next(c for c in verdicts.cells if (c.system, c.metric) == ("c", "loss"))
     assert cell.n == 39 and cell.unscored == 1 and cell.direction == "lower"
-    ids = sorted(f"q{i}" for i in range(40))  # samples in sorted id order, as decide_values resamples them
+    ids = sorted(f"q{i}" for i in range(40))  # samples in sorted id order unless an order is given
     column = np.array([values[("c", "loss")].get(q, np.nan) for q in ids])
     expected = bootstrap_mean_ci(column, n_resamples=1000, seed=3, method="BCa")
     assert (cell.mean, cell.ci_low, cell.ci_high) == pytest.approx((expected.mean, expected.ci_low, expected.ci_high))
@@ -111,18 +66,57 @@ def test_not_comparable_and_baseline_choice():
     lonely = [p for p in verdicts.pairs if p.system == "d"]
     assert [p.verdict for p in lonely] == ["not comparable"] * 2
     assert "fewer than 2 samples scored by both d and c (1)" in lonely[0].reason and lonely[1].n == 0
-    assert all(p.p_value is None and p.p_holm is None and p.mean_diff is None for p in lonely)
+    assert all(p.p_value is None and p.p_holm is None for p in lonely) and lonely[1].mean_diff is None
     assert verdict_sentences(verdicts)[-1].startswith("d and c (baseline) cannot be compared on")
     assert verdicts.baseline == "c" and all(p.baseline == "c" for p in verdicts.pairs)
     with pytest.raises(ConfigError, match="--baseline 'z' is not a system of the run. Its systems: a, b, c"):
         decide_values(values, systems, metrics, directions, baseline="z")
 
 
-def test_holm_spans_every_pair_and_metric():
+def test_holm_spans_the_family_and_the_family_is_declared():
     values, systems, metrics, directions = synthetic()
     verdicts = decide_values(values, systems, metrics, directions)
-    raw = [p.p_value for p in verdicts.pairs]
-    assert [p.p_holm for p in verdicts.pairs] == pytest.approx(holm(raw))
+    assert verdicts.family == ["quality", "loss"] and verdicts.compared == 4
+    only = decide_values(values, systems, metrics, directions, family=["quality"])
+    assert only.family == ["quality"] and only.compared == 2
+    loss = [p for p in only.pairs if p.metric == "loss"]
+    assert {p.verdict for p in loss} == {"not in the decision family"} and all(p.p_holm is None for p in loss)
+    assert all(p.level == 0.05 and p.ci_low is not None for p in loss)  # described at the nominal level
+    assert "Not decided (not in [evaluation] decide): loss." in verdict_sentences(only)
+    with pytest.raises(ConfigError, match="decide names f1, which the run did not score"):
+        decide_values(values, systems, metrics, directions, family=["f1"])
+
+
+def test_constant_metrics_leave_the_default_family_and_say_so():
+    values, systems, metrics, directions = synthetic()
+    for system in systems:
+        values[(system, "em")] = {f"q{i}": 0.0 for i in range(40)}
+    verdicts = decide_values(values, systems, [*metrics, "em"], directions)
+    assert verdicts.constant == ["em"] and "em" not in verdicts.family and verdicts.compared == 4
+    assert verdict_sentences(verdicts)[-1] == "Left out of the decision, equal on every system and sample: em."
+
+
+def test_the_issue_case_is_too_few_to_decide_not_no_difference():
+    ids = [f"q{i:02d}" for i in range(21)]
+    top3 = {q: 1.0 if i < 20 else 0.0 for i, q in enumerate(ids)}  # 0.952
+    top1 = {q: 1.0 if i < 16 else 0.0 for i, q in enumerate(ids)}  # 0.762: 4 samples drop
+    values = {("k3", "recall_at_k"): top3, ("k1", "recall_at_k"): top1}
+    pair = decide_values(values, ["k3", "k1"], ["recall_at_k"], {}).pairs[0]
+    assert pair.verdict == "too few differing samples" and pair.n_discordant == 4
+    assert pair.mean_diff == pytest.approx(-4 / 21) and pair.ci_low < pair.mean_diff and pair.ci_high == 0.0
+    words = verdict_sentences(decide_values(values, ["k3", "k1"], ["recall_at_k"], {}))
+    assert words[0].startswith("Too few differing samples to decide between k1 and k3 (baseline) on recall_at_k")
+    assert "differ on 4 of 21" in words[0] and not any("No detectable" in w for w in words)
+
+
+def test_an_exact_shift_is_decided_without_rounding_residues():
+    rng = np.random.default_rng(2)
+    base = rng.random(21)
+    values = {("a", "m"): dict(zip(map(str, range(21)), base.tolist()))}
+    values[("b", "m")] = dict(zip(map(str, range(21)), (base + 1 / 3).tolist()))
+    pair = decide_values(values, ["a", "b"], ["m"], {}).pairs[0]
+    assert pair.verdict == "better" and pair.effect_size is None and pair.mde is None
+    assert not any("e-1" in s for s in verdict_sentences(decide_values(values, ["a", "b"], ["m"], {})))
 
 
 SCRIPT = """
@@ -174,11 +168,10 @@ def test_pairs_without_a_detectable_difference_are_one_line_per_metric():
     values |= {(system, "flat"): {f"q{i}": 1.0 for i in range(30)} for system in scores}
     directions = {"quality": "higher", "flat": "higher"}
     verdicts = decide_values(values, ["a", "b", "c", "d"], ["quality", "flat"], directions)
-    assert {p.verdict for p in verdicts.pairs} == {"no detectable difference"}
+    assert {p.verdict for p in verdicts.pairs if p.metric == "quality"} == {"no detectable difference"}
     sentences = verdict_sentences(verdicts)
     assert len(sentences) == 2
     quality = next(s for s in sentences if "on quality" in s)
     assert quality.startswith("No detectable difference on quality for b (")
     assert "against a (baseline) (n = 30; differences below" in quality and "cannot be detected" in quality
-    flat = next(s for s in sentences if "on flat" in s)
-    assert flat == "No difference between b, c, d and a (baseline) on flat: equal on every sample (n = 30)."
+    assert "Left out of the decision, equal on every system and sample: flat." in sentences

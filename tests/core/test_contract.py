@@ -15,12 +15,13 @@ import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragassay import DerivedMetric, Metric, MetricResult, RAGSystem, Retriever, RetrieverRef, ScoredChunk, hookimpl
-from ragassay.analysis.comparison import summarize_runs
+from ragassay.analysis.comparison import compare
 from ragassay.api import results_store
 from ragassay.config import load_config
 from ragassay.errors import ComponentNotFoundError, ConfigError
 from ragassay.models import RAGOutput
 from ragassay.plugin_manager import load_plugins
+from ragassay.results import read_run
 from ragassay.runner import Runner, plan_run
 
 from conftest import QA, write_project
@@ -149,7 +150,7 @@ def run(path, kit, **kwargs):
     store = results_store(loaded)
     try:
         summary = asyncio.run(Runner(plan, store).run(**kwargs))
-        return summary, summarize_runs(store, [summary.run_id]), plan
+        return summary, compare([read_run(store, summary.run_id)]), plan
     finally:
         store.close()
 

@@ -10,8 +10,9 @@ import threading
 
 import pytest
 
-from ragassay.analysis.comparison import summarize_runs
-from ragassay.analysis.variance import spreads
+from ragassay.analysis.comparison import compare
+from ragassay.analysis.variance import repeat_rows, spreads
+from ragassay.results import read_run
 from ragassay.store import open_store
 from tests.conftest import ragassay_cli, write_project
 from tests.servers.openai_chat import OpenAIChatServer, Turn
@@ -93,13 +94,13 @@ def test_repeat_three_makes_three_times_the_judge_calls_and_reports_the_spread(t
         store = open_store(f"sqlite:///{db}", create=False)
         try:
             run_id = store.list_runs()[0]["id"]
-            found = spreads(store.repeat_rows(run_id))
+            found = spreads(repeat_rows(read_run(store, run_id)))
             truth = found[("bm25", "truthfulness")]
             assert (truth.repeats, truth.n, truth.means) == (3, 3, (3.0, 4.0, 5.0))
             assert (truth.mean, truth.low, truth.high, truth.sd) == (4.0, 3.0, 5.0, 1.0)
             assert found[("bm25", "judge:grammar_llm")].means == (1.0, 1.0, 1.0)
             assert set(found) == {("bm25", "truthfulness"), ("bm25", "judge:grammar_llm")}
-            cell = summarize_runs(store, [run_id]).rows[0].cells["truthfulness"]
+            cell = compare([read_run(store, run_id)]).rows[0].cells["truthfulness"]
             assert (cell.mean, cell.n) == (3.0, 3)  # the comparison reads repeat 0 only
         finally:
             store.close()
@@ -111,6 +112,6 @@ def test_repeat_three_makes_three_times_the_judge_calls_and_reports_the_spread(t
         _run(path, "--repeat", "4")  # adds the missing repeat only
         assert server.calls == 24
         assert con.execute("select count(*) from metric_values where metric = 'truthfulness'").fetchone() == (12,)
-        compare = ragassay_cli("compare", run_id, "--config", str(path), "--format", "json", env=_env())
-        assert compare.returncode == 0, compare.stderr
-        assert '"exceeds spread"' in compare.stdout and '"sd"' in compare.stdout
+        compared = ragassay_cli("compare", run_id, "--config", str(path), "--format", "json", env=_env())
+        assert compared.returncode == 0, compared.stderr
+        assert '"exceeds spread"' in compared.stdout and '"sd"' in compared.stdout

@@ -7,10 +7,11 @@ import sqlite3
 
 import pytest
 
-from ragassay.analysis.comparison import summarize_runs
+from ragassay.analysis.comparison import compare
 from ragassay.api import results_store
 from ragassay.config import load_config
 from ragassay.errors import DatasetError
+from ragassay.results import read_run
 from ragassay.runner import Runner, plan_run
 
 from conftest import EchoRAG, write_project
@@ -102,7 +103,7 @@ def test_comparison_aggregates_means_counts_and_failures(tmp_path, host):
     summary, _ = run_once(path, host)
     loaded = load_config(path)
     store = results_store(loaded)
-    comparison = summarize_runs(store, [summary.run_id])
+    comparison = compare([read_run(store, summary.run_id)])
     store.close()
     rows = {r.system: r for r in comparison.rows}
     assert rows["echo"].failed == 0 and rows["flaky"].failed == 1

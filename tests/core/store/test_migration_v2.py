@@ -10,7 +10,8 @@ from pathlib import Path
 
 from sqlalchemy import inspect
 
-from ragassay.analysis.comparison import summarize_runs
+from ragassay.analysis.comparison import compare
+from ragassay.results import read_run
 from ragassay.store import SCHEMA_VERSION, open_store
 from ragassay.store import schema as current
 from tests.conftest import ragassay_cli
@@ -52,7 +53,7 @@ def test_v1_database_is_migrated_with_rows_kept_and_columns_derived(tmp_path):
         run_id = store.list_runs()[0]["id"]
         rows = store.output_rows(run_id)
         assert all(r["retrieved_count"] == 3 and r["calls"] == 0 and r["cost_usd"] == 0.0 for r in rows)
-        comparison = summarize_runs(store, [run_id])
+        comparison = compare([read_run(store, run_id)])
         assert {row.system: row.retrievals for row in comparison.rows} == dict.fromkeys(
             ["keyword", "bm25", "dense", "hybrid"], 4
         )

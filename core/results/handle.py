@@ -11,8 +11,8 @@
     run.report_html("report.html")           # the HTML report, as ``ragassay report --html``
     run                                      # in Jupyter: the comparison table and the verdicts in words
 
-Nothing is recomputed here: every number comes from :mod:`ragassay.analysis.verdicts` (the same statistics as
-``ragassay compare``) over what the results database holds. See docs/notebooks.md.
+Each call reads the run once (:func:`ragassay.results.read_run`) and hands it to the same analyses as
+``ragassay compare`` (:mod:`ragassay.analysis.verdicts`): the numbers are the command's. See docs/notebooks.md.
 """
 
 from __future__ import annotations
@@ -22,17 +22,30 @@ import html
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import RagassayError
+from ..errors import RagassayError
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-    from .analysis.verdicts import Verdicts
+    from ..analysis.verdicts import Verdicts
+    from ..runner import RunSummary
+    from ..store.database import ResultsStore
     from .frames import RunFrames
-    from .runner import RunSummary
-    from .store.database import ResultsStore
+    from .model import RunData
 
-COMPARE_COLUMNS = ["mean", "ci_low", "ci_high", "n", "unscored", "direction", "diff", "p_holm", "verdict"]
+COMPARE_COLUMNS = [
+    "mean",
+    "ci_low",
+    "ci_high",
+    "n",
+    "unscored",
+    "direction",
+    "diff",
+    "diff_low",
+    "diff_high",
+    "p_holm",
+    "verdict",
+]
 
 
 class Run:
@@ -70,35 +83,41 @@ class Run:
         with self._store() as store:
             return dict(store.get_run(self.run_id))
 
+    def data(self, *, payloads: bool = False) -> RunData:
+        """The run read once (:func:`ragassay.results.read_run`): what every analysis takes."""
+        from .read import read_run
+
+        with self._store() as store:
+            return read_run(store, self.run_id, payloads=payloads)
+
     def verdicts(
         self, baseline: str | None = None, alpha: float = 0.05, seed: int = 0, metrics: list[str] | None = None
     ) -> Verdicts:
-        """Every system against ``baseline`` (default: the first system) on every metric, or on ``metrics``:
-        :func:`ragassay.analysis.verdicts.decide` (BCa intervals, paired sign-flip test, Holm; docs/statistics.md).
-        """
-        from .analysis.verdicts import decide
+        """Every system against ``baseline`` (default: the first system) on the decision family (``metrics``, else
+        the run's ``[evaluation] decide``, else every metric that varies): :func:`ragassay.analysis.verdicts.decide`
+        (one paired procedure per pair, Holm; docs/statistics.md)."""
+        from ..analysis.verdicts import decide
 
-        with self._store() as store:
-            return decide(store, self.run_id, baseline=baseline, alpha=alpha, seed=seed, metrics=metrics)
+        return decide(self.data(), baseline=baseline, alpha=alpha, seed=seed, family=metrics)
 
     def compare(self, baseline: str | None = None, alpha: float = 0.05, seed: int = 0) -> pd.DataFrame:
         """One row per (system, metric): the mean over scored values, its 95% bootstrap interval, scored
         ``n``, ``unscored`` count, the metric's ``direction``, and against ``baseline`` the paired mean ``diff``,
-        Holm-adjusted ``p_holm`` and ``verdict`` (empty for the baseline's own rows)."""
+        its interval (``diff_low``, ``diff_high``, at the comparison's level), Holm-adjusted ``p_holm`` and
+        ``verdict`` (empty for the baseline's own rows)."""
         return compare_frame(self.verdicts(baseline=baseline, alpha=alpha, seed=seed))
 
     def frames(self) -> RunFrames:
         """The run as pandas DataFrames (:func:`ragassay.load_run`)."""
-        from .frames import _read
+        from .frames import frames_of
 
-        with self._store() as store:
-            return _read(store, store.get_run(self.run_id))
+        return frames_of(self.data(payloads=True))
 
     def report_html(
         self, path: str | Path | None = None, *, baseline: str | None = None, alpha: float = 0.05, seed: int = 0
     ) -> str:
         """The self-contained HTML report (as ``ragassay report RUN --html``); written to ``path`` when given."""
-        from .html_report import build_report
+        from ..html_report import build_report
 
         with self._store() as store:
             text = build_report(store, [self.run_id], baseline=baseline, alpha=alpha, seed=seed)
@@ -108,7 +127,7 @@ class Run:
 
     def _repr_html_(self) -> str:
         """Jupyter's rich display: the systems x metrics table with intervals, then the verdicts in words."""
-        from .analysis.verdicts import verdict_sentences
+        from ..analysis.sentences import verdict_sentences
 
         try:
             verdicts = self.verdicts()
@@ -141,7 +160,7 @@ class _OpenStore:
         self.store: ResultsStore | None = None
 
     def __enter__(self) -> ResultsStore:
-        from .store import open_store
+        from ..store import open_store
 
         self.store = open_store(self.url, create=False)
         return self.store
@@ -158,13 +177,13 @@ def open_run(run_id: str | None = None, *, config: str | Path = ".", db: str | N
 
     :raises ragassay.errors.StoreError: no results database, no run yet, or no (single) run matching ``run_id``.
     """
-    from .store import store_url
-    from .store.locate import open_results, pick_run
+    from ..store import store_url
+    from ..store.locate import open_results, pick_run
 
     if db is not None:
         url = store_url(db, Path.cwd())
     else:
-        from .config import load_config
+        from ..config import load_config
 
         loaded = load_config(config)
         url = store_url(loaded.config.project.results, loaded.base_dir)
@@ -194,12 +213,14 @@ def compare_frame(verdicts: Verdicts) -> pd.DataFrame:
                 "unscored": cell.unscored,
                 "direction": cell.direction,
                 "diff": None if pair is None else pair.mean_diff,
+                "diff_low": None if pair is None else pair.ci_low,
+                "diff_high": None if pair is None else pair.ci_high,
                 "p_holm": None if pair is None else pair.p_holm,
                 "verdict": "" if pair is None else pair.verdict,
             }
         )
     frame = pd.DataFrame.from_records(rows, columns=["system", "metric", *COMPARE_COLUMNS])
-    frame = frame.astype({c: float for c in ("mean", "ci_low", "ci_high", "diff", "p_holm")})
+    frame = frame.astype({c: float for c in ("mean", "ci_low", "ci_high", "diff", "diff_low", "diff_high", "p_holm")})
     return frame.set_index(["system", "metric"])
 
 

@@ -17,17 +17,15 @@ as configured, then repeats), so the same run gives the same frames in every pro
 from __future__ import annotations
 
 import dataclasses
-import json
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import ConfigError, RagassayError
+from ..errors import ConfigError, RagassayError
+from .model import OutputRecord, RunData, ScoreRecord
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
-
-    from .store.database import ResultsStore
 
 OUTPUT_COLUMNS = [
     "status",  # ok | failed | missing (no stored output: the run was interrupted)
@@ -122,12 +120,13 @@ def load_run(run: str | None = None, *, config: str | Path = ".", db: str | None
     >>> frames = ragassay.load_run(config="examples/quickstart")  # doctest: +SKIP
     >>> frames.scores().groupby("system").mean()                 # doctest: +SKIP
     """
-    from .store.locate import looks_like_project, open_results, pick_run
+    from ..store.locate import looks_like_project, open_results, pick_run
+    from .read import read_run
 
     try:
         store = open_results(config, db)
         try:
-            return _read(store, pick_run(store, run))
+            return frames_of(read_run(store, pick_run(store, run)["id"], payloads=True))
         finally:
             store.close()
     except RagassayError as exc:
@@ -138,91 +137,55 @@ def load_run(run: str | None = None, *, config: str | Path = ".", db: str | None
         raise
 
 
-def _read(store: ResultsStore, run: dict[str, Any]) -> RunFrames:
-    """Every frame of ``run`` (a row of the runs table)."""
-    from .analysis.comparison import run_totals, summarize_runs
+def frames_of(data: RunData) -> RunFrames:
+    """Every frame of a run read with payloads (:func:`ragassay.results.read_run`)."""
+    from ..analysis.usage import run_totals, system_usage
 
-    run_id = run["id"]
-    samples = store.run_samples(run_id)
-    systems = [s["name"] for s in store.run_systems(run_id)]
-    spec = json.loads(run["spec_json"])
-    question_ids = [s.question_id for s in samples]
-    order = _Order(systems, question_ids, list(spec.get("metrics") or {}))
-    judge_order = _Order(systems, question_ids, list(spec.get("judges") or {}))
-    cost_rows = summarize_runs(store, [run_id]).rows
-    info = _run_info(store, run, spec, systems, run_totals(cost_rows))
+    usage = [system_usage(data, system) for system in data.systems]
     return RunFrames(
-        run=info,
-        samples=_samples_frame(samples),
-        outputs=_outputs_frame(store, run_id, systems, question_ids),
-        metrics=_values_frame(store.value_rows(run_id, "metric"), "metric", METRIC_COLUMNS, order, "value"),
-        judgements=_values_frame(store.value_rows(run_id, "judge"), "judge", JUDGEMENT_COLUMNS, judge_order, "score"),
-        costs=_costs_frame(cost_rows),
+        run=_run_info(data, run_totals(usage)),
+        samples=data.samples_frame(),
+        outputs=_outputs_frame(data),
+        metrics=_values_frame(data, "metric", METRIC_COLUMNS, "value"),
+        judgements=_values_frame(data, "judge", JUDGEMENT_COLUMNS, "score"),
+        costs=_costs_frame(usage),
     )
 
 
-class _Order:
-    """Sort key of a (system, question_id, label, repeat) row: the run's order, unknown names last by name."""
-
-    def __init__(self, systems: list[str], samples: list[str], labels: list[str]):
-        self.positions = [{name: i for i, name in enumerate(names)} for names in (systems, samples, labels)]
-
-    def key(self, row: dict[str, Any], label: str) -> tuple:
-        names = (row["system"], row["question_id"], row[label])
-        places = [
-            (known.get(name, len(known)), "" if name in known else name) for known, name in zip(self.positions, names)
-        ]
-        return (*places, row["repeat"])
-
-
-def _run_info(store: ResultsStore, run: dict, spec: dict, systems: list[str], totals: list) -> dict[str, Any]:
-    listed = next((r for r in store.list_runs() if r["id"] == run["id"]), {})
+def _run_info(data: RunData, totals: list) -> dict[str, Any]:
+    info = data.info
     total = dataclasses.asdict(totals[0]) if totals else {}
     total.pop("run_id", None)
     return {
-        "id": run["id"],
-        "project": run["project"],
-        "config_path": run["config_path"],
-        "description": run["description"] or "",
-        "created": datetime.fromtimestamp(run["created_at"], tz=timezone.utc),
-        "updated": datetime.fromtimestamp(run["updated_at"], tz=timezone.utc),
-        "state": listed.get("state", run["status"]),
-        "state_detail": listed.get("state_detail", ""),
-        "ragassay_version": run["ragassay_version"],
-        "sample_count": run["sample_count"],
-        "systems": systems,
-        "metrics": list(spec.get("metrics") or {}),
-        "judges": list(spec.get("judges") or {}),
-        "warnings": json.loads(run["warnings_json"] or "[]"),
+        "id": info.id,
+        "project": info.project,
+        "config_path": info.config_path,
+        "description": info.description,
+        "created": datetime.fromtimestamp(info.created_at, tz=timezone.utc),
+        "updated": datetime.fromtimestamp(info.updated_at, tz=timezone.utc),
+        "state": info.state,
+        "state_detail": info.state_detail,
+        "ragassay_version": info.ragassay_version,
+        "sample_count": info.sample_count,
+        "systems": list(data.systems),
+        "metrics": list(info.spec.get("metrics") or {}),
+        "judges": list(info.spec.get("judges") or {}),
+        "warnings": list(info.warnings),
         "totals": total,
-        "config": json.loads(run["config_json"]),
-        "spec": spec,
+        "config": info.config,
+        "spec": info.spec,
     }
 
 
-def _samples_frame(samples: list) -> pd.DataFrame:
-    """The declared fields, ``metadata.<key>`` columns (nested keys joined by dots), then the free attributes."""
+def _outputs_frame(data: RunData) -> pd.DataFrame:
     import pandas as pd
 
-    declared = ["question_id", "question", "reference_answers", "reference_contexts", "reference_context_ids"]
-    declared += ["is_answerable", "group_id"]
-    fields = pd.DataFrame.from_records([{n: getattr(s, n) for n in declared} for s in samples], columns=declared)
-    metadata = pd.json_normalize([s.metadata for s in samples], sep=".").add_prefix("metadata.")
-    attributes = pd.DataFrame([s.attributes for s in samples], index=fields.index)
-    return pd.concat([fields, metadata, attributes], axis=1).set_index("question_id")
-
-
-def _outputs_frame(store: ResultsStore, run_id: str, systems: list[str], question_ids: list[str]) -> pd.DataFrame:
-    import pandas as pd
-
-    rows = {(r["system"], r["question_id"]): r for r in store.output_rows(run_id)}
-    payloads = {(s, q): output for s, q, output in store.output_payloads(run_id, ok_only=False)}
     records = [
-        _output_record(rows.get((system, qid)), payloads.get((system, qid)))
-        for system in systems
-        for qid in question_ids
+        _output_record(data.output(system, qid), data.payload(system, qid))
+        for system in data.systems
+        for qid in data.question_ids
     ]
-    index = pd.MultiIndex.from_product([systems, question_ids], names=["system", "question_id"])
+    index = pd.MultiIndex.from_product([data.systems, data.question_ids], names=["system", "question_id"])
     frame = pd.DataFrame.from_records(records, columns=OUTPUT_COLUMNS, index=index)
     counts = [*_COUNTS, "context_count", "reused_from"]
     frame[counts] = frame[counts].astype("Int64")  # NA where the output is missing
@@ -230,29 +193,60 @@ def _outputs_frame(store: ResultsStore, run_id: str, systems: list[str], questio
     return frame.astype({"latency_s": float, "cost_usd": float})
 
 
-def _output_record(row: dict | None, output: Any) -> dict[str, Any]:
+def _output_record(row: OutputRecord | None, output: Any) -> dict[str, Any]:
     if row is None:
         return {"status": "missing"}
+    u = row.usage
     ids = list(output.context_ids) if output else []
     return {
-        **{name: row[name] for name in ("status", "latency_s", *_COUNTS, "cost_usd", "unpriced", "error")},
+        "status": row.status,
+        "latency_s": row.latency_s,
+        "input_tokens": u.input_tokens,
+        "output_tokens": u.output_tokens,
+        "cached_tokens": u.cached_tokens,
+        "calls": u.calls,
+        "cache_hits": u.cache_hits,
+        "cost_usd": u.cost_usd,
+        "unpriced": ",".join(u.unpriced) or None,
+        "error": row.error,
         "answer": output.answer if output else None,
         "context_count": len(output.context_ids or output.contexts) if output else None,
         "context_ids": ids,
         "context_document_ids": list(output.context_document_ids) if output else [],
-        "retrieved": None if row["retrieved"] is None else bool(row["retrieved"]),
-        "reused_from": row["reused_from"],
+        "retrieved": row.retrieved,
+        "reused_from": row.reused_from,
     }
 
 
-def _values_frame(rows: list[dict], label: str, columns: list[str], order: _Order, value: str) -> pd.DataFrame:
+def _values_frame(data: RunData, kind: str, columns: list[str], value: str) -> pd.DataFrame:
     """Metric values or judgements in the run's order; ``value`` (the number column) NaN where None."""
     import pandas as pd
 
-    rows = sorted(rows, key=lambda row: order.key(row, label))
-    frame = pd.DataFrame.from_records([{c: row[c] for c in columns} for row in rows], columns=columns)
+    records = [_score_record(s, kind) for s in data.scores if s.kind == kind]
+    frame = pd.DataFrame.from_records(records, columns=columns)
     frame[_COUNTS + ["repeat"]] = frame[_COUNTS + ["repeat"]].astype("int64")
     return frame.astype({value: float, "cost_usd": float})
+
+
+def _score_record(s: ScoreRecord, kind: str) -> dict[str, Any]:
+    u = s.usage
+    record = {
+        "system": s.system,
+        "question_id": s.question_id,
+        kind: s.label,
+        "repeat": s.repeat,
+        "input_tokens": u.input_tokens,
+        "output_tokens": u.output_tokens,
+        "cached_tokens": u.cached_tokens,
+        "calls": u.calls,
+        "cache_hits": u.cache_hits,
+        "cost_usd": u.cost_usd,
+        "unpriced": ",".join(u.unpriced) or None,
+        "details": s.details,
+    }
+    if kind == "metric":
+        return record | {"value": s.value, "unscored_reason": s.unscored_reason}
+    return record | {"verdict": s.verdict, "score": s.value, "explanation": s.explanation, "judge_id": s.judge_id}
 
 
 def _costs_frame(rows: list) -> pd.DataFrame:

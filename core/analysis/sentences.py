@@ -1,0 +1,141 @@
+"""The verdicts of a run in plain words: one line per finding, shared by ``compare``, the HTML report, the
+notebook display and the pytest assertions, so every surface says the same thing.
+
+Wins and losses come first (smallest Holm p first), then the comparisons without a detectable difference (one
+line per metric), then those with too few differing samples to decide, those that cannot be compared, and a
+closing line naming the metrics left out of the decision (constant on every system, or not declared).
+"""
+
+from __future__ import annotations
+
+import math
+
+from .verdicts import BETTER, NO_DIFFERENCE, NOT_COMPARABLE, TOO_FEW, UNDECIDED, PairVerdict, Verdicts
+
+
+def verdict_sentences(verdicts: Verdicts) -> list[str]:
+    """The verdicts in plain words (module docstring)."""
+    pairs = verdicts.pairs
+    decided = sorted((p for p in pairs if p.decided), key=lambda p: (p.p_holm, -abs(p.effect_size or math.inf)))
+    undecided = sorted((p for p in pairs if p.verdict == NO_DIFFERENCE), key=lambda p: p.p_holm)
+    lines = [sentence(p) for p in decided] + _grouped(undecided)
+    lines += _too_few([p for p in pairs if p.verdict == TOO_FEW])
+    lines += [sentence(p) for p in pairs if p.verdict == NOT_COMPARABLE]
+    return lines + _left_out(verdicts)
+
+
+def sentence(pair: PairVerdict) -> str:
+    """One pair's verdict in words."""
+    base = f"{pair.baseline} (baseline)"
+    if pair.verdict == NOT_COMPARABLE:
+        return f"{pair.system} and {base} cannot be compared on {pair.metric}: {pair.reason}."
+    if pair.verdict == TOO_FEW and pair.n_discordant == 0:
+        return f"No difference between {pair.system} and {base} on {pair.metric}: equal on all {pair.n} samples."
+    if pair.verdict == TOO_FEW:
+        return (
+            f"Too few differing samples to decide between {pair.system} and {base} on {pair.metric} "
+            f"(they differ on {pair.n_discordant} of {pair.n}; mean difference {pair.mean_diff:+.3f}, "
+            f"{interval(pair)}): no result on so few could reach the level. Score more samples."
+        )
+    if pair.verdict == NO_DIFFERENCE:
+        if pair.n_discordant == 0:
+            return f"No difference between {pair.system} and {base} on {pair.metric}: equal on all {pair.n} samples."
+        return (
+            f"No detectable difference between {pair.system} and {base} on {pair.metric} (mean difference "
+            f"{pair.mean_diff:+.3f}, {interval(pair)}, Holm p {p_text(pair.p_holm)}; n = {pair.n}; {_limit(pair)})."
+        )
+    if pair.verdict == UNDECIDED:
+        return f"{pair.system} - {base} on {pair.metric}: {pair.mean_diff:+.3f} ({interval(pair)}; not decided)."
+    verb = "beats" if pair.verdict == BETTER else "is worse than"
+    return (
+        f"{pair.system} {verb} {base} on {pair.metric} by {pair.mean_diff:+.3f} "
+        f"({interval(pair)}, Holm p {p_text(pair.p_holm)}; n = {pair.n})."
+    )
+
+
+def interval(pair: PairVerdict) -> str:
+    """'97.5% CI -0.012 to +0.050': the pair's interval at its level (an open side as 'any')."""
+    if pair.level is None:
+        return "no interval"
+    low = "any lower value" if pair.ci_low is None else f"{pair.ci_low:+.3f}"
+    high = "any higher value" if pair.ci_high is None else f"{pair.ci_high:+.3f}"
+    return f"{confidence(pair.level)} CI {low} to {high}"
+
+
+def confidence(level: float) -> str:
+    """1 - level as a percentage with the digits it needs: 95%, 97.5%, 98.33%."""
+    text = f"{100 * (1 - level):.2f}".rstrip("0").rstrip(".")
+    return f"{text}%"
+
+
+def p_text(p: float | None) -> str:
+    """'= 0.012', '< 0.001' or '-'."""
+    if p is None:
+        return "-"
+    return "< 0.001" if p < 0.001 else f"= {p:.3f}"
+
+
+def _limit(pair: PairVerdict) -> str:
+    if pair.mde is None:
+        return "every sample differs by the same amount, so the MDE cannot be estimated"
+    return f"differences below {pair.mde:.2g} cannot be detected with this many samples"
+
+
+def _grouped(undecided: list[PairVerdict]) -> list[str]:
+    """One line per metric for the pairs without a detectable difference (the single-pair sentence when a
+    metric has one such pair)."""
+    by_metric: dict[str, list[PairVerdict]] = {}
+    for pair in undecided:
+        by_metric.setdefault(pair.metric, []).append(pair)
+    lines = []
+    for metric, pairs in by_metric.items():
+        if len(pairs) == 1:
+            lines.append(sentence(pairs[0]))
+            continue
+        base, ns = f"{pairs[0].baseline} (baseline)", sorted({p.n for p in pairs})
+        n_text = f"n = {ns[0]}" if len(ns) == 1 else f"n = {ns[0]}-{ns[-1]}"
+        if all(p.n_discordant == 0 for p in pairs):
+            systems = ", ".join(p.system for p in pairs)
+            lines.append(f"No difference between {systems} and {base} on {metric}: equal on every sample ({n_text}).")
+            continue
+        systems = ", ".join(f"{p.system} ({p.mean_diff:+.3f}, {interval(p)})" for p in pairs)
+        mdes = sorted(p.mde for p in pairs if p.mde is not None)
+        span = f"{mdes[0]:.2g}" if mdes and f"{mdes[0]:.2g}" == f"{mdes[-1]:.2g}" else None
+        if mdes and span is None:
+            span = f"{mdes[0]:.2g}-{mdes[-1]:.2g}"
+        limit = f"; differences below {span} cannot be detected with this many samples" if mdes else ""
+        lines.append(f"No detectable difference on {metric} for {systems} against {base} ({n_text}{limit}).")
+    return lines
+
+
+def _too_few(pairs: list[PairVerdict]) -> list[str]:
+    """One line per metric for the pairs with too few differing samples (the single-pair sentence for one)."""
+    by_metric: dict[str, list[PairVerdict]] = {}
+    for pair in pairs:
+        by_metric.setdefault(pair.metric, []).append(pair)
+    lines = []
+    for metric, found in by_metric.items():
+        if len(found) == 1:
+            lines.append(sentence(found[0]))
+            continue
+        systems = ", ".join(f"{p.system} (differs on {p.n_discordant} of {p.n}, {p.mean_diff:+.3f})" for p in found)
+        lines.append(
+            f"Too few differing samples to decide on {metric} for {systems} against {found[0].baseline} (baseline): "
+            "no result on so few could reach the level. Score more samples."
+        )
+    return lines
+
+
+def _left_out(verdicts: Verdicts) -> list[str]:
+    lines = []
+    constant = [m for m in verdicts.constant if m not in verdicts.family]
+    if constant:
+        lines.append(f"Left out of the decision, equal on every system and sample: {', '.join(constant)}.")
+    undeclared = [
+        m
+        for m in dict.fromkeys(p.metric for p in verdicts.pairs)
+        if m not in verdicts.family and m not in verdicts.constant
+    ]
+    if undeclared:
+        lines.append(f"Not decided (not in [evaluation] decide): {', '.join(undeclared)}.")
+    return lines

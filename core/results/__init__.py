@@ -1,0 +1,19 @@
+"""The results side's read model: a stored run read once, as one typed object every analysis takes.
+
+::
+
+    from ragassay.results import read_run
+
+    data = read_run(store, "1a2b3c")          # 7 SQL statements, whatever the run's size
+    data.values("bm25", "recall_at_k")        # per-sample values, NaN where unscored or missing
+
+- :mod:`.model`: :class:`RunData` and its records (pure data, no store);
+- :mod:`.read`: :func:`read_run` and :func:`read_payloads` (the only readers of the store here);
+- :mod:`.frames`: :func:`ragassay.load_run`, the run as pandas DataFrames;
+- :mod:`.handle`: :class:`ragassay.Run` and :func:`ragassay.open_run`, for notebooks and tests.
+"""
+
+from .model import OutputRecord, RunData, RunInfo, ScoreRecord, Usage
+from .read import read_payloads, read_run
+
+__all__ = ["OutputRecord", "RunData", "RunInfo", "ScoreRecord", "Usage", "read_payloads", "read_run"]

@@ -1,0 +1,167 @@
+"""Reading a stored run into the read model: each table once (:func:`read_run`).
+
+Seven statements for any run size: the run, its systems, its samples, its outputs, its metric values, its
+judgements and its lease (for the state). :func:`read_payloads` adds one for the outputs of a few samples.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from ..errors import StoreError
+from ..models import RAGOutput
+from .model import OutputRecord, RunData, RunInfo, ScoreRecord, Usage
+
+_STATE_RUNNING, _STATE_COMPLETE, _STATE_INTERRUPTED = "running", "complete", "interrupted"
+
+
+def read_run(store: Any, ref: str, *, payloads: bool | str = False) -> RunData:
+    """The run ``ref`` (an id or unique prefix) of ``store`` (a :class:`ragassay.store.protocols.ResultsReader`).
+
+    :param payloads: also read every output's JSON (answers and contexts), for analyses that need them (the
+        GRAMMAR report's retrieved documents); ``"grouped"``: only when a sample carries a ``group_id``;
+        otherwise :meth:`RunData.payload` refuses.
+    :raises ragassay.errors.StoreError: no (single) run matches ``ref``, or a stored row cannot be read.
+    """
+    row = store.get_run(ref)
+    run_id = row["id"]
+    systems = store.run_systems(run_id)
+    samples = store.sample_rows(run_id)
+    if payloads == "grouped":
+        payloads = any(json.loads(raw).get("group_id") is not None for _, raw in samples)
+    outputs = {(r[0], r[1]): _output(r, payloads) for r in store.output_records(run_id, payloads=payloads)}
+    scores = [_metric(r) for r in store.score_records(run_id, "metric")]
+    scores += [_judgement(r) for r in store.score_records(run_id, "judge")]
+    holder = store.run_holder(run_id)
+    names = [s["name"] for s in systems]
+    info = _info(row, holder, len(names), len(outputs))
+    scores.sort(key=_order(names, [q for q, _ in samples], info.spec))
+    return RunData(
+        info=info,
+        systems=names,
+        system_specs={s["name"]: _json(s["spec_json"], run_id, f"system {s['name']}") for s in systems},
+        question_ids=[q for q, _ in samples],
+        sample_json=[raw for _, raw in samples],
+        outputs=outputs,
+        scores=scores,
+        has_payloads=bool(payloads),
+    )
+
+
+def read_payloads(store: Any, run_id: str, question_ids: Sequence[str]) -> dict[tuple[str, str], RAGOutput]:
+    """(system, question_id) -> the stored output, for the outputs of ``question_ids`` only (one statement)."""
+    if not question_ids:
+        return {}
+    return {(s, q): RAGOutput.model_validate_json(raw) for s, q, raw in store.payload_records(run_id, question_ids)}
+
+
+def _info(row: dict[str, Any], holder: Any, systems: int, outputs: int) -> RunInfo:
+    run_id = row["id"]
+    if holder is not None:
+        state, detail = _STATE_RUNNING, f"pid {holder.pid} on {holder.host}"
+    elif row["status"] == "complete" and outputs >= systems * row["sample_count"]:
+        state, detail = _STATE_COMPLETE, ""
+    else:
+        state, detail = _STATE_INTERRUPTED, "run again to resume"
+    return RunInfo(
+        id=run_id,
+        fingerprint=row["fingerprint"],
+        project=row["project"],
+        config_path=row["config_path"],
+        description=row.get("description") or "",
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        status=row["status"],
+        state=state,
+        state_detail=detail,
+        ragassay_version=row["ragassay_version"],
+        sample_count=row["sample_count"],
+        config=_json(row["config_json"], run_id, "config"),
+        spec=_json(row["spec_json"], run_id, "spec"),
+        warnings=_json(row.get("warnings_json") or "[]", run_id, "warnings"),
+    )
+
+
+def _json(raw: str, run_id: str, what: str) -> Any:
+    try:
+        return json.loads(raw)
+    except ValueError as exc:
+        raise StoreError(
+            f"run {run_id[:12]}: its stored {what} is not valid JSON ({exc}); the file is damaged"
+        ) from None
+
+
+def _output(r: tuple, payloads: bool) -> OutputRecord:
+    system, qid, status, error, latency, *usage = r[:12]
+    retrieved, count, reused = r[12:15]
+    return OutputRecord(
+        system,
+        qid,
+        status,
+        error,
+        latency,
+        Usage.of(tuple(usage)),
+        None if retrieved is None else bool(retrieved),
+        count,
+        reused,
+        r[15] if payloads else None,
+    )
+
+
+def _metric(r: tuple) -> ScoreRecord:
+    system, qid, label, repeat, value, reason, details = r[:7]
+    return ScoreRecord(system, qid, "metric", label, repeat, value, reason, None, None, None, details, Usage.of(r[7:]))
+
+
+def _judgement(r: tuple) -> ScoreRecord:
+    system, qid, label, repeat, score, verdict, explanation, judge_id, details = r[:9]
+    reason = None if score is not None else (explanation or verdict)
+    usage = Usage.of(r[9:])
+    return ScoreRecord(
+        system, qid, "judge", label, repeat, score, reason, verdict, explanation, judge_id, details, usage
+    )
+
+
+def _order(systems: list[str], question_ids: list[str], spec: dict[str, Any]):
+    """Sort key of a score: the run's order (systems, samples, metrics then judges as configured), then repeat."""
+    place = {name: i for i, name in enumerate(systems)}
+    sample = {q: i for i, q in enumerate(question_ids)}
+    labels = {("metric", m): i for i, m in enumerate(spec.get("metrics") or {})}
+    labels.update({("judge", j): len(labels) + i for i, j in enumerate(spec.get("judges") or {})})
+
+    def key(s: ScoreRecord) -> tuple:
+        return (
+            place.get(s.system, len(place)),
+            s.system,
+            sample.get(s.question_id, len(sample)),
+            s.question_id,
+            labels.get((s.kind, s.label), len(labels)),
+            s.kind,
+            s.label,
+            s.repeat,
+        )
+
+    return key
+
+
+def pick_baseline(store: Any, fingerprint: str, project: str, ref: str | None) -> dict[str, Any]:
+    """The gate's baseline run in ``store``: ``ref`` (id or unique prefix) when given, else the newest run with the
+    candidate's config fingerprint, else the newest run of the candidate's project name."""
+    from ..errors import ConfigError
+
+    if ref:
+        return store.get_run(ref)
+    same = store.find_run(fingerprint)
+    if same is not None:
+        return store.get_run(same["id"])
+    runs = store.list_runs()
+    for run in runs:  # newest first
+        if run["project"] == project:
+            return store.get_run(run["id"])
+    known = ", ".join(f"{r['id'][:12]} ({r['project']})" for r in runs[:10]) or "none"
+    raise ConfigError(
+        f"the baseline database has no run of project '{project}' (runs: {known}). "
+        f"Name one with --baseline PATH#RUN, or run the project on the main branch first."
+    )
