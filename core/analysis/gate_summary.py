@@ -69,6 +69,8 @@ def _headline(result: GateResult) -> str:
         if inconclusive and result.settings.on_inconclusive == "fail":
             what.append(f"{inconclusive} inconclusive")
         return f"## ❌ ragassay gate: {' and '.join(what)} in {m} comparisons"
+    if not m:
+        return "## ✅ ragassay gate: no regression (nothing differs: every metric has one value on every sample)"
     extra = f", {inconclusive} inconclusive (passed by --on-inconclusive pass)" if inconclusive else ""
     return f"## ✅ ragassay gate: no regression ({m} comparisons{extra})"
 

@@ -93,7 +93,9 @@ def test_equal_runs_pass_and_the_same_inputs_give_the_same_numbers(tmp_path, bas
     candidate = stored_run(tmp_path / "pr")
     first = gate(candidate, baseline, GateSettings(seed=3))
     assert first.exit_code == 0 and not first.regressions and not first.rows  # every metric 1.0 on both sides
-    assert first.notes == ["left out, the same value on every system and sample of both runs: exact_match, token_recall"]
+    assert first.notes == [
+        "left out, the same value on every system and sample of both runs: exact_match, token_recall"
+    ]
     declared = gate(candidate, baseline, GateSettings(seed=3, family=["exact_match", "token_recall"]))
     assert {r.outcome for r in declared.rows} == {"pass"} and declared.exit_code == 0
     assert first.as_dict() == gate(candidate, baseline, GateSettings(seed=3)).as_dict()

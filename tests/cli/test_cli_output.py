@@ -70,8 +70,8 @@ def test_compare_at_80_columns_shows_every_number_whole_and_escaped_names(grid):
     root, run_id = grid
     text = cli80("compare", run_id, "-c", str(root))
     tables = json.loads(cli80("compare", run_id, "-c", str(root), "--format", "json"))
-    assert [table["title"].split(":")[0] for table in tables] == ["comparison", "verdicts"]
-    data = tables[0]["rows"]
+    assert list(tables) == ["comparison", "verdicts", "latency", "frontier", "hidden"]
+    data = tables["comparison"]
     assert [row["system"] for row in data] == GRID_SYSTEMS
     for system in GRID_SYSTEMS:
         assert f"│ {system} " in text
@@ -86,18 +86,30 @@ def test_compare_at_80_columns_shows_every_number_whole_and_escaped_names(grid):
         assert low <= row["token_recall"] <= high and f"[{low:.3f}, {high:.3f}]" in text
     assert "+Nu: N outputs unscored" in text  # the legend of the notation
     assert "verdicts, run " in text and "against keyword (baseline)" in text
+    hidden = " ".join(text.split())
+    assert "exact_match (0.000 on every system and sample)" in hidden and "--all-columns shows them" in hidden
+    assert "exact_match" in cli80("compare", run_id, "-c", str(root), "--all-columns")
 
 
 def test_paired_table_has_a_legend_and_whole_numbers(grid):
     root, run_id = grid
     text = cli80("compare", run_id, "-c", str(root), "--against", "keyword")
-    assert "W/T/L = samples where the system scores higher/the same/lower than keyword" in " ".join(text.split())
+    flat = " ".join(text.split())
+    assert "W/T/L = samples where the system scores better/the same/worse than keyword" in flat
+    assert "The same pair results as the verdicts below" in flat and "against keyword (baseline)" in flat
     data = json.loads(cli80("compare", run_id, "-c", str(root), "--against", "keyword", "--json"))
-    paired = data[1]["rows"]
+    paired = data["pairs"]
     assert [row["system"] for row in paired] == GRID_SYSTEMS[1:]
+    verdicts = {(v["system"], v["metric"]): v for v in data["verdicts"]}
     for row in paired:
-        diff, wins, ties, losses, n = (row[f"token_recall {p}"] for p in ("diff", "wins", "ties", "losses", "n"))
+        diff, wins, ties, losses, n = (row[f"token_recall {p}"] for p in ("mean_diff", "wins", "ties", "losses", "n"))
         assert f"{diff:+.3f}" in text and f"{wins}/{ties}/{losses} n={n}" in text
+        same = verdicts[(row["system"], "token_recall")]  # one procedure: the pair table is the verdicts' numbers
+        assert (same["mean_diff"], same["ci_low"], same["ci_high"]) == tuple(
+            row[f"token_recall {p}"] for p in ("mean_diff", "ci_low", "ci_high")
+        )
+    two = ragassay_cli("compare", run_id, "-c", str(root), "--against", "keyword", "--baseline", "bm25", env=cli_env())
+    assert two.returncode == 2 and "name two baselines" in two.stderr
 
 
 def test_runs_tells_runs_apart(grid):
@@ -117,13 +129,16 @@ def test_report_escapes_names_and_shows_every_number(grid):
     text = cli80("report", run_id, "--config", str(root))
     for system in GRID_SYSTEMS:
         assert f"│ {system} " in text
-    assert "add [[analysis.hypotheses]] to the config" in text
-    report = json.loads(cli80("report", run_id, "-c", str(root), "--format", "json"))
-    for system in report["systems"]:
-        for value in numbers([system["overall"], system["blame"], system["retrieval_only"]]):
-            assert shown(value) in text
+    assert "GRAMMAR" not in text and "Eq." not in text  # plain QA data: no group_id, no GRAMMAR section
+    assert "verdicts, run " in text and "cost view of run" in text
+    (report,) = json.loads(cli80("report", run_id, "-c", str(root), "--format", "json"))
+    assert report["grammar"] is None and "no sample has a group_id" in report["grammar_reason"]
+    for row in report["cost"]["rows"]:
+        assert shown(row["quality"]) in text
     markdown = cli80("report", run_id, "-c", str(root), "--format", "markdown")
-    assert "| depth[top_k=1] |" in markdown and "| system | samples |" in markdown
+    assert "| depth[top\\_k=1] |" in markdown or "| depth[top_k=1] |" in markdown
+    table = cli80("report", run_id, "-c", str(root), "--format", "csv", "--table", "cost")
+    assert list(csv.DictReader(io.StringIO(table)))[0]["system"] == GRID_SYSTEMS[0]
 
 
 def test_show_formats(grid):

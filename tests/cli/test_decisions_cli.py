@@ -72,4 +72,4 @@ def test_decisions_and_paired_comparison(tmp_path):
     assert "+0.667" in naive_row and "2/1/0 n=3" in naive_row
 
     bad = ragassay_cli("compare", run_id, "--against", "nope", "--config", str(path))
-    assert bad.returncode == 2 and "has no system 'nope'" in bad.stderr
+    assert bad.returncode == 2 and "'nope' is not a system of the run" in bad.stderr

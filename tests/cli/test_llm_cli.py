@@ -86,10 +86,11 @@ def test_compare_shows_tokens_and_cost_and_explains_unknown_prices(tmp_path, ser
     run_id = result.stderr.split("run ")[1].split(":")[0]
     compare = ragassay_cli("compare", run_id, "--config", str(config))
     assert compare.returncode == 0, compare.stderr
-    lines = {line.split("│")[1].strip(): line for line in compare.stdout.splitlines() if line.count("│") > 3}
+    table = compare.stdout.split("latency and the quality-cost-latency frontier")[0]  # the comparison table
+    lines = {line.split("│")[1].strip(): line for line in table.splitlines() if line.count("│") > 3}
     # gpt-4o-mini: 3 samples x (800 x 0.15 + 200 x 0.075 + 20 x 0.60) / 1e6 USD
     assert "0.0004" in lines["priced"] and "1000/20/200" in lines["priced"]
-    assert lines["unpriced"].split("│")[-4].strip() == "?"  # the cost column (then eval calls, eval cost)
+    assert "?" in [cell.strip() for cell in lines["unpriced"].split("│")]  # the cost column: unknown, not 0
     assert "no price for openai/my-vllm-model" in compare.stdout
     assert '[llm.prices."my-vllm-model"]' in compare.stdout
     assert (

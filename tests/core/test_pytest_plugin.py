@@ -46,20 +46,47 @@ def run(tmp_path_factory):
     return evaluate(systems, SAMPLES, results=results, metrics=["exact_match", "token_recall"])
 
 
-def test_no_regression_passes_on_noise_and_fails_on_a_real_drop(run):
-    assert_no_regression(run, "good", "exact_match", system="slightly")  # 1 of 20 worse: not detectable
+def test_no_regression_decides_as_the_gate_does(run):
+    assert_no_regression(run, "good", "exact_match", system="good")  # the same answers: shown within the margin
+    with pytest.raises(AssertionError) as noisy:  # 1 of 20 worse: 20 samples cannot show a 2-point margin
+        assert_no_regression(run, "good", "exact_match", system="slightly")
+    assert str(noisy.value).startswith("inconclusive (fails unless on_inconclusive='pass') on exact_match")
+    assert_no_regression(run, "good", "exact_match", system="slightly", on_inconclusive="pass")
+    assert_no_regression(run, "good", "exact_match", system="slightly", mode="superiority")
     with pytest.raises(AssertionError) as failure:
         assert_no_regression(run, "good", "exact_match", system="bad")
     message = str(failure.value)
-    assert message.startswith("regression on exact_match: bad is worse than good")
-    assert f"verdicts, run {run.run_id[:8]}: against good (baseline), alpha 0.05" in message
-    assert "bad is worse than good (baseline) on exact_match by -0.500" in message
-    assert "good: mean 1.0000" in message and "bad: mean 0.5000, 95% CI [" in message
-    assert "bad - good: mean difference -0.5000" in message and "n 20 pairs" in message
-    assert "5 worst samples of bad on exact_match" in message
-    assert "  q00  0  question: What is the capital of France? (form 0)  answer: Lyon" in message
-    with pytest.raises(AssertionError, match="bad is worse than good"):
-        assert_no_regression(run, "good", "exact_match")  # every other system, Holm over them
+    assert message.startswith("regression on exact_match: bad against good (non-inferiority, margin 0.02): ")
+    assert "1.0000 -> 0.5000, difference -0.5000" in message and "n 20, differing on 10" in message
+    assert "samples where bad got worse (question id: good -> bad, question, answer):" in message
+    assert "    q00: 1 -> 0  What is the capital of France? (form 0)  answer: Lyon" in message
+    assert len(message.splitlines()) <= 8  # a few lines, not a dump
+    with pytest.raises(AssertionError, match="regression on exact_match: bad against good"):
+        assert_no_regression(run, "good", "exact_match", on_inconclusive="pass")  # every other system, one family
+
+
+def test_a_failing_assertion_shows_its_message_not_the_helpers_source(tmp_path):
+    test = tmp_path / "test_drop.py"
+    test.write_text(
+        textwrap.dedent(
+            """
+            from ragassay.testing.callables import evaluate
+            from ragassay.testing.pytest_plugin import assert_no_regression
+
+            SAMPLES = [{"question_id": f"q{i}", "question": f"q {i}", "reference_answers": ["yes"]} for i in range(12)]
+
+            def test_drop(tmp_path):
+                run = evaluate({"a": lambda q: "yes", "b": lambda q: "no"}, SAMPLES, results=tmp_path / "r.db",
+                               metrics=["exact_match"])
+                assert_no_regression(run, "a", "exact_match")
+            """
+        ),
+        encoding="utf-8",
+    )
+    command = [sys.executable, "-m", "pytest", "-q", *plugin_option(), "-p", "no:cacheprovider", str(test)]
+    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1 and "regression on exact_match: b against a" in done.stdout, done.stdout
+    assert "def assert_no_regression" not in done.stdout and "fail_inconclusive" not in done.stdout
 
 
 def test_no_regression_against_another_run(tmp_path):
@@ -67,7 +94,7 @@ def test_no_regression_against_another_run(tmp_path):
     before = evaluate(good, SAMPLES, results=results, metrics=["exact_match"], project="before")
     after = evaluate(much_worse, SAMPLES, results=results, metrics=["exact_match"], project="after")
     assert_no_regression(before, after, "exact_match")
-    with pytest.raises(AssertionError, match=f"rag@{after.run_id[:8]} is worse than rag@{before.run_id[:8]}"):
+    with pytest.raises(AssertionError, match="regression on exact_match: rag against rag"):
         assert_no_regression(after, before, "exact_match")
 
 
@@ -80,7 +107,6 @@ def test_assert_metric_uses_the_lower_confidence_bound(run):
     assert message.startswith("exact_match of bad: 95% lower bound 0.")
     assert "wanted at least 0.45" in message and "mean 0.5000, 95% CI [" in message and "n 20 scored" in message
     assert "5 worst samples of bad on exact_match" in message and "answer: Lyon" in message
-    assert "bad is worse than good (baseline) on exact_match" in message  # the run's verdict block
     with pytest.raises(AssertionError, match="exact_match of bad"):
         assert_metric(run, "exact_match", at_least=0.45)  # every system
 
@@ -142,6 +168,6 @@ def test_second_session_calls_nothing(tmp_path):
         outputs.append(done.stdout + done.stderr)
         assert done.returncode == 1, outputs[-1]
         assert "1 failed, 1 passed" in outputs[-1]
-        assert "lazy is worse than parity (baseline) on exact_match by -0.500" in outputs[-1]
+        assert "regression on exact_match: lazy against parity" in outputs[-1]
     assert calls.read_text() == "x" * 32, outputs  # 2 systems x 16 samples, in the first test of session 1 only
     assert (tmp_path / "db" / "projects" / "test_parity_holds" / "ragassay.toml").is_file()

@@ -6,7 +6,8 @@ import pytest
 
 import ragassay
 from ragassay.analysis.verdicts import decide, decide_values
-from ragassay.run_handle import cells_table
+from ragassay.results import read_run
+from ragassay.results.handle import cells_table
 from ragassay.store import open_store
 
 from conftest import BASIC_CONFIG, write_project
@@ -28,7 +29,7 @@ def test_run_keeps_the_summary_fields(run):
 def test_compare_and_verdicts_are_decide(run, tmp_path):
     store = open_store(run.url, create=False)
     try:
-        expected = decide(store, run.run_id, baseline="bm25")
+        expected = decide(read_run(store, run.run_id), baseline="bm25")
     finally:
         store.close()
     assert run.verdicts(baseline="bm25") == expected
@@ -41,6 +42,8 @@ def test_compare_and_verdicts_are_decide(run, tmp_path):
     pair = next(p for p in expected.pairs if p.system == "keyword")
     assert frame.loc[("keyword", pair.metric), "verdict"] == pair.verdict
     assert frame.loc[("bm25", pair.metric), "verdict"] == ""
+    low = frame.loc[("keyword", pair.metric), "diff_low"]
+    assert (pair.ci_low is None and low != low) or low == pytest.approx(pair.ci_low)  # NaN where the side is open
 
 
 def test_frames_report_and_rich_display(run, tmp_path):

@@ -3,6 +3,7 @@ nothing fetched from the network, and ``ragassay report --html``."""
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import subprocess
@@ -126,11 +127,11 @@ def test_cli_writes_the_html_report(real, tmp_path):
     assert "Traceback" not in bad.stderr
 
 
-def test_grouping_fields_pick_few_valued_fields(real):
-    from ragassay.html_report.build import grouping_fields
+def test_breakdown_fields_pick_few_valued_fields(real):
+    from ragassay.analysis.report import breakdown_fields
+    from ragassay.results import read_run
 
-    frames = ragassay.load_run(real[2], config=real[0])
-    fields = grouping_fields(frames)
+    fields = breakdown_fields(read_run(real[1], real[2]))
     assert "metadata.kind" in fields and "group_id" in fields and "question" not in fields
 
 
@@ -140,13 +141,14 @@ def test_report_of_two_runs_keeps_anchors_apart(real, tmp_path):
     assert '<section id="verdicts-1">' in page and '<section id="verdicts-2">' in page
 
 
-def test_report_verdicts_equal_decide_on_the_store(real, planted):
+def test_report_verdicts_are_the_compare_verdicts(real, planted):
+    from ragassay.analysis.sentences import verdict_sentences
     from ragassay.analysis.verdicts import decide
-    from ragassay.frames import _read
-    from ragassay.html_report.build import frame_verdicts
+    from ragassay.results import read_run
 
     for store, run_id in (real[1:], planted):
-        frames = _read(store, store.get_run(run_id))
-        for baseline in frames.run["systems"]:
-            expected = decide(store, run_id, baseline=baseline, alpha=0.1, seed=5)
-            assert frame_verdicts(frames, baseline=baseline, alpha=0.1, seed=5) == expected
+        data = read_run(store, run_id)
+        for baseline in data.systems:
+            page = build_report(store, [run_id], baseline=baseline, alpha=0.1, seed=5)
+            for sentence in verdict_sentences(decide(data, baseline=baseline, alpha=0.1, seed=5)):
+                assert html.escape(sentence) in page
