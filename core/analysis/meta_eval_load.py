@@ -200,7 +200,10 @@ def meta_evaluate(
     """Every judge of ``run`` (or ``judges``), and each metric of ``metrics`` read as a judge, against the truth
     (``truth``: ``judge:NAME`` or ``METRIC:THRESHOLD``; or human ``labels``)."""
     verdicts = judge_verdicts(run, judge_threshold)
-    gold = truth_from_labels(labels, set(run.outputs)) if labels is not None else truth_from_run(run, truth, judge_threshold)
+    if labels is not None:
+        gold = truth_from_labels(labels, set(run.outputs))
+    else:
+        gold = truth_from_run(run, truth, judge_threshold)
     candidates = _pick_judges(verdicts, judges, gold.source, run.id)
     candidates.update(metric_verdicts(run, list(metrics)))
     if not candidates:
