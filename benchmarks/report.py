@@ -146,8 +146,10 @@ def build_store(path, samples: int, systems: int, metrics: int) -> str:
         if not any(run["id"] == run_id for run in store.list_runs()):
             start = time.perf_counter()
             write_store_run(store, samples, systems, metrics)
-            print(f"store: wrote {samples} x {systems} outputs with {metrics} metrics each in "
-                  f"{time.perf_counter() - start:.1f} s (setup)")
+            print(
+                f"store: wrote {samples} x {systems} outputs with {metrics} metrics each in "
+                f"{time.perf_counter() - start:.1f} s (setup)"
+            )
         return run_id
     finally:
         store.close()
