@@ -157,3 +157,151 @@ def test_the_facade_check_sees_imports_inside_functions(tmp_path):
         "ragassay.errors",
         "ragassay.text",
     ]
+
+
+# -- the architecture: who may import whom -------------------------------------------------------------------
+
+ROOTS = {
+    "ragassay": REPO / "core",
+    "ragassay.plugins": REPO / "plugins",
+    "ragassay.reference_rags": REPO / "reference_rags",
+}
+
+
+def _module_files() -> dict[str, Path]:
+    files = {}
+    for package, root in ROOTS.items():
+        for path in root.rglob("*.py"):
+            if package == "ragassay" and any(part in ("plugins", "reference_rags") for part in path.parts):
+                continue
+            parts = list(path.relative_to(root).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            files[".".join([package, *parts]) if parts else package] = path
+    return files
+
+
+def import_graph() -> dict[str, set[str]]:
+    """module -> the ragassay modules it imports anywhere (function-level imports included)."""
+    import ast
+
+    files = _module_files()
+    graph: dict[str, set[str]] = {name: set() for name in files}
+    for name, path in files.items():
+        package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                base = ".".join(package[: len(package) - node.level + 1]) if node.level else ""
+                target = ".".join(filter(None, [base, node.module or ""]))
+                submodules = [f"{target}.{a.name}" for a in node.names if f"{target}.{a.name}" in files]
+                candidates = submodules or [target]
+            elif isinstance(node, ast.Import):
+                candidates = [alias.name for alias in node.names]
+            else:
+                continue
+            for candidate in candidates:
+                while candidate and candidate not in files:
+                    candidate = candidate.rpartition(".")[0]
+                if candidate and candidate != name:
+                    graph[name].add(candidate)
+    return graph
+
+
+def test_no_import_circle():
+    import graphlib
+
+    graph = import_graph()
+    try:
+        list(graphlib.TopologicalSorter(graph).static_order())
+    except graphlib.CycleError as error:
+        pytest.fail(f"import circle: {' -> '.join(error.args[1])}")
+
+
+#: (importer prefix, imported prefixes it must not use): the layers, from the contract up to the commands.
+FORBIDDEN = [
+    (
+        "ragassay.analysis",
+        (
+            "ragassay.store",
+            "ragassay.results.read",
+            "ragassay.results.frames",
+            "ragassay.results.handle",
+            "ragassay.runner",
+            "ragassay.api",
+            "ragassay.html_report",
+            "ragassay.testing",
+            "ragassay.cli",
+        ),
+    ),
+    ("ragassay.results.model", ("ragassay.store", "ragassay.analysis", "ragassay.cli")),
+    (
+        "ragassay.store",
+        (
+            "ragassay.analysis",
+            "ragassay.results",
+            "ragassay.runner",
+            "ragassay.api",
+            "ragassay.html_report",
+            "ragassay.testing",
+            "ragassay.cli",
+        ),
+    ),
+    ("ragassay.html_report", ("ragassay.cli", "ragassay.testing")),
+    ("ragassay.testing", ("ragassay.cli",)),
+    ("ragassay.llm", ("ragassay.analysis", "ragassay.results", "ragassay.cli")),
+]
+#: Below the analysis layer, only these leaf modules of the analysis package may be imported (config sections
+#: and the seeded sampling the dataset sources share).
+ANALYSIS_LEAVES = {"ragassay.analysis.settings", "ragassay.analysis.sampling"}
+ABOVE_ANALYSIS = (
+    "ragassay.analysis",
+    "ragassay.results",
+    "ragassay.html_report",
+    "ragassay.cli",
+    "ragassay.testing",
+    "ragassay.api",
+    "ragassay.__main__",
+    "ragassay.unitxt",
+)
+
+
+def _under(name: str, prefix: str) -> bool:
+    return name == prefix or name.startswith(prefix + ".")
+
+
+def test_no_upward_import():
+    graph = import_graph()
+    found = []
+    for importer, imported in sorted(graph.items()):
+        for prefix, banned in FORBIDDEN:
+            if _under(importer, prefix):
+                found += [f"{importer} -> {m}" for m in sorted(imported) if any(_under(m, b) for b in banned)]
+        if not _under(importer, "ragassay.cli") and importer != "ragassay.__main__":
+            found += [f"{importer} -> {m}" for m in sorted(imported) if _under(m, "ragassay.cli")]
+        if not any(_under(importer, p) for p in ("ragassay.plugins", "ragassay.reference_rags")):
+            found += [
+                f"{importer} -> {m}"
+                for m in imported
+                if _under(m, "ragassay.plugins") or _under(m, "ragassay.reference_rags")
+            ]
+        if not any(_under(importer, p) for p in ABOVE_ANALYSIS):
+            found += [
+                f"{importer} -> {m}"
+                for m in sorted(imported)
+                if _under(m, "ragassay.analysis") and m not in ANALYSIS_LEAVES
+            ]
+    assert not found, "imports against the layering:\n" + "\n".join(found)
+
+
+def test_cli_modules_render_only():
+    """The CLI computes nothing: no numpy or scipy in any command module (analyses do the numbers)."""
+    import ast
+
+    offending = []
+    for path in sorted((REPO / "core" / "cli").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            offending += [f"{path.name}:{node.lineno}: {n}" for n in names if n.split(".")[0] in ("numpy", "scipy")]
+    assert not offending, "CLI modules import numerical libraries:\n" + "\n".join(offending)

@@ -68,25 +68,9 @@ def _write_instances(path: Path, records, scores) -> None:
 
 
 def _global_table(scores, n: int, compat: str, seconds: float, output: Path | None) -> Table:
-    from ..unitxt.scoring import UNITXT_NAMES
+    import dataclasses
 
-    rows = []
-    for j, name in enumerate(scores.names):
-        interval = scores.intervals[j] if scores.intervals else None
-        column = scores.values[:, j]
-        scored = int((~_isnan(column)).sum())
-        rows.append(
-            {
-                "metric": name,
-                "unitxt": UNITXT_NAMES[name],
-                "mean": float(_nanmean(column)) if scored else None,
-                "ci_low": interval.ci_low if interval else None,
-                "ci_high": interval.ci_high if interval else None,
-                "scored": scored,
-                "records": n,
-                "no_ci": interval.reason if interval else "intervals not asked for",
-            }
-        )
+    rows = [dataclasses.asdict(score) for score in scores.global_scores()]
     notes = [f"{n} records, compat {compat}, {seconds:.2f} s"]
     if output is not None:
         notes.append(f"instance scores written to {esc(output)}")
@@ -107,18 +91,6 @@ def _interval_text(row: dict) -> str:
     if row["ci_low"] is None:
         return "-"
     return f"[{row['ci_low']:.3f}, {row['ci_high']:.3f}]"
-
-
-def _isnan(column):
-    import numpy as np
-
-    return np.isnan(column)
-
-
-def _nanmean(column):
-    import numpy as np
-
-    return np.nanmean(column)
 
 
 @unitxt_group.command("import")

@@ -4,7 +4,7 @@
 
     from ragassay.results import read_run
 
-    data = read_run(store, "1a2b3c")          # 7 SQL statements, whatever the run's size
+    data = read_run(store, "1a2b3c")          # 6 SQL statements, whatever the run's size
     data.values("bm25", "recall_at_k")        # per-sample values, NaN where unscored or missing
 
 - :mod:`.model`: :class:`RunData` and its records (pure data, no store);

@@ -1,7 +1,7 @@
 """Reading a stored run into the read model: each table once (:func:`read_run`).
 
-Seven statements for any run size: the run, its systems, its samples, its outputs, its metric values, its
-judgements and its lease (for the state). :func:`read_payloads` adds one for the outputs of a few samples.
+Six statements for any run size: the run with its lease (for the state), its systems, its samples, its outputs,
+its metric values and its judgements. :func:`read_payloads` adds one for the outputs of a few samples.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ def read_run(store: Any, ref: str, *, payloads: bool | str = False) -> RunData:
         otherwise :meth:`RunData.payload` refuses.
     :raises ragassay.errors.StoreError: no (single) run matches ``ref``, or a stored row cannot be read.
     """
-    row = store.get_run(ref)
+    row, holder = store.run_and_holder(ref)
     run_id = row["id"]
     systems = store.run_systems(run_id)
     samples = store.sample_rows(run_id)
@@ -34,7 +34,6 @@ def read_run(store: Any, ref: str, *, payloads: bool | str = False) -> RunData:
     outputs = {(r[0], r[1]): _output(r, payloads) for r in store.output_records(run_id, payloads=payloads)}
     scores = [_metric(r) for r in store.score_records(run_id, "metric")]
     scores += [_judgement(r) for r in store.score_records(run_id, "judge")]
-    holder = store.run_holder(run_id)
     names = [s["name"] for s in systems]
     info = _info(row, holder, len(names), len(outputs))
     scores.sort(key=_order(names, [q for q, _ in samples], info.spec))

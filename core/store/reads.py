@@ -15,6 +15,7 @@ from sqlalchemy import select
 from . import schema as t
 from .lease import Holder, stale_reason
 
+_LEASE = ("key", "run_id", "owner", "host", "pid", "acquired_at", "heartbeat_at")
 OUTPUT_COLUMNS = (
     "system",
     "question_id",
@@ -87,12 +88,23 @@ class RunReads:
         with self.engine.connect() as conn:
             return [tuple(row) for row in conn.execute(query)]
 
-    def run_holder(self, run_id: str) -> Holder | None:
-        """The live lease on the run (a process working on it now), or None."""
+    def run_and_holder(self, ref: str) -> tuple[dict[str, Any], Holder | None]:
+        """The run ``ref`` (an id or unique prefix) and the live lease on it (None when no process works on it),
+        in one statement; an unknown or ambiguous ``ref`` raises :meth:`get_run`'s error."""
+        lease = t.run_leases
+        query = (
+            select(t.runs, *(lease.c[name].label(f"lease_{name}") for name in _LEASE))
+            .outerjoin(lease, lease.c.run_id == t.runs.c.id)
+            .where(t.runs.c.id.startswith(ref, autoescape=True))
+        )
         with self.engine.connect() as conn:
-            rows = conn.execute(select(t.run_leases).where(t.run_leases.c.run_id == run_id)).all()
-        live = [Holder(**row._mapping) for row in rows]
-        return next((h for h in live if stale_reason(h) is None), None)
+            rows = [dict(row._mapping) for row in conn.execute(query)]
+        if len({row["id"] for row in rows}) != 1:
+            self.get_run(ref)  # raises: not found, or ambiguous (naming the known runs)
+        row = rows[0]
+        lease_values = {name: row.pop(f"lease_{name}") for name in _LEASE}
+        holder = None if lease_values["owner"] is None else Holder(**lease_values)
+        return row, holder if holder is not None and stale_reason(holder) is None else None
 
     def payload_records(self, run_id: str, question_ids: Sequence[str]) -> list[tuple[str, str, str]]:
         """(system, question_id, output_json) of the stored outputs of the given samples."""

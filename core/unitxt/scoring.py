@@ -71,6 +71,41 @@ class BulkScores:
         row = self.values[index]
         return {name: None if np.isnan(row[j]) else float(row[j]) for j, name in enumerate(self.names)}
 
+    def global_scores(self) -> list[GlobalScore]:
+        """Each metric's global score: the mean over scored records, its interval (or why none), the counts."""
+        found = []
+        for j, name in enumerate(self.names):
+            column = self.values[:, j]
+            scored = int(np.count_nonzero(~np.isnan(column)))
+            interval = self.intervals[j] if self.intervals else None
+            found.append(
+                GlobalScore(
+                    name,
+                    UNITXT_NAMES[name],
+                    float(np.nanmean(column)) if scored else None,
+                    interval.ci_low if interval else None,
+                    interval.ci_high if interval else None,
+                    scored,
+                    len(column),
+                    interval.reason if interval else "intervals not asked for",
+                )
+            )
+        return found
+
+
+@dataclasses.dataclass(frozen=True)
+class GlobalScore:
+    """One metric's global score over a file: mean of the scored records and its bootstrap interval."""
+
+    metric: str
+    unitxt: str  # Unitxt's name of the metric
+    mean: float | None
+    ci_low: float | None
+    ci_high: float | None
+    scored: int
+    records: int
+    no_ci: str | None  # why there is no interval
+
 
 def check_names(names: Sequence[str]) -> list[str]:
     """The requested metric names, validated against the bulk metrics (one message listing the known ones)."""
