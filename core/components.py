@@ -346,6 +346,9 @@ class Judge(Component):
     """Decides whether an output is correct (or scores it), with an explanation."""
 
     kind = "judge"
+    #: True for a judge that compares the answer with the sample's reference answers, so that its verdicts can
+    #: stand for the truth (``ragassay meta-eval``'s default ground truth is the first such judge of a run).
+    reference_based: ClassVar[bool] = False
 
     async def judge(self, sample: Sample, output: RAGOutput) -> Judgement:
         """The verdict on one output; an exception is stored as an unscored judgement with ``error: ...``."""
@@ -398,6 +401,10 @@ class RAGSystem(Component):
 
     kind = "rag"
     roles: ClassVar[dict[str, Role]] = {}
+    #: How the system uses retrieval, stored with the run (``ragassay decisions`` finds its systems by it):
+    #: "always" (retrieves for every sample), "never" (answers from the model alone), "decides" (an agent that
+    #: chooses per sample), or None (not declared).
+    retrieval: ClassVar[Literal["always", "never", "decides"] | None] = None
 
     def __init__(
         self,

@@ -36,6 +36,7 @@ class MatchJudge(Judge):
     """
 
     name = "match"
+    reference_based = True
     Options = MatchOptions
 
     async def judge(self, sample: Sample, output: RAGOutput) -> Judgement:

@@ -26,6 +26,7 @@ class NoRetrievalRAG(RAGSystem):
     """Baseline: the generator answers from its own knowledge, with no retrieval."""
 
     name = "no_retrieval"
+    retrieval = "never"
     Options = NoRetrievalOptions
     roles = {"generator": Role("generator", description="Answers the question with no context.")}
 

@@ -133,6 +133,7 @@ class BooleanAgentRAG(_AgentBase):
     """Simple boolean agent: the model may call a retrieve tool; retrieval only when it asks (seeds/003 V-A)."""
 
     name = "boolean_agent"
+    retrieval = "decides"
 
     async def answer(self, sample: Sample) -> RAGOutput:
         calls: list[dict[str, Any]] = []
@@ -153,6 +154,7 @@ class BooleanAgentAdvancedRAG(_AgentBase):
     """Advanced boolean agent: answer first, then a forced decision whether more information would help."""
 
     name = "boolean_agent_advanced"
+    retrieval = "decides"
     default_tool_description = ADVANCED_TOOL_DESCRIPTION
 
     async def answer(self, sample: Sample) -> RAGOutput:

@@ -27,6 +27,7 @@ class NaiveRAG(RAGSystem):
     """Retrieve top-k chunks for every question, inject them as numbered sources, answer."""
 
     name = "naive"
+    retrieval = "always"
     Options = NaiveOptions
     roles = {
         "chunker": Role("chunker", default="recursive", description="Splits the corpus into chunks."),

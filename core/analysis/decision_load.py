@@ -1,5 +1,10 @@
 """``ragassay decisions`` over the read model: each agent's retrieve-or-not decisions scored against the samples
-the no-retrieval baseline got wrong (:mod:`.retrieval_decision`)."""
+the no-retrieval baseline got wrong (:mod:`.retrieval_decision`).
+
+The systems are found by the role their RAG declares (``RAGSystem.retrieval``, stored with the run): the one that
+never retrieves is the baseline, the one that always retrieves the naive system, and the agents are those that
+skipped retrieval at least once; ``--baseline``, ``--naive`` and ``--agent`` name them instead.
+"""
 
 from __future__ import annotations
 
@@ -22,16 +27,20 @@ class Decisions:
     reports: list[DecisionReport]
 
 
-def system_rags(run) -> dict[str, str]:
-    """system name -> name of its RAG component (``naive``, ``no_retrieval``, ...)."""
-    return {system: run.rag_name(system) for system in run.systems}
+def system_roles(run) -> dict[str, str | None]:
+    """system name -> how its RAG uses retrieval, as stored with the run: always, never, decides (or None)."""
+    return {system: run.retrieval_role(system) for system in run.systems}
 
 
-def pick_system(rags: dict[str, str], rag: str, flag: str) -> str:
-    """The one system whose RAG is ``rag``; otherwise a StoreError telling the user to name it with ``flag``."""
-    found = [name for name, kind in rags.items() if kind == rag]
+def pick_system(roles: dict[str, str | None], role: str, flag: str) -> str:
+    """The one system whose RAG retrieves ``role``; otherwise a StoreError telling the user to name it with
+    ``flag``."""
+    found = [name for name, found_role in roles.items() if found_role == role]
     if len(found) != 1:
-        raise StoreError(f"cannot tell which system is the '{rag}' one ({', '.join(found) or 'none'}); use {flag}")
+        what = {"never": "answers without retrieval", "always": "always retrieves"}[role]
+        raise StoreError(
+            f"cannot tell which system {what} ({', '.join(found) or 'none declares it'}); name it with {flag}"
+        )
     return found[0]
 
 
@@ -69,17 +78,17 @@ def decisions(
     threshold: float = 0.5,
 ) -> Decisions:
     """Score the decisions of ``agents`` (default: every system that skipped retrieval at least once)."""
-    rags = system_rags(run)
+    roles = system_roles(run)
     outcomes, column = decision_outcomes(run, column, threshold)
-    baseline = baseline or pick_system(rags, "no_retrieval", "--baseline")
-    naive = naive or pick_system(rags, "naive", "--naive")
+    baseline = baseline or pick_system(roles, "never", "--baseline")
+    naive = naive or pick_system(roles, "always", "--naive")
     agents = agents or tuple(
         s for s, o in outcomes.items() if s not in (baseline, naive) and any(x.retrieved is False for x in o.values())
     )
     reports = []
     for agent in agents:
-        if agent not in rags:
-            raise StoreError(f"run {run.id[:12]} has no system '{agent}'. Systems: {', '.join(rags)}")
+        if agent not in roles:
+            raise StoreError(f"run {run.id[:12]} has no system '{agent}'. Systems: {', '.join(roles)}")
         reports.append(
             score_decisions(
                 outcomes.get(agent, {}), outcomes.get(baseline, {}), outcomes.get(naive, {}), (agent, baseline, naive)

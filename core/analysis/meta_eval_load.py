@@ -75,15 +75,17 @@ def metric_verdicts(run, specs: list[tuple[str, float]]) -> dict[str, dict]:
 
 
 def truth_from_run(run, spec: str | None, judge_threshold: float) -> Truth:
-    """The truth named by ``--truth``: ``judge:NAME`` or ``METRIC:THRESHOLD``; default the ``match`` judge."""
+    """The truth named by ``--truth``: ``judge:NAME`` or ``METRIC:THRESHOLD``; default the run's first judge that
+    compares answers with reference answers (``Judge.reference_based``, such as ``match``)."""
     judges = judge_verdicts(run, judge_threshold)
     if spec is None:
-        if "match" not in judges:
+        based = [name for name in run.judges if run.judge_traits(name).get("reference_based") and name in judges]
+        if not based:
             raise ConfigError(
-                f"run {run.id[:12]} has no 'match' judge to take as the truth; name it with --truth judge:NAME, "
-                "--truth METRIC:THRESHOLD or --labels FILE"
+                f"run {run.id[:12]} has no judge that compares answers with references (such as 'match') to take "
+                "as the truth; name one with --truth judge:NAME, --truth METRIC:THRESHOLD or --labels FILE"
             )
-        spec = "judge:match"
+        spec = f"judge:{based[0]}"
     if spec.startswith("judge:"):
         name = spec.removeprefix("judge:")
         if name not in judges:

@@ -164,6 +164,10 @@ class RunData:
             return {"direction": "higher", "value_range": [0.0, 1.0]}
         return dict(((self.info.spec.get("metrics") or {}).get(column) or {}).get("traits") or {})
 
+    def judge_traits(self, label: str) -> dict[str, Any]:
+        """A judge's stored traits (``reference_based``, ...)."""
+        return dict(((self.info.spec.get("judges") or {}).get(label) or {}).get("traits") or {})
+
     def direction(self, column: str) -> str:
         """ "higher" or "lower": which value of ``column`` is better (default higher)."""
         return self.traits(column).get("direction", "higher")
@@ -227,8 +231,12 @@ class RunData:
         return np.array([o.latency_s for o in found if o is not None and o.ok and o.latency_s is not None], dtype=float)
 
     def rag_name(self, system: str) -> str:
-        """The name of the RAG component of ``system`` (naive, no_retrieval, boolean_agent, ...)."""
+        """The name of the RAG component of ``system``."""
         return (self.system_specs.get(system, {}).get("rag") or {}).get("name", "")
+
+    def retrieval_role(self, system: str) -> str | None:
+        """How ``system``'s RAG uses retrieval (``RAGSystem.retrieval``: always, never, decides), as stored."""
+        return ((self.system_specs.get(system, {}).get("rag") or {}).get("traits") or {}).get("retrieval")
 
     def scores_frame(self, repeat: int = 0):
         """Repeat ``repeat`` of every column, wide (a pandas DataFrame): indexed by (system, question_id) in run

@@ -41,7 +41,6 @@ from ..models import Sample
 #: The callables being evaluated, addressed by the python adapter as ``ragassay.testing.callables:registered.<key>``.
 registered = types.SimpleNamespace()
 
-DEFAULT_METRICS = ("exact_match", "token_recall", "contains_answer")
 _PLAIN = (str, int, float, bool, type(None))
 
 
@@ -50,15 +49,16 @@ def evaluate(
     samples: Sequence[Mapping[str, Any] | Sample] | str | Path,
     *,
     results: str | Path,
-    metrics: Sequence[str] = DEFAULT_METRICS,
+    metrics: Sequence[str] | None = None,
     judges: Sequence[str] = (),
     project: str = "callables",
     version: str = "",
     new: bool = False,
 ) -> Any:
     """Run ``rag`` (one callable, or a mapping of system name to callable, in that order) on ``samples`` (dicts
-    or Samples, or a JSONL file) and score them with ``metrics`` and ``judges``; returns the
-    :class:`~ragassay.Run`.
+    or Samples, or a JSONL file) and score them with ``metrics`` (default: the config's default,
+    :data:`ragassay.config.DEFAULT_METRICS`; the retrieval metrics are unscored, with the reason, for a callable
+    that returns no contexts) and ``judges``; returns the :class:`~ragassay.Run`.
 
     :param results: the results database (a SQLite file path or a SQLAlchemy URL); the project folder is
         written beside a SQLite file (``projects/<project>/``), else under the working directory.
@@ -78,7 +78,7 @@ def evaluate(
     config = {
         "project": {"name": project, "results": _results_url(results)},
         "dataset": {"options": {"path": "qa.jsonl"}},
-        "evaluation": {"metrics": list(metrics), "judges": list(judges)},
+        "evaluation": {"judges": list(judges)} | ({} if metrics is None else {"metrics": list(metrics)}),
     }
     config |= {f"systems.{name}": _system(name, function, version) for name, function in systems.items()}
     (folder / "ragassay.toml").write_text(to_toml(config), encoding="utf-8")
