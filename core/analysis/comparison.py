@@ -3,8 +3,8 @@
 Per run: the verdicts (:mod:`.verdicts`: cells with intervals, one paired procedure per pair), each system's
 outputs and spending (:mod:`.usage`), its latency quantiles and the quality-cost-latency frontier
 (:mod:`.latency`), and the run-to-run spread of repeated judges (:mod:`.variance`). Columns that carry no
-information are hidden unless asked for: a metric equal on every system and sample, token and cost columns that
-are 0 for every system, evaluation columns when no metric or judge called a model; :attr:`Comparison.hidden`
+information are hidden unless asked for: in a comparison of several systems, a metric equal on every system and
+sample; token and cost columns that are 0 for every system; evaluation columns when no metric or judge called a model; :attr:`Comparison.hidden`
 says what was hidden and why.
 """
 
@@ -132,7 +132,7 @@ def _with_hidden(rows, columns, directions, parts, all_columns: bool) -> Compari
     constant = {m for part in parts for m in part.verdicts.constant}
     declared = {m for part in parts for m in part.verdicts.family}
     shown = columns
-    if not all_columns:
+    if not all_columns and len(rows) > 1:  # a single system's constant metric still tells its level
         shown = [c for c in columns if c not in constant or c in declared]
         for column in columns:
             if column not in shown:

@@ -81,9 +81,12 @@ def verdict_lines(verdicts) -> list[str]:
     """The verdict block of one run as plain lines (what ``compare`` prints; the pytest assertions quote it)."""
     from ..analysis.sentences import verdict_sentences
 
+    declared = sum(1 for p in verdicts.pairs if p.metric in verdicts.family)
+    left = f" ({declared - verdicts.compared} with too few differing samples)" if declared > verdicts.compared else ""
     head = (
         f"verdicts, run {verdicts.run_id[:8]}: against {verdicts.baseline} (baseline), alpha {verdicts.alpha:g}, "
-        f"Holm over {verdicts.compared} comparisons of [{', '.join(verdicts.family)}], seed {verdicts.seed}"
+        f"Holm over {verdicts.compared} of {declared} comparisons{left} on {', '.join(verdicts.family) or '-'}, "
+        f"seed {verdicts.seed}"
     )
     sentences = verdict_sentences(verdicts) or ["only one system: nothing to compare"]
     lines = [head] + [f"  {s}" for s in sentences[:MAX_LINES]]

@@ -152,9 +152,9 @@ def _headline(row, settings) -> str:
     verdict = "regression" if row.outcome == "regression" else "inconclusive (fails unless on_inconclusive='pass')"
     settle = f"; about {row.needed:,} samples would settle it" if row.needed else ""
     return (
-        f"{verdict} on {row.metric}: {mine} against {theirs} ({how}): {_num(row.baseline_mean)} -> "
-        f"{_num(row.candidate_mean)}, difference {row.mean_diff:+.4f}, {interval}, n {row.n}, differing on "
-        f"{row.n_discordant}{settle}" + (f". {row.reason}" if row.reason else "")
+        f"{verdict} on {row.metric}: {mine} against {theirs} ({how}): {row.reason or 'shown worse'}. "
+        f"{_num(row.baseline_mean)} -> {_num(row.candidate_mean)}, difference {row.mean_diff:+.4f}, {interval}, "
+        f"n {row.n}, differing on {row.n_discordant}{settle}"
     )
 
 
