@@ -1,12 +1,14 @@
-"""Report benchmark (issue 13) on 10,000 samples x 4 systems x 6 metrics.
+"""Report benchmark on 10,000 samples x 4 systems x 6 metrics: the statistics, ``compare`` and the HTML report.
 
-Part 1 times :func:`ragassay.analysis.verdicts.decide_values`: every cell's mean and BCa interval, every
-system's paired permutation test against the baseline, Holm adjustment, effect sizes, MDEs and verdicts.
-Part 2 writes the same kind of run (seeded synthetic outputs and metric values) into a results store through
-its write API, then times :func:`~ragassay.analysis.verdicts.decide` on the stored run (goal < 5 s) and
-:func:`ragassay.html_report.build_report` (goal < 15 s), and prints the HTML size (goal < 10 MB).
+Part 1 times :func:`ragassay.analysis.verdicts.decide_values`: every cell's mean and BCa interval, every pair's
+sign-flip test and inverted interval, Tarone's reduction and Holm, effect sizes, MDEs and verdicts.
+Part 2 writes the same kind of run (seeded synthetic outputs and metric values) into a SQLite results store
+through its write API, then runs ``ragassay compare RUN --format json`` and ``ragassay report RUN --html`` in
+this process and prints, for each, the wall time and the SQL statements it executed (a SQLAlchemy event listener
+on every engine), and the HTML size (goal < 10 MB). Only the public CLI is called, so the same script measures
+an older checkout too ("before and after"; docs/results.md quotes both).
 
-    python benchmarks/report.py [--samples 10000] [--systems 4] [--metrics 6]
+    python benchmarks/report.py [--samples 10000] [--systems 4] [--metrics 6] [--folder DIR]
 """
 
 from __future__ import annotations

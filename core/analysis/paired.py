@@ -285,6 +285,8 @@ def _decided(outcome: PairOutcome, counts: _NullCounts, level: float, adjusted: 
 
 
 def _too_few(outcome: PairOutcome, counts: _NullCounts) -> PairOutcome:
+    if outcome.n_discordant == 0:
+        return dataclasses.replace(outcome, reason="equal on every sample: nothing to decide")
     reason = (
         f"too few differing samples to decide (n_discordant = {outcome.n_discordant}; the smallest attainable "
         f"p-value {counts.constant / counts.total:.3g} cannot reach the level)"

@@ -142,6 +142,14 @@ def hypothesis_table(system: str, hypothesis) -> Table:
         Column("robustness non-robust", numeric=True),
         Column("robustness: robust higher?"),
         *_difference_columns("robustness"),
+        Column(
+            "in gaps",
+            numeric=True,
+            show=lambda r: f"{_fmt(r['in gaps robust'], 2)}/{_fmt(r['in gaps non-robust'], 2)}",
+            in_data=False,
+        ),
+        Column("in gaps robust", numeric=True, in_text=False),
+        Column("in gaps non-robust", numeric=True, in_text=False),
         Column("LM excluded", numeric=True),
     ]
     rows = []
@@ -160,6 +168,8 @@ def hypothesis_table(system: str, hypothesis) -> Table:
                 "robustness non-robust": n.robustness,
                 "robustness: robust higher?": _answer(row.r_test),
                 **_difference_cells("robustness", row.r_test),
+                "in gaps robust": r.gap_share,
+                "in gaps non-robust": n.gap_share,
                 "LM excluded": None if row.modular is None else row.excluded_lm,
             }
         )
@@ -195,6 +205,10 @@ def _difference_cells(metric: str, test) -> dict:
         f"{metric} diff high": None if test is None else test.ci_high,
         f"{metric} no interval": None if test is None else test.reason,
     }
+
+
+def _fmt(value, digits: int) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
 
 
 def _answer(test) -> str:

@@ -204,7 +204,10 @@ def _split(columns: list[Column], widths: dict[str, int], room: int) -> list[lis
 def _rich_table(table: Table, columns: list[Column], texts: dict, widths: dict, suffix: str, compact: bool = False):
     from rich.table import Table as RichTable
 
-    rich = RichTable(title=esc(table.title + suffix), title_justify="left", box=None if compact else _default_box())
+    title = table.title + suffix
+    rich = RichTable(
+        title=esc(title), title_justify="left", box=None if compact else _default_box(), min_width=min(len(title), 80)
+    )
     if compact:
         rich.title_style = rich.header_style = ""
     for column in columns:
