@@ -4,8 +4,8 @@ Per run: the verdicts (:mod:`.verdicts`: cells with intervals, one paired proced
 outputs and spending (:mod:`.usage`), its latency quantiles and the quality-cost-latency frontier
 (:mod:`.latency`), and the run-to-run spread of repeated judges (:mod:`.variance`). Columns that carry no
 information are hidden unless asked for: in a comparison of several systems, a metric equal on every system and
-sample; token and cost columns that are 0 for every system; evaluation columns when no metric or judge called a model; :attr:`Comparison.hidden`
-says what was hidden and why.
+sample; token and cost columns that are 0 for every system; evaluation columns when no metric or judge called a
+model. :attr:`Comparison.hidden` says what was hidden and why.
 """
 
 from __future__ import annotations
