@@ -141,6 +141,11 @@ class RayExecutor:
 
     async def process(self, job: WorkerJob, work: Iterable[tuple[WorkItem, ItemInputs]]) -> AsyncIterator:
         """Yield ``(results, stored)`` per finished batch: unit results, or digests when workers stored them."""
+        batches = _batches(work, self.options.batch_size)
+        first = next(batches, None)
+        if first is None:
+            return  # nothing left to do: no workers, no budget actor
+        batches = itertools.chain([first], batches)
         ray = connect(self.options.address)
         self._check_capacity(ray)
         job = dataclasses.replace(job, store_url=job.store_url if self.writes_in_workers else None)
@@ -150,7 +155,6 @@ class RayExecutor:
         remote = ray.remote(_Worker)
         slots = [self._spawn(ray, remote, job, corpus, i) for i in range(self.options.workers)]
         await self._wait_ready(ray, slots)
-        batches = _batches(work, self.options.batch_size)
         retry: list[Batch] = []
         pending: dict[asyncio.Future, tuple[_Slot, Batch]] = {}
         try:

@@ -162,6 +162,18 @@ def test_ray_run_stores_exactly_what_the_local_run_stores(tmp_path, host, ray_cl
     assert got[2] == expected[2] and len(expected[2]) == 119
 
 
+def test_nothing_left_to_do_starts_no_workers(tmp_path, host, ray_cluster):
+    """A run that is already complete (here: done by the local executor) resumes on Ray without a single actor."""
+    _join(ray_cluster)
+    config = _project(tmp_path / "done")
+    config.write_text(config.read_text().replace('fail_ids = ["q007"]', "fail_ids = []"))
+    assert _run(config, host, "local").completed == 120
+    executors = []
+    summary = _run(config, host, "ray", holder=executors)
+    assert (summary.resumed, summary.skipped, summary.completed) == (True, 120, 0)
+    assert executors[0].worker_pids == [] and executors[0].budget is None  # no worker, no budget actor
+
+
 def test_a_killed_worker_has_its_units_redone_once(tmp_path, host, ray_cluster):
     _join(ray_cluster)
     config = _project(tmp_path / "kill", delay=0.05)
