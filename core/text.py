@@ -79,3 +79,21 @@ def text_bytes(texts: list[str], limit: int) -> int:
         if total > limit:
             return total
     return total
+
+
+#: Control characters a terminal may act on: C0 except tab and newline, DEL, and the C1 range (U+0080-U+009F,
+#: e.g. U+009B, an 8-bit CSI).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` with every control character but newline and tab replaced by a visible escape (``\\x1b`` for
+    ESC, ``\\x07`` for BEL, ...), so that data, model replies and endpoint bodies cannot move the cursor, clear
+    the screen, retitle the window or hide text on a terminal. A Windows line end (CR LF) becomes a newline.
+
+    Every command passes such strings through this before printing (rich, markdown and csv output, failure
+    lines, warnings, errors); json output escapes them the JSON way instead.
+    """
+    if _CONTROL.search(text) is None:
+        return text
+    return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", text.replace("\r\n", "\n"))

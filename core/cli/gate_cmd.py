@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from ..text import terminal_safe
 from .common import config_option, console, project_path
 
 BASELINE_HELP = (
@@ -146,7 +147,7 @@ def _run_candidate(loaded, *, quiet: bool, no_cache: bool, wait: bool) -> str:
         err=True,
     )
     for warning in summary.warnings:
-        click.echo(f"  warning: {warning}", err=True)
+        click.echo(f"  warning: {terminal_safe(warning)}", err=True)
     return summary.run_id
 
 
@@ -177,7 +178,7 @@ def _print(text: str, result, fmt: str) -> None:
     if fmt == "json":
         click.echo(json.dumps(result.as_dict(), indent=2))
     elif fmt == "markdown":
-        click.echo(text, nl=False)
+        click.echo(terminal_safe(text), nl=False)
     else:
         from .render import esc
 
