@@ -130,11 +130,11 @@ def _gate(
 def _run_candidate(loaded, *, quiet: bool, no_cache: bool, wait: bool) -> str:
     """Run or resume the config (progress and warnings on stderr); the run's id."""
     from ..api import run
-    from .progress import make_progress, progress_every, run_callbacks
+    from .progress import make_progress, progress_every, run_callbacks, system_count
 
     progress = make_progress(quiet, progress_every(None))
 
-    on_start, on_result = run_callbacks(progress)
+    on_start, on_result = run_callbacks(progress, system_count(loaded))
 
     try:
         summary = run(loaded, no_cache=no_cache, wait=wait, on_start=on_start, on_result=on_result)

@@ -85,13 +85,13 @@ def run_command(
     from ..config import load_config
     from ..executor import with_executor
     from ..interruptible import exit_interrupted
-    from .progress import make_progress, progress_every, run_callbacks
+    from .progress import make_progress, progress_every, run_callbacks, system_count
 
     progress = make_progress(quiet, progress_every(progress_every_s))
     loaded = with_executor(load_config(project_path(config, config_path)), executor, address, workers)
     out = console()
 
-    on_start, on_result = run_callbacks(progress)
+    on_start, on_result = run_callbacks(progress, system_count(loaded))
 
     try:
         summary = run(
