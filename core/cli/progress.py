@@ -22,14 +22,22 @@ class SystemEta:
 
     Each result charges its system with the time since the previous result (the run's first result is charged
     nothing: its wait paid for building the systems too); a system's cost per unit is its charge over its charged
-    results. The time left is the sum over systems of units left x cost per unit, a system's units being the
-    run's units shared evenly between its ``systems`` (each system answers every sample). A system with no charged
-    result yet has no cost: the estimate is then a lower bound (:meth:`text` says how many are untimed).
-    Without ``systems`` every unit is charged alike.
+    results. The time left is the sum over systems of units left x cost per unit. Each system's units to do are
+    ``units`` when given, else the run's ``total`` shared evenly between its ``systems`` (each system answers
+    every sample: exact for a new run, an approximation for a resumed one). A system with units left and no
+    charged result has no cost yet: the estimate is then a lower bound, and :meth:`text` says so. Without
+    ``systems`` or ``units`` every unit is charged alike.
     """
 
-    def __init__(self, total: int, systems: int | None = None, clock: Callable[[], float] = time.perf_counter):
-        self.total, self.systems, self.clock = total, systems, clock
+    def __init__(
+        self,
+        total: int,
+        systems: int | None = None,
+        clock: Callable[[], float] = time.perf_counter,
+        units: dict[str, int] | None = None,
+    ):
+        self.total, self.clock, self.units = total, clock, units
+        self.systems = len(units) if units else systems
         self.done: dict[str, int] = {}
         self.charged: dict[str, tuple[int, float]] = {}  # system -> (results charged, seconds charged)
         self._last: float | None = None
@@ -44,31 +52,40 @@ class SystemEta:
             self.charged[system] = (count + 1, seconds + now - self._last)
         self._last = now
 
+    def units_left(self) -> dict[str | None, float]:
+        """Units left per system seen (or named in ``units``); None: those of the systems not seen yet."""
+        if self.units is not None:
+            return {name: max(count - self.done.get(name, 0), 0) for name, count in self.units.items()}
+        names = max(self.systems or 1, len(self.done))
+        share = self.total / names
+        left: dict[str | None, float] = {name: max(share - done, 0.0) for name, done in self.done.items()}
+        left[None] = share * (names - len(self.done))
+        scale = (self.total - sum(self.done.values())) / (sum(left.values()) or 1.0)  # they add up to the run's
+        return {name: units * scale for name, units in left.items()}
+
     def seconds_left(self) -> tuple[float | None, int]:
-        """(seconds, systems not timed yet): seconds is None before any cost is known, a lower bound while
-        some systems with units left are not timed yet."""
-        left = self.total - sum(self.done.values())
-        if left <= 0:
+        """(seconds, systems with units left and no cost yet): seconds is None before any cost is known, and a
+        lower bound while the second number is not 0."""
+        if self.total - sum(self.done.values()) <= 0:
             return 0.0, 0
         if not self.charged:
             return None, 0
-        names = max(self.systems or 1, len(self.done))
-        share = self.total / names
-        units = {name: max(share - self.done.get(name, 0), 0.0) for name in self.done}
-        untimed = names - len(self.charged)
-        shares = sum(units.values()) + share * (names - len(self.done))
-        scale = left / shares if shares > 0 else 1.0  # the systems' units left add up to the run's
-        known = sum(units[name] * seconds / count for name, (count, seconds) in self.charged.items())
+        left = self.units_left()
+        known = sum(left.get(name, 0) * seconds / count for name, (count, seconds) in self.charged.items())
+        untimed = sum(1 for name, units in left.items() if name is not None and units > 0 and name not in self.charged)
+        if left.get(None, 0) > 0:
+            untimed += (self.systems or 1) - len(self.done)
         since = self.clock() - self._last  # time already spent towards the next results
-        return max(known * scale - since, 0.0), untimed
+        return max(known - since, 0.0), untimed
 
     def text(self) -> str:
-        """``58s``, ``>58s (2 of 4 systems not timed yet)`` or ``unknown``."""
+        """``58s``, ``>58s (2 of 4 systems not timed yet)``, or ``unknown`` (with why, when it is known)."""
         seconds, untimed = self.seconds_left()
         if seconds is None:
             return "unknown"
         if untimed:
-            return f">{seconds:.0f}s ({untimed} of {self.systems} systems not timed yet)"
+            lower = f">{seconds:.0f}s" if seconds >= 1 else "unknown"
+            return f"{lower} ({untimed} of {self.systems} systems not timed yet)"
         return f"{seconds:.0f}s"
 
 
@@ -91,9 +108,10 @@ class PlainProgress:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
-    def start(self, total: int, systems: int | None = None) -> None:
+    def start(self, total: int, systems: int | None = None, units: dict[str, int] | None = None) -> None:
+        """Count ``total`` units of ``systems`` (or exactly ``units`` per system, when known) from now."""
         self.total, self._started = total, self.clock()
-        self.eta = SystemEta(total, systems, self.clock)
+        self.eta = SystemEta(total, systems, self.clock, units)
         self._thread = threading.Thread(target=self._tick, name="ragassay-progress", daemon=True)
         self._thread.start()
 
@@ -146,8 +164,9 @@ class BarProgress:
         self.failed = 0
         self.eta = SystemEta(0)
 
-    def start(self, total: int, systems: int | None = None) -> None:
-        self.eta = SystemEta(total, systems)
+    def start(self, total: int, systems: int | None = None, units: dict[str, int] | None = None) -> None:
+        """Count ``total`` units of ``systems`` (or exactly ``units`` per system, when known) from now."""
+        self.eta = SystemEta(total, systems, units=units)
         self._progress.start()
         self._task = self._progress.add_task("units", total=total, failed=0)
 

@@ -113,3 +113,25 @@ def test_system_count_expands_grids(project):
     from ragassay.config import load_config
 
     assert system_count(load_config(project)) == 2
+
+
+def test_eta_of_a_resumed_run_with_each_systems_units_known():
+    """Resumed: keyword and bm25 were done before (never timed now), dense has 30 left, hybrid 50."""
+    from ragassay.cli.progress import SystemEta
+
+    clock = Clock()
+    eta = SystemEta(80, clock=clock, units={"keyword": 0, "bm25": 0, "dense": 30, "hybrid": 50})
+    clock.now = 5.0
+    eta.record("dense")  # the first result pays for building the systems: no cost yet
+    assert eta.text() == "unknown"
+    for _ in range(9):
+        clock.now += 2.0
+        eta.record("dense")
+    assert eta.text() == ">40s (1 of 4 systems not timed yet)"  # 20 dense units at 2 s; hybrid not started
+    for _ in range(20):
+        clock.now += 2.0
+        eta.record("dense")
+    assert eta.text() == "unknown (1 of 4 systems not timed yet)"  # dense done: nothing known is left
+    clock.now += 6.0
+    eta.record("hybrid")
+    assert eta.seconds_left() == (pytest.approx(49 * 6.0), 0)
