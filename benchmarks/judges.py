@@ -39,6 +39,7 @@ from ragassay.components import ComponentContext  # noqa: E402
 from ragassay.llm.cache import close_caches  # noqa: E402
 from ragassay.llm.settings import LLMSection, runtime_settings  # noqa: E402
 from ragassay.models import MetricResult, RAGOutput, Sample  # noqa: E402
+from ragassay.plugin_manager import get_plugin_host  # noqa: E402
 
 TIMEOUT_S = 1.0  # the client's per-attempt timeout; a "timeout" fault answers after 1.5 x this
 
@@ -89,10 +90,11 @@ def answers(count: int) -> list[tuple[Sample, RAGOutput]]:
 
 def metric(url: str, cache_dir: Path, concurrency: int, faulty: bool):
     settings = {"llm": runtime_settings(LLMSection(cache=True), cache_dir)}
-    context = ComponentContext(project_dir=cache_dir, cache_dir=cache_dir, settings=settings)
+    registry = get_plugin_host().registry
+    context = ComponentContext(project_dir=cache_dir, cache_dir=cache_dir, settings=settings, registry=registry)
     options = {"model": "gpt-4o", "base_url": f"{url}/v1", "concurrency": concurrency, "timeout_s": TIMEOUT_S}
     if faulty:
-        options.update(max_retries=8, backoff_s=0.05, max_backoff_s=0.4)
+        options.update(backoff_s=0.05, max_backoff_s=0.4)  # retries bounded by the default retry_deadline_s
     return context.build(
         "metric", {"name": "citation_groundedness", "options": {"generator": {"name": "openai", "options": options}}}
     )

@@ -11,6 +11,8 @@ import re
 import string
 import unicodedata
 
+MIB = 1024 * 1024
+
 _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
 _PUNCTUATION = set(string.punctuation)
 _DROP_PUNCTUATION = str.maketrans("", "", string.punctuation)
@@ -66,3 +68,32 @@ def sentences(text: str) -> list[str]:
     """Split text into sentences (rule-based; good enough for extractive answers)."""
     parts = (part.strip() for part in _SENTENCE_END.split(text))
     return [part for part in parts if part]
+
+
+def text_bytes(texts: list[str], limit: int) -> int:
+    """UTF-8 size of ``texts``, counted only up to just past ``limit`` (a huge string is not encoded whole)."""
+    total = 0
+    for text in texts:
+        # a str of n characters is at least n bytes: one over the limit is known too large without encoding it
+        total += len(text) if len(text) > limit else len(text.encode("utf-8", errors="replace"))
+        if total > limit:
+            return total
+    return total
+
+
+#: Control characters a terminal may act on: C0 except tab and newline, DEL, and the C1 range (U+0080-U+009F,
+#: e.g. U+009B, an 8-bit CSI).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` with every control character but newline and tab replaced by a visible escape (``\\x1b`` for
+    ESC, ``\\x07`` for BEL, ...), so that data, model replies and endpoint bodies cannot move the cursor, clear
+    the screen, retitle the window or hide text on a terminal. A Windows line end (CR LF) becomes a newline.
+
+    Every command passes such strings through this before printing (rich, markdown and csv output, failure
+    lines, warnings, errors); json output escapes them the JSON way instead.
+    """
+    if _CONTROL.search(text) is None:
+        return text
+    return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", text.replace("\r\n", "\n"))

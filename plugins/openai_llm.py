@@ -74,7 +74,9 @@ class OpenAIBackend(LLMBackend):
 
     def retry_policy(self) -> RetryPolicy:
         o = self.options
-        return RetryPolicy(o.max_retries, o.backoff_s, o.max_backoff_s, o.max_retry_after_s, o.timeout_s)
+        return RetryPolicy(
+            o.max_retries, o.backoff_s, o.max_backoff_s, o.max_retry_after_s, o.timeout_s, deadline_s=o.retry_deadline_s
+        )
 
     def concurrency(self) -> int:
         return self.options.concurrency

@@ -33,9 +33,34 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+#: ``ray start --node-ip-address=127.0.0.1`` alone is not enough: Ray swaps a loopback address for the machine's
+#: outward IP (``services.resolve_ip_for_localhost``, in ``ray start`` and in a driver's ``ray.init``) unless its
+#: multi-node mode is off, and then the GCS and the raylet listen on every interface (``::``). With it off, the
+#: node's address stays 127.0.0.1 and every server of the head, workers included (they inherit the head's
+#: environment), listens on loopback only; a driver must have it too, or it looks for the GCS at the outward IP.
+#: (Ray refuses ``ray start --address`` of a further node in this mode: extra nodes need ``ray.cluster_utils``.)
+LOOPBACK_ONLY_ENV = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
+
+
 def ray_env(token: str) -> dict[str, str]:
-    """Environment entries a driver needs to join a cluster started by :class:`LocalRayCluster`."""
-    return {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": token, "RAY_USAGE_STATS_ENABLED": "0"}
+    """Environment entries a driver needs to join a cluster started by :class:`LocalRayCluster` (set them before
+    ``ray`` is imported: it reads them then)."""
+    return {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": token, "RAY_USAGE_STATS_ENABLED": "0", **LOOPBACK_ONLY_ENV}
+
+
+def listening_addresses(pid: int) -> set[tuple[str, int]]:
+    """(address, port) of every TCP socket listening in process ``pid`` and its descendants."""
+    import psutil
+
+    root = psutil.Process(pid)
+    found = set()
+    for process in [root, *root.children(recursive=True)]:
+        try:
+            connections = process.net_connections(kind="tcp")
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+        found |= {(c.laddr.ip, c.laddr.port) for c in connections if c.status == psutil.CONN_LISTEN}
+    return found
 
 
 @dataclasses.dataclass
@@ -72,6 +97,7 @@ class LocalRayCluster:
             "--num-gpus=0",
             "--object-store-memory=300000000",
             "--include-dashboard=false",
+            "--dashboard-host=127.0.0.1",
             "--disable-usage-stats",
             f"--temp-dir={temp_dir}",
         ]

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from ..text import terminal_safe
 from .common import config_option, console, project_path
 
 BASELINE_HELP = (
@@ -185,10 +186,10 @@ class _Baseline:
 def _run_candidate(loaded, check, options: dict) -> str:
     """Run or resume the config (progress and warnings on stderr) after ``check`` passed; the run's id."""
     from ..api import run
-    from .progress import make_progress, progress_every, run_callbacks
+    from .progress import make_progress, progress_every, run_callbacks, system_count
 
     progress = make_progress(options["quiet"], progress_every(None))
-    on_start, on_result = run_callbacks(progress)
+    on_start, on_result = run_callbacks(progress, system_count(loaded))
     try:
         summary = run(
             loaded,
@@ -207,7 +208,7 @@ def _run_candidate(loaded, check, options: dict) -> str:
         err=True,
     )
     for warning in summary.warnings:
-        click.echo(f"  warning: {warning}", err=True)
+        click.echo(f"  warning: {terminal_safe(warning)}", err=True)
     return summary.run_id
 
 
@@ -237,7 +238,7 @@ def _print(text: str, result, fmt: str) -> None:
     if fmt == "json":
         click.echo(json.dumps(result.as_dict(), indent=2))
     elif fmt == "markdown":
-        click.echo(text, nl=False)
+        click.echo(terminal_safe(text), nl=False)
     else:
         from .render import esc
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import click
 
+from ..text import terminal_safe
 from .common import config_option, console, project_path
 from .render import esc
 
@@ -64,7 +65,7 @@ def generate_command(
     elapsed = time.perf_counter() - start
     click.echo(f"wrote {count} samples to {out} in {elapsed:.2f}s ({count / max(elapsed, 1e-9):,.0f}/s)", err=True)
     for warning in project.context.warnings:
-        click.echo(f"  warning: {warning}", err=True)
+        click.echo(f"  warning: {terminal_safe(warning)}", err=True)
     summary = _guarded(name, source.summary)
     if summary:
         _print_rows(f"{name}: per template", summary)

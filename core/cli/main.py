@@ -42,7 +42,11 @@ def _report(ctx: click.Context, exc: BaseException, message: str) -> None:
 
 
 def _print_error(message: str) -> None:
-    lines = message.strip().splitlines() or ["unknown error"]
+    """``error: ...`` on stderr; a message quoting data or an endpoint's reply has its control characters shown
+    as escapes (:func:`ragassay.text.terminal_safe`)."""
+    from ..text import terminal_safe
+
+    lines = terminal_safe(message.strip()).splitlines() or ["unknown error"]
     click.echo(f"error: {lines[0]}", err=True)
     for line in lines[1:]:
         click.echo(f"       {line}", err=True)

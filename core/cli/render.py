@@ -11,7 +11,9 @@ A :class:`Table` is columns plus rows of plain values (str, int, float, None). I
 * ``markdown``: a pipe table, ``|`` escaped.
 
 Every string that comes from a user, a config or a model goes through :func:`esc` before rich renders it:
-rich would read ``depth[top_k=1|3|5]`` or ``[n]`` as markup and drop it.
+rich would read ``depth[top_k=1|3|5]`` or ``[n]`` as markup and drop it. Control characters (an ESC sequence
+in a dataset, an answer or an endpoint's body) are shown as visible escapes in every format
+(:func:`ragassay.text.terminal_safe`; json escapes them the JSON way).
 """
 
 from __future__ import annotations
@@ -20,9 +22,12 @@ import csv
 import dataclasses
 import io
 import json
+import re
 import textwrap
 from collections.abc import Callable
 from typing import Any
+
+from ..text import terminal_safe
 
 FORMATS = ("rich", "json", "csv", "markdown")
 HEADER_WIDTH = 16  # a numeric column's header wraps at this width when its values are narrower
@@ -30,10 +35,11 @@ TEXT_BUDGET = 20  # width a text column is given when deciding how to split a wi
 
 
 def esc(value: Any) -> str:
-    """``str(value)`` with rich markup escaped: the one way user, config and model strings reach rich."""
+    """``str(value)`` with rich markup escaped and control characters made visible: the one way user, config and
+    model strings reach rich."""
     from rich.markup import escape
 
-    return escape(str(value))
+    return escape(terminal_safe(str(value)))
 
 
 @dataclasses.dataclass
@@ -107,7 +113,7 @@ def emit(out, tables: list[Table], fmt: str, data: Any = None, *, compact: bool 
             data = (
                 tables[0].records() if len(tables) == 1 else [{"title": t.title, "rows": t.records()} for t in tables]
             )
-        click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+        click.echo(json_text(data))
     elif fmt == "csv":
         if len(tables) != 1:  # one table per invocation: a file pandas.read_csv reads as it is
             raise ValueError(f"csv writes exactly one table, {len(tables)} given: choose one with --table")
@@ -119,14 +125,20 @@ def emit(out, tables: list[Table], fmt: str, data: Any = None, *, compact: bool 
             print_rich(out, table, compact=compact)
 
 
+def json_text(data: Any) -> str:
+    """``data`` as indented JSON; DEL and the C1 controls, which JSON may leave raw, as ``\\u00XX`` escapes."""
+    text = json.dumps(data, indent=2, ensure_ascii=False, default=str)
+    return re.sub(r"[\x7f-\x9f]", lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 def to_csv(table: Table) -> str:
     """Header and rows."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     columns = [c for c in table.columns if c.in_data]
-    writer.writerow([c.title for c in columns])
+    writer.writerow([terminal_safe(c.title) for c in columns])
     for record in table.records():
-        writer.writerow(["" if v is None else v for v in record.values()])
+        writer.writerow(["" if v is None else terminal_safe(v) if isinstance(v, str) else v for v in record.values()])
     return buffer.getvalue()
 
 
@@ -135,7 +147,7 @@ def to_markdown(table: Table) -> str:
     columns = [c for c in table.columns if c.in_text]
 
     def cell(text: str) -> str:
-        return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", "<br>")
+        return terminal_safe(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", "<br>")
 
     lines = [
         f"**{cell(table.title)}**",
@@ -147,7 +159,7 @@ def to_markdown(table: Table) -> str:
         texts = [cell(c.text(row)) for c in columns]
         texts = [f"**{t}**" if (i, c.key) in table.emphasis and t else t for t, c in zip(texts, columns)]
         lines.append("| " + " | ".join(texts) + " |")
-    lines += [""] + table.notes if table.notes else []
+    lines += [""] + [terminal_safe(note) for note in table.notes] if table.notes else []
     return "\n".join(lines)
 
 

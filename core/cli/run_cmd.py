@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from ..text import terminal_safe
 from .common import config_option, console, project_path
 
 
@@ -84,13 +85,13 @@ def run_command(
     from ..config import load_config
     from ..executor import with_executor
     from ..interruptible import exit_interrupted
-    from .progress import make_progress, progress_every, run_callbacks
+    from .progress import make_progress, progress_every, run_callbacks, system_count
 
     progress = make_progress(quiet, progress_every(progress_every_s))
     loaded = with_executor(load_config(project_path(config, config_path)), executor, address, workers)
     out = console()
 
-    on_start, on_result = run_callbacks(progress)
+    on_start, on_result = run_callbacks(progress, system_count(loaded))
 
     try:
         summary = run(
@@ -119,9 +120,9 @@ def run_command(
         err=True,
     )
     for warning in summary.warnings:
-        click.echo(f"  warning: {warning}", err=True)
+        click.echo(f"  warning: {terminal_safe(warning)}", err=True)
     for system, qid, reason in summary.failures[:10]:
-        click.echo(f"  failed: {system} / {qid}: {reason}", err=True)
+        click.echo(terminal_safe(f"  failed: {system} / {qid}: {reason}"), err=True)
     if len(summary.failures) > 10:
         click.echo(f"  ... and {len(summary.failures) - 10} more (see: ragassay show RUN SAMPLE)", err=True)
     if not quiet:

@@ -22,7 +22,9 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import itertools
+import logging
 import os
+import re
 import uuid
 from collections.abc import AsyncIterator, Iterable, Iterator
 from typing import Any
@@ -31,10 +33,15 @@ from ..errors import ConfigError, RagassayError
 from ..processing import ItemInputs, UnitDigest, WorkerJob, WorkItem
 
 Batch = list[tuple[WorkItem, ItemInputs]]
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")  # the colour codes Ray puts in its error messages
 
 
 class WorkerLostError(RagassayError):
     """Workers kept dying: more restarts than ``[project.ray] max_worker_restarts`` allow."""
+
+
+class WorkerTaskError(RagassayError):
+    """A batch raised in a worker (not a dead worker): the run stops with the cause in one line."""
 
 
 def import_ray() -> Any:
@@ -51,6 +58,7 @@ def import_ray() -> Any:
 def connect(address: str | None) -> Any:
     """Join the cluster at ``address`` ($RAY_ADDRESS when None, else a local one started here), once."""
     ray = import_ray()
+    _one_line_logs()
     if ray.is_initialized():
         return ray
     address = address or os.environ.get("RAY_ADDRESS") or None
@@ -68,6 +76,29 @@ def connect(address: str | None) -> Any:
             "Start it with 'ray start --head', check the address, and set RAY_AUTH_TOKEN if it uses token auth."
         ) from exc
     return ray
+
+
+class _OneLine(logging.Filter):
+    """Ray's own log records (it logs to stderr) as one line without colour codes: a crash report of Ray spans
+    many coloured lines; the user sees its first line and how many more there were."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        lines = _ANSI.sub("", record.getMessage()).strip().splitlines() or [""]
+        record.msg = lines[0] + (f" [... {len(lines) - 1} more lines]" if len(lines) > 1 else "")
+        record.args, record.exc_info, record.exc_text, record.stack_info = None, None, None, None
+        return True
+
+
+def _one_line_logs() -> None:
+    """Put :class:`_OneLine` on the handlers of Ray's logger (once); where nothing handles its records (Python's
+    last resort would print them whole), a stderr handler for its warnings and errors first."""
+    ray_logger = logging.getLogger("ray")
+    if not ray_logger.hasHandlers():
+        ray_logger.addHandler(logging.StreamHandler())
+        ray_logger.handlers[-1].setLevel(logging.WARNING)
+    for handler in ray_logger.handlers:
+        if not any(isinstance(f, _OneLine) for f in handler.filters):
+            handler.addFilter(_OneLine())
 
 
 class _Worker:
@@ -141,6 +172,11 @@ class RayExecutor:
 
     async def process(self, job: WorkerJob, work: Iterable[tuple[WorkItem, ItemInputs]]) -> AsyncIterator:
         """Yield ``(results, stored)`` per finished batch: unit results, or digests when workers stored them."""
+        batches = _batches(work, self.options.batch_size)
+        first = next(batches, None)
+        if first is None:
+            return  # nothing left to do: no workers, no budget actor
+        batches = itertools.chain([first], batches)
         ray = connect(self.options.address)
         self._check_capacity(ray)
         job = dataclasses.replace(job, store_url=job.store_url if self.writes_in_workers else None)
@@ -150,7 +186,6 @@ class RayExecutor:
         remote = ray.remote(_Worker)
         slots = [self._spawn(ray, remote, job, corpus, i) for i in range(self.options.workers)]
         await self._wait_ready(ray, slots)
-        batches = _batches(work, self.options.batch_size)
         retry: list[Batch] = []
         pending: dict[asyncio.Future, tuple[_Slot, Batch]] = {}
         try:
@@ -212,6 +247,10 @@ class RayExecutor:
         """A finished batch's results; a dead worker's batch is queued again and the worker replaced."""
         try:
             return future.result()
+        except ray.exceptions.RayTaskError as exc:  # a bug or an unpicklable result: Ray's banner stays out
+            raise WorkerTaskError(
+                f"a Ray worker failed on a batch: {_cause(exc)}. Re-run with --debug for the worker's traceback."
+            ) from exc
         except ray.exceptions.RayActorError as exc:
             retry.append(batch)
             if slot in slots:
@@ -261,4 +300,11 @@ def _start_budget() -> Any:
 
 
 def _cause(exc: BaseException) -> str:
-    return str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
+    """One line without Ray's colour codes: the innermost cause of a Ray error (``TypeError: ...``), else its
+    first line."""
+    prefix = ""
+    while isinstance(getattr(exc, "cause", None), BaseException) and exc.cause is not exc:
+        exc = exc.cause
+        prefix = f"{type(exc).__name__}: "
+    text = _ANSI.sub("", str(exc)).strip()
+    return (prefix + text.splitlines()[0])[:300] if text else type(exc).__name__

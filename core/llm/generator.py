@@ -57,7 +57,15 @@ class RemoteOptions(LLMOptions):
         "(default: the provider's usual one). Keys never go in configs.",
     )
     timeout_s: float = Field(60.0, gt=0, description="Seconds one attempt may take before it is retried.")
-    max_retries: int = Field(4, ge=0, le=20, description="Retries after a 429, 5xx, timeout or connection error.")
+    retry_deadline_s: float = Field(
+        120.0,
+        gt=0,
+        description="A call that fails with a 429, 5xx, timeout or connection error is retried until this many "
+        "seconds after its first failure (Retry-After waits honoured within it); then it fails with the reason.",
+    )
+    max_retries: int | None = Field(
+        None, ge=0, le=1000, description="At most this many retries as well (None: as many as retry_deadline_s allows)."
+    )
     backoff_s: float = Field(1.0, ge=0, description="First backoff delay; doubles per retry (with jitter).")
     max_backoff_s: float = Field(30.0, ge=0, description="Longest backoff delay.")
     max_retry_after_s: float = Field(120.0, ge=0, description="Longest wait honoured from a Retry-After header.")

@@ -62,3 +62,76 @@ def test_progress_interval_comes_from_option_then_environment(monkeypatch):
 def test_a_bad_interval_is_one_line_and_exit_2(project):
     result = ragassay_cli("run", str(project), "--progress-every", "0", env=cli_env())
     assert result.returncode == 2 and result.stderr.count("\n") == 1 and "positive" in result.stderr
+
+
+class Clock:
+    """A clock the test moves by hand: estimates independent of the machine's speed."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_eta_is_estimated_per_system_when_costs_differ():
+    """The main example's shape: a cheap system done first, then an expensive one (0.1 s vs 10 s a unit)."""
+    clock = Clock()
+    progress = PlainProgress(60, echo=lambda line: None, clock=clock)
+    progress.start(200, systems=2)
+    clock.now = 30.0  # building the systems: charged to nobody
+    for done in range(1, 101):
+        clock.now += 0.1
+        progress.advance(False, "keyword")
+        if done == 50:  # dense has not answered yet: what is known is a lower bound, and said to be one
+            assert progress.eta.text() == ">5s (1 of 2 systems not timed yet)"
+    for _ in range(5):
+        clock.now += 10.0
+        progress.advance(False, "dense")
+    seconds, untimed = progress.eta.seconds_left()
+    assert untimed == 0 and seconds == pytest.approx(95 * 10.0)  # 95 dense units at 10 s; a rate over all
+    assert progress.line().endswith("eta 950s")  # units (105 in 90 s) would have said 81 s
+    clock.now += 4.0  # between results the estimate counts down
+    assert progress.eta.seconds_left()[0] == pytest.approx(946.0)
+    progress.stop()
+
+
+def test_eta_without_the_number_of_systems_charges_every_unit_alike():
+    clock = Clock()
+    progress = PlainProgress(60, echo=lambda line: None, clock=clock)
+    progress.start(10)
+    assert progress.eta.text() == "unknown"
+    for system in ("a", "b", "a"):
+        clock.now += 2.0
+        progress.advance(False, system)
+    assert progress.eta.text() == "14s"  # 7 units left at 2 s (the first result is charged nothing)
+    progress.stop()
+
+
+def test_system_count_expands_grids(project):
+    from ragassay.cli.progress import system_count
+    from ragassay.config import load_config
+
+    assert system_count(load_config(project)) == 2
+
+
+def test_eta_of_a_resumed_run_with_each_systems_units_known():
+    """Resumed: keyword and bm25 were done before (never timed now), dense has 30 left, hybrid 50."""
+    from ragassay.cli.progress import SystemEta
+
+    clock = Clock()
+    eta = SystemEta(80, clock=clock, units={"keyword": 0, "bm25": 0, "dense": 30, "hybrid": 50})
+    clock.now = 5.0
+    eta.record("dense")  # the first result pays for building the systems: no cost yet
+    assert eta.text() == "unknown"
+    for _ in range(9):
+        clock.now += 2.0
+        eta.record("dense")
+    assert eta.text() == ">40s (1 of 4 systems not timed yet)"  # 20 dense units at 2 s; hybrid not started
+    for _ in range(20):
+        clock.now += 2.0
+        eta.record("dense")
+    assert eta.text() == "unknown (1 of 4 systems not timed yet)"  # dense done: nothing known is left
+    clock.now += 6.0
+    eta.record("hybrid")
+    assert eta.seconds_left() == (pytest.approx(49 * 6.0), 0)

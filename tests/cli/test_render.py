@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 
 from rich.console import Console
 
-from ragassay.cli.render import Column, Table, emit, esc, print_rich, to_markdown
+from ragassay.cli.render import Column, Table, emit, esc, json_text, print_rich, to_csv, to_markdown
 
 
 def wide_table() -> Table:
@@ -59,3 +60,13 @@ def test_markdown_escapes_pipes_and_csv_round_trips(capsys):
     emit(None, [table], "csv")
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert rows[0]["system"] == "depth[top_k=1|3|5]" and float(rows[0]["metric_number_0"]) == 1 / 3
+
+
+def test_every_format_shows_control_characters_as_escapes():
+    table = Table("t\x1b[2J", [Column("name"), Column("n", numeric=True)], [{"name": "a\x1b]0;x\x07|b", "n": 1}])
+    table.notes.append("note\x1b[31m")
+    assert esc("[b]\x1b[2J") == "\\[b]\\x1b[2J"
+    assert "\x1b" not in to_markdown(table) and "a\\\\x1b]0;x\\\\x07\\|b" in to_markdown(table)
+    assert list(csv.reader(io.StringIO(to_csv(table)))) == [["name", "n"], ["a\\x1b]0;x\\x07|b", "1"]]
+    text = json_text({"s": "\x1b\x9b\x7f"})
+    assert text == '{\n  "s": "\\u001b\\u009b\\u007f"\n}' and json.loads(text) == {"s": "\x1b\x9b\x7f"}

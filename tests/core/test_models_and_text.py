@@ -7,7 +7,7 @@ from pydantic import ValidationError
 
 from ragassay.errors import MissingDependencyError, require
 from ragassay.models import RAGOutput, Sample, TokenUsage
-from ragassay.text import answer_tokens, normalize_answer, sentences, words
+from ragassay.text import answer_tokens, normalize_answer, sentences, terminal_safe, text_bytes, words
 
 
 def test_squad_normalisation():
@@ -45,3 +45,15 @@ def test_token_usage_adds():
 def test_missing_optional_dependency_names_the_extra():
     with pytest.raises(MissingDependencyError, match=r"pip install 'ragassay\[local\]'"):
         require("ragassay_no_such_module", "local", "local models")
+
+
+def test_terminal_safe_shows_control_characters_as_escapes():
+    assert terminal_safe("plain text, tab\tand\nnewline, ünïcödé") == "plain text, tab\tand\nnewline, ünïcödé"
+    shown = terminal_safe("a\x1b[2Jb\x1b]0;pwned\x07c\x00\x7f\x9b31md\re\r\nf")
+    assert shown == "a\\x1b[2Jb\\x1b]0;pwned\\x07c\\x00\\x7f\\x9b31md\\x0de\nf"
+    assert not any(ord(ch) < 32 and ch not in "\n\t" or 0x7F <= ord(ch) <= 0x9F for ch in shown)
+
+
+def test_text_bytes_counts_utf8_and_stops_past_the_limit():
+    assert text_bytes(["ab", "é"], 100) == 4
+    assert text_bytes(["x" * 50, "y" * 10**7, "z"], 100) == 50 + 10**7  # the huge one is not encoded; z not reached

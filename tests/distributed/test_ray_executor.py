@@ -162,6 +162,18 @@ def test_ray_run_stores_exactly_what_the_local_run_stores(tmp_path, host, ray_cl
     assert got[2] == expected[2] and len(expected[2]) == 119
 
 
+def test_nothing_left_to_do_starts_no_workers(tmp_path, host, ray_cluster):
+    """A run that is already complete (here: done by the local executor) resumes on Ray without a single actor."""
+    _join(ray_cluster)
+    config = _project(tmp_path / "done")
+    config.write_text(config.read_text().replace('fail_ids = ["q007"]', "fail_ids = []"))
+    assert _run(config, host, "local").completed == 120
+    executors = []
+    summary = _run(config, host, "ray", holder=executors)
+    assert (summary.resumed, summary.skipped, summary.completed) == (True, 120, 0)
+    assert executors[0].worker_pids == [] and executors[0].budget is None  # no worker, no budget actor
+
+
 def test_a_killed_worker_has_its_units_redone_once(tmp_path, host, ray_cluster):
     _join(ray_cluster)
     config = _project(tmp_path / "kill", delay=0.05)
@@ -335,3 +347,68 @@ def test_workers_share_one_llm_budget(tmp_path, host, ray_cluster):
         assert server.calls == 24
         assert server.peak_in_flight == 2  # the budget is reached and never exceeded, across 3 processes
     assert wall >= 24 * 0.15 / 2  # not faster than the budget allows
+
+
+UNPICKLABLE_RAG = """
+import threading
+
+from ragassay import RAGOutput
+
+
+def answer(question):
+    # q005's output cannot travel back from the worker: Ray raises a task error with its own banner
+    trace = {"lock": threading.Lock()} if "item 5 " in question else {}
+    return RAGOutput(answer="maker 5", trace=trace)
+"""
+
+
+TASK_ERROR_CONFIG = """
+    [project.ray]
+    workers = 2
+    batch_size = 2
+    [dataset]
+    options = { path = "qa.jsonl" }
+    [systems.mine]
+    rag = "python"
+    options = { callable = "unpicklable:answer", path = ["src"] }
+    [evaluation]
+    metrics = ["token_recall"]
+"""
+
+
+def test_a_task_error_in_a_worker_is_one_plain_line(tmp_path, ray_cluster):
+    root = tmp_path / "task-error"
+    config = write_project(root, TASK_ERROR_CONFIG, qa=QA, docs={})
+    (root / "src").mkdir()
+    (root / "src" / "unpicklable.py").write_text(UNPICKLABLE_RAG)
+    env = cli_env(**ray_env(ray_cluster.token))
+    command = [sys.executable, "-m", "ragassay", "run", str(config), "-q", "--executor", "ray"]
+    result = subprocess.run(command + ["--address", ray_cluster.address], env=env, capture_output=True, text=True)
+    assert result.returncode == 2, result.stderr[-3000:]
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert errors == [
+        "error: a Ray worker failed on a batch: TypeError: cannot pickle '_thread.lock' object. "
+        "Re-run with --debug for the worker's traceback."
+    ]
+    assert "\x1b" not in result.stderr and "Traceback" not in result.stderr and 'File "' not in result.stderr
+
+
+def test_rays_own_log_records_reach_stderr_as_one_plain_line(ray_cluster):
+    import io
+    import logging
+
+    from ragassay.distributed.executor import connect
+
+    _join(ray_cluster)
+    connect(ray_cluster.address)
+    handlers = [h for h in logging.getLogger("ray").handlers if isinstance(h, logging.StreamHandler)]
+    assert handlers  # Ray's stderr handler, or ours where nothing handled Ray's records
+    buffer = io.StringIO()
+    saved = [handler.setStream(buffer) for handler in handlers]  # what would go to stderr
+    try:
+        logging.getLogger("ray.some_module").error("\x1b[31mA worker died\x1b[39m\n  pid: 12\n  exit: SIGKILL")
+    finally:
+        for handler, stream in zip(handlers, saved):
+            handler.setStream(stream)
+    err = buffer.getvalue()
+    assert "A worker died [... 2 more lines]" in err and "\x1b" not in err and "pid: 12" not in err
