@@ -56,12 +56,14 @@ class Usage:
     cost_usd: float | None = 0.0  # None when a model used has no price
     unpriced: tuple[str, ...] = ()
 
-    @classmethod
-    def of(cls, values: tuple) -> Usage:
-        """From the stored (input, output, cached tokens, calls, cache hits, cost, unpriced) columns."""
+    @staticmethod
+    @functools.lru_cache(maxsize=4096)
+    def of(values: tuple) -> Usage:
+        """From the stored (input, output, cached tokens, calls, cache hits, cost, unpriced) columns (the same
+        columns give the same, shared, frozen object: most rows of a run spend nothing)."""
         tin, tout, cached, calls, hits, cost, unpriced = values
         models = tuple(sorted({m.strip() for m in (unpriced or "").split(",") if m.strip()}))
-        return cls(tin or 0, tout or 0, cached or 0, calls or 0, hits or 0, cost, models)
+        return Usage(tin or 0, tout or 0, cached or 0, calls or 0, hits or 0, cost, models)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -122,7 +124,7 @@ class RunData:
     question_ids: list[str]
     sample_json: list[str]
     outputs: dict[tuple[str, str], OutputRecord]
-    scores: list[ScoreRecord]
+    scores: list[ScoreRecord]  # as stored (any order); :attr:`ordered_scores` in the run's order
     has_payloads: bool = False
 
     @property
@@ -203,6 +205,26 @@ class RunData:
             if s.repeat == 0 and s.value is None:
                 counts[(s.system, s.column)] = counts.get((s.system, s.column), 0) + 1
         return counts
+
+    @functools.cached_property
+    def ordered_scores(self) -> list[ScoreRecord]:
+        """The scores in the run's order: systems, samples, metrics then judges as configured, repeats."""
+        place = {name: i for i, name in enumerate(self.systems)}
+        labels = {("metric", m): i for i, m in enumerate(self.metrics)}
+        labels.update({("judge", j): len(labels) + i for i, j in enumerate(self.judges)})
+        position = self.position
+
+        def key(s: ScoreRecord) -> tuple:
+            return (
+                place.get(s.system, len(place)),
+                s.system,
+                position.get(s.question_id, len(position)),
+                s.question_id,
+                labels.get((s.kind, s.label), len(labels)),
+                s.repeat,
+            )
+
+        return sorted(self.scores, key=key)
 
     def repeats(self) -> Iterator[ScoreRecord]:
         """The scores of the columns that ``run --repeat N`` repeated (repeat 0 included)."""

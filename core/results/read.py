@@ -36,7 +36,6 @@ def read_run(store: Any, ref: str, *, payloads: bool | str = False) -> RunData:
     scores += [_judgement(r) for r in store.score_records(run_id, "judge")]
     names = [s["name"] for s in systems]
     info = _info(row, holder, len(names), len(outputs))
-    scores.sort(key=_order(names, [q for q, _ in samples], info.spec))
     return RunData(
         info=info,
         systems=names,
@@ -121,28 +120,6 @@ def _judgement(r: tuple) -> ScoreRecord:
     return ScoreRecord(
         system, qid, "judge", label, repeat, score, reason, verdict, explanation, judge_id, details, usage
     )
-
-
-def _order(systems: list[str], question_ids: list[str], spec: dict[str, Any]):
-    """Sort key of a score: the run's order (systems, samples, metrics then judges as configured), then repeat."""
-    place = {name: i for i, name in enumerate(systems)}
-    sample = {q: i for i, q in enumerate(question_ids)}
-    labels = {("metric", m): i for i, m in enumerate(spec.get("metrics") or {})}
-    labels.update({("judge", j): len(labels) + i for i, j in enumerate(spec.get("judges") or {})})
-
-    def key(s: ScoreRecord) -> tuple:
-        return (
-            place.get(s.system, len(place)),
-            s.system,
-            sample.get(s.question_id, len(sample)),
-            s.question_id,
-            labels.get((s.kind, s.label), len(labels)),
-            s.kind,
-            s.label,
-            s.repeat,
-        )
-
-    return key
 
 
 def pick_baseline(store: Any, fingerprint: str, project: str, ref: str | None) -> dict[str, Any]:
