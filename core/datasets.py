@@ -13,7 +13,7 @@ from .errors import DatasetError, RagassayError
 from .models import Document, Sample
 from .refs import ComponentRef
 from .registry import Registry
-from .seen import Duplicate, SeenKeys
+from .seen import DuplicateKey, SeenKeys
 from .systems import ResolvedComponent, resolve_component
 
 FILES_SOURCE = "files"
@@ -44,7 +44,7 @@ def stream_samples(dataset: ResolvedComponent, context: ComponentContext, limit:
         seen.close()
 
 
-def _raise_duplicate(dataset: ResolvedComponent, duplicate: Duplicate | None) -> None:
+def _raise_duplicate(dataset: ResolvedComponent, duplicate: DuplicateKey | None) -> None:
     if duplicate is not None:
         raise DatasetError(
             f"dataset '{dataset.info.name}': question_id '{duplicate.key}' appears twice. "

@@ -19,7 +19,7 @@ _PER_QUERY = 500  # keys per IN list: under every SQLite build's parameter limit
 
 
 @dataclasses.dataclass(frozen=True)
-class Duplicate:
+class DuplicateKey:
     """A key seen twice: the value given with its first and with its second occurrence."""
 
     key: str
@@ -30,18 +30,18 @@ class Duplicate:
 class SeenKeys:
     """Keys seen so far (see the module docstring); ``add`` reports a duplicate, never silently drops one."""
 
-    def __init__(self, in_memory: int = IN_MEMORY, batch: int = BATCH):
-        self.in_memory = in_memory
-        self.batch = batch
+    def __init__(self, in_memory: int | None = None, batch: int | None = None):
+        self.in_memory = IN_MEMORY if in_memory is None else in_memory
+        self.batch = BATCH if batch is None else batch
         self.count = 0
         self._memory: dict[str, Any] = {}
         self._db: sqlite3.Connection | None = None
 
-    def add(self, key: str, value: Any = None) -> Duplicate | None:
+    def add(self, key: str, value: Any = None) -> DuplicateKey | None:
         """Remember ``key``; the duplicate found (of this key, or of one of the current batch) or None."""
         earlier = self._memory.get(key)
         if earlier is not None or key in self._memory:
-            return Duplicate(key, earlier, value)
+            return DuplicateKey(key, earlier, value)
         self._memory[key] = value
         self.count += 1
         if self._db is None and len(self._memory) > self.in_memory:
@@ -54,7 +54,7 @@ class SeenKeys:
             return self.flush()
         return None
 
-    def flush(self) -> Duplicate | None:
+    def flush(self) -> DuplicateKey | None:
         """Check the keys held in memory against the file and move them there (nothing before spilling)."""
         if self._db is None or not self._memory:
             return None
@@ -66,7 +66,7 @@ class SeenKeys:
             found.update(self._db.execute(f"SELECT key, value FROM seen WHERE key IN ({marks})", chunk).fetchall())
         if found:
             key = next(k for k in keys if k in found)  # the first in reading order
-            return Duplicate(key, found[key], self._memory[key])
+            return DuplicateKey(key, found[key], self._memory[key])
         self._db.executemany("INSERT INTO seen VALUES (?, ?)", self._memory.items())
         self._memory = {}
         return None

@@ -25,8 +25,16 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ragassay import ComponentContext, DatasetError, DatasetSource, Document, Sample, hookimpl
-from ragassay.seen import Duplicate, SeenKeys
+from ragassay import (
+    ComponentContext,
+    DatasetError,
+    DatasetSource,
+    Document,
+    DuplicateKey,
+    Sample,
+    SeenKeys,
+    hookimpl,
+)
 
 _LIST_FIELDS = ("reference_answers", "reference_contexts", "reference_context_ids")
 _BOOLEANS = {"true": True, "false": False, "1": True, "0": False, "yes": True, "no": False}
@@ -93,7 +101,7 @@ class FilesSource(DatasetSource):
             yield sample
         self._no_duplicate(seen.flush(), file)
 
-    def _no_duplicate(self, duplicate: Duplicate | None, file: Path) -> None:
+    def _no_duplicate(self, duplicate: DuplicateKey | None, file: Path) -> None:
         if duplicate is not None:
             raise DatasetError(
                 f"{file}, line {duplicate.second}: duplicate question_id '{duplicate.key}' (first on line "
