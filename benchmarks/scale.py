@@ -140,6 +140,8 @@ def one_configuration(args: argparse.Namespace) -> None:
                 "wall_s": wall,
                 "loop_s": summary.elapsed_s,
                 "rss_peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,  # Linux: KiB
+                "cpu_s": sum(resource.getrusage(resource.RUSAGE_SELF)[:2]),  # the driver's user + system time
+                "db_bytes": Path(args.results).stat().st_size if "://" not in args.results else None,
                 "rss_loop_start": marks["rss_loop"],
                 "rss_loop_peak": max(loop, default=marks["rss_loop"]),
                 "rss_deciles": deciles,
@@ -189,6 +191,8 @@ def _print_row(size: int, store: str, executor: str, r: dict) -> None:
         f"(at loop start {r['rss_loop_start'] / MIB:.0f}, loop peak {r['rss_loop_peak'] / MIB:.0f})",
         flush=True,
     )
+    db = f", results file {r['db_bytes'] / size:,.0f} B/sample" if r.get("db_bytes") else ""
+    print(f"{'':<27}driver CPU {r['cpu_s'] * 1e6 / size:,.0f} us/sample{db}", flush=True)
     print(f"{'':<27}RSS every 10% of the loop (MiB): {[round(x / MIB) for x in r['rss_deciles']]}", flush=True)
 
 

@@ -287,7 +287,8 @@ class Runner:
                 summary.warnings += [f"{name}: {w}" for w in rag.check_samples(self.plan.samples)]
         status = "interrupted"
         try:
-            await self._execute(run_id, built, work.items(), summary)
+            if units > skipped:  # nothing to do starts no executor (no Ray workers for a complete run)
+                await self._execute(run_id, built, work.items(), summary)
             status = "complete"
         finally:
             summary.warnings += [w for w in getattr(self.executor, "warnings", []) if w not in summary.warnings]
