@@ -148,3 +148,26 @@ def test_the_plan_and_its_work_stream_hold_no_more_memory_for_more_samples(tmp_p
     small, large = peak(4_000), peak(20_000)
     # holding the samples or their work items costs over 2 KiB each: 16,000 more would be 32 MiB more
     assert large - small < 1024 * 1024, (small, large)
+
+
+class Refusing:
+    """An executor that must not be used."""
+
+    def map(self, fn, items):
+        raise AssertionError("a complete run asked its executor for work")
+
+
+def test_a_complete_run_starts_no_executor(tmp_path, kit):
+    path = write_project(tmp_path, CONFIG.format(metrics='["token_recall"]').replace(', "q9"', ""), qa=QA, docs={})
+    first = run(path, kit)
+    assert first.failed == 1
+    path.write_text(path.read_text().replace('fail_ids = ["q2"]', "fail_ids = []"))
+    loaded = load_config(path)
+    store = results_store(loaded)
+    try:
+        again = asyncio.run(Runner(plan_run(loaded, kit.registry), store).run())  # a new fingerprint: the fix
+        assert again.failed == 0
+        done = asyncio.run(Runner(plan_run(loaded, kit.registry), store, executor=Refusing()).run())
+    finally:
+        store.close()
+    assert done.resumed and (done.units, done.skipped, done.completed) == (33, 33, 0)
