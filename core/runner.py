@@ -10,6 +10,9 @@ Work is resumable and reusable:
   are keyed by their own spec and copied along with the output when it matches;
 - ``repeats = N > 1`` (``ragassay run --repeat N``) scores every model-calling metric and judge N times per
   unit (see :mod:`ragassay.scoring`); a run re-opened with a larger N adds the missing repeats.
+
+Nothing here grows with the number of samples: the plan spools them to disk (:mod:`ragassay.spool`) and the
+work is made chunk by chunk from that spool and the store (:mod:`ragassay.work`).
 """
 
 from __future__ import annotations
