@@ -9,6 +9,7 @@ import hashlib
 import ipaddress
 import json
 import os
+import shutil
 import sqlite3
 import tempfile
 import threading
@@ -174,6 +175,7 @@ def cluster(monkeypatch):
         for index in range(3):
             cluster.add_node(**local, num_cpus=1, resources={f"node{index}": 1})
     except Exception as exc:  # noqa: BLE001 - reported as a skip with the reason
+        shutil.rmtree(temp_dir, ignore_errors=True)
         pytest.skip(f"a simulated Ray cluster could not start here: {str(exc)[:300]}")
     ray.init(address=cluster.address, _node_ip_address="127.0.0.1", configure_logging=False, log_to_driver=False)
     try:
@@ -183,6 +185,7 @@ def cluster(monkeypatch):
         cluster.shutdown()
         if cluster.head_node is not None:
             cluster.remove_node(cluster.head_node)
+        shutil.rmtree(temp_dir, ignore_errors=True)
 
 
 def _cluster_pids(cluster) -> set[int]:
