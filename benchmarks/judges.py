@@ -33,7 +33,9 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))  # tests.servers: the loopback protocol servers shared with the tests
+# The loopback protocol servers shared with the tests, imported as `servers` from the tests folder put first on
+# the path: never as `tests.servers` (the folder has no __init__.py, so any installed package named `tests` wins).
+sys.path.insert(0, str(REPO / "tests"))
 
 from ragassay.components import ComponentContext  # noqa: E402
 from ragassay.llm.cache import close_caches  # noqa: E402
@@ -46,7 +48,7 @@ TIMEOUT_S = 1.0  # the client's per-attempt timeout; a "timeout" fault answers a
 
 def serve(latency_s: float, fault_rate: float, ready, stop) -> None:
     """Child process: a fact-checker answering after ``latency_s``; ``fault_rate`` of the calls fail."""
-    from tests.servers.openai_chat import OpenAIChatServer, Turn, rate_limited, server_error, stalled
+    from servers.openai_chat import OpenAIChatServer, Turn, rate_limited, server_error, stalled
 
     faults = random.Random(7)
 

@@ -22,7 +22,9 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))  # tests.servers: the loopback protocol servers shared with the tests
+# The loopback protocol servers shared with the tests, imported as `servers` from the tests folder put first on
+# the path: never as `tests.servers` (the folder has no __init__.py, so any installed package named `tests` wins).
+sys.path.insert(0, str(REPO / "tests"))
 
 from ragassay.components import ComponentContext, GenerationRequest  # noqa: E402
 from ragassay.llm.cache import close_caches  # noqa: E402
@@ -31,7 +33,7 @@ from ragassay.llm.settings import LLMSection, runtime_settings  # noqa: E402
 
 def serve(latency_s: float, ready, stop) -> None:
     """Child process: an OpenAI chat-completions server answering every call after ``latency_s``."""
-    from tests.servers.openai_chat import OpenAIChatServer, Turn
+    from servers.openai_chat import OpenAIChatServer, Turn
 
     def reply(request):
         return Turn(text=f"answer to {OpenAIChatServer.last_user_text(request)}", usage=(50, 5, 0), delay_s=latency_s)

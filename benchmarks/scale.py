@@ -1,22 +1,27 @@
-"""Scale: 1,000,000 samples, local vs Ray, SQLite vs PostgreSQL; and an LLM-bound run under a shared budget.
+"""Scale: driver memory and throughput at 100k, 1M and 5M samples, local vs Ray, SQLite vs PostgreSQL; and an
+LLM-bound run under a shared budget.
 
 Two parts (both by default):
 
-``throughput``: a system that answers at once, the lexical metrics, N samples (default 1,000,000). Each
-configuration (executor x store) runs in a fresh process and prints samples/s (run loop and end to end) and the
-driver's memory: RSS when the run loop starts, its peak during the loop, and samples every 10% of the loop (flat
-means results stream through the driver without piling up).
+``throughput``: a system that answers at once, the lexical metrics, each size of ``--sizes`` (default 100,000,
+1,000,000 and 5,000,000 samples). Each configuration (size x store x executor) runs in a fresh process and
+prints samples/s (run loop and end to end) and the driver's memory: its peak RSS over the whole process (config,
+dataset, plan and run), its RSS when the run loop starts and samples every 10% of the loop (flat means results
+stream through the driver without piling up). A last table gives each configuration's peak at every size and its
+growth from the smallest to the largest size (the goal: under 200 MiB everywhere, under 10% growth).
 
 ``llm``: a RAG whose generator calls an OpenAI-compatible server on 127.0.0.1 that answers after 200 ms and
 counts the calls in flight. 1, 2 and 4 Ray workers share one provider budget (``concurrency``); the figures are
 wall time against the ideal (calls x delay / budget) and the most calls the server ever saw at once (must not
 exceed the budget).
 
-    python benchmarks/scale.py [throughput|llm|all] [--samples 1000000] [--executors local,ray]
+    python benchmarks/scale.py [throughput|llm|all] [--sizes 100000,1000000,5000000] [--executors local,ray]
         [--stores sqlite,postgresql] [--postgres-url URL] [--calls 400] [--budget 8] [--llm-workers 1,2,4]
 
-PostgreSQL: ``--postgres-url`` (an existing server), else a throwaway server is started with initdb (the
-tests' helper) and removed afterwards; without PostgreSQL binaries that store is skipped with a note.
+The 5M-sample configurations take long on a small machine (about 25 minutes each for SQLite on two cores);
+``--sizes 100000,1000000`` leaves them out. PostgreSQL: ``--postgres-url`` (an existing server), else a
+throwaway server is started with initdb (the tests' helper, ``tests/postgres_server.py``) and removed
+afterwards; without PostgreSQL binaries that store is skipped with a note.
 """
 
 from __future__ import annotations
@@ -108,7 +113,9 @@ class RSSSampler:
 
 
 def one_configuration(args: argparse.Namespace) -> None:
-    """Run one (executor, store) configuration in this process and print its figures as JSON."""
+    """Run one (size, executor, store) configuration in this process and print its figures as JSON."""
+    import resource
+
     root = Path(args.root)
     config = write_config(root, args.results, args.executor, args.workers)
     sampler = RSSSampler()
@@ -132,6 +139,9 @@ def one_configuration(args: argparse.Namespace) -> None:
                 "samples": args.samples,
                 "wall_s": wall,
                 "loop_s": summary.elapsed_s,
+                "rss_peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,  # Linux: KiB
+                "cpu_s": sum(resource.getrusage(resource.RUSAGE_SELF)[:2]),  # the driver's user + system time
+                "db_bytes": Path(args.results).stat().st_size if "://" not in args.results else None,
                 "rss_loop_start": marks["rss_loop"],
                 "rss_loop_peak": max(loop, default=marks["rss_loop"]),
                 "rss_deciles": deciles,
@@ -144,33 +154,60 @@ def one_configuration(args: argparse.Namespace) -> None:
 def throughput(args: argparse.Namespace) -> None:
     executors = args.executors.split(",")
     stores = args.stores.split(",")
-    print(f"== throughput: {args.samples:,} samples, metrics {', '.join(METRICS)}; Ray: {args.workers} workers")
-    with tempfile.TemporaryDirectory(prefix="ragassay-scale-") as tmp:
-        root = Path(tmp)
-        write_dataset(root / "qa.jsonl", args.samples)
-        server = None
-        rows = []
-        try:
-            for store in stores:
-                url, server = store_url(store, root, args, server)
-                if url is None:
-                    print(f"   {store}: skipped ({server})")
-                    server = None
-                    continue
-                for executor in executors:
-                    rows.append((store, executor, run_child(root, url, executor, args)))
-                    url, server = store_url(store, root, args, server)  # a fresh database for the next one
-        finally:
-            if server is not None and hasattr(server, "stop"):
-                server.stop()
-    mib = 1024 * 1024
-    print(f"{'store':<11} {'executor':<9} {'samples/s (loop)':>17} {'end to end':>11} {'RSS start':>10} {'peak':>8}")
-    for store, executor, r in rows:
-        print(
-            f"{store:<11} {executor:<9} {r['samples'] / r['loop_s']:>17,.0f} {r['samples'] / r['wall_s']:>11,.0f} "
-            f"{r['rss_loop_start'] / mib:>8.0f}Mi {r['rss_loop_peak'] / mib:>6.0f}Mi"
-        )
-        print(f"{'':<21} RSS every 10% of the loop (MiB): {[round(x / mib) for x in r['rss_deciles']]}")
+    sizes = [int(size) for size in args.sizes.split(",")]
+    print(f"== throughput: {', '.join(f'{n:,}' for n in sizes)} samples, metrics {', '.join(METRICS)}")
+    print(f"   Ray: {args.workers} workers; {os.cpu_count()} CPUs")
+    rows = []
+    server = None
+    try:
+        for size in sizes:
+            with tempfile.TemporaryDirectory(prefix="ragassay-scale-") as tmp:
+                root = Path(tmp)
+                write_dataset(root / "qa.jsonl", size)
+                for store in stores:
+                    for executor in executors:
+                        url, server = store_url(store, root, args, server)  # a fresh database for each
+                        if url is None:
+                            print(f"   {store}: skipped ({server})")
+                            server = None
+                            break
+                        result = run_child(root, url, executor, size, args)
+                        rows.append((size, store, executor, result))
+                        _print_row(size, store, executor, result)
+    finally:
+        if server is not None and hasattr(server, "stop"):
+            server.stop()
+    _print_growth(rows, sizes)
+
+
+MIB = 1024 * 1024
+
+
+def _print_row(size: int, store: str, executor: str, r: dict) -> None:
+    """One configuration's figures, as soon as it is done (long runs show progress)."""
+    print(
+        f"{size:>9,} {store:<10} {executor:<6} loop {r['samples'] / r['loop_s']:>6,.0f}/s  end to end "
+        f"{r['samples'] / r['wall_s']:>6,.0f}/s  driver peak RSS {r['rss_peak'] / MIB:>4.0f} MiB  "
+        f"(at loop start {r['rss_loop_start'] / MIB:.0f}, loop peak {r['rss_loop_peak'] / MIB:.0f})",
+        flush=True,
+    )
+    db = f", results file {r['db_bytes'] / size:,.0f} B/sample" if r.get("db_bytes") else ""
+    print(f"{'':<27}driver CPU {r['cpu_s'] * 1e6 / size:,.0f} us/sample{db}", flush=True)
+    print(f"{'':<27}RSS every 10% of the loop (MiB): {[round(x / MIB) for x in r['rss_deciles']]}", flush=True)
+
+
+def _print_growth(rows: list, sizes: list[int]) -> None:
+    """Driver peak RSS per configuration at every size, and its growth from the smallest to the largest."""
+    peaks: dict[tuple[str, str], dict[int, float]] = {}
+    for size, store, executor, r in rows:
+        peaks.setdefault((store, executor), {})[size] = r["rss_peak"] / MIB
+    print("\ndriver peak RSS (MiB) by size; growth from the smallest to the largest size")
+    print(f"{'store':<10} {'executor':<8} " + " ".join(f"{n:>10,}" for n in sizes) + "   growth")
+    for (store, executor), by_size in peaks.items():
+        cells = " ".join(f"{by_size[n]:>10.0f}" if n in by_size else f"{'-':>10}" for n in sizes)
+        measured = [by_size[n] for n in sizes if n in by_size]
+        growth = f"{(measured[-1] / measured[0] - 1) * 100:+.1f}%" if len(measured) > 1 else "-"
+        print(f"{store:<10} {executor:<8} {cells}   {growth}")
 
 
 def store_url(store: str, root: Path, args: argparse.Namespace, server):
@@ -188,9 +225,9 @@ def store_url(store: str, root: Path, args: argparse.Namespace, server):
     return server.create_database(), server
 
 
-def run_child(root: Path, url: str, executor: str, args: argparse.Namespace) -> dict:
+def run_child(root: Path, url: str, executor: str, samples: int, args: argparse.Namespace) -> dict:
     command = [sys.executable, __file__, "_one", "--root", str(root), "--results", url, "--executor", executor]
-    command += ["--samples", str(args.samples), "--workers", str(args.workers)]
+    command += ["--samples", str(samples), "--workers", str(args.workers)]
     done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0"})
     if done.returncode != 0:
         raise SystemExit(f"{executor} on {url.split(':')[0]} failed:\n{done.stderr[-4000:]}")
@@ -200,7 +237,8 @@ def run_child(root: Path, url: str, executor: str, args: argparse.Namespace) -> 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("part", nargs="?", default="all", choices=["all", "throughput", "llm", "_one"])
-    parser.add_argument("--samples", type=int, default=1_000_000)
+    parser.add_argument("--sizes", default="100000,1000000,5000000", help="Sample counts, comma-separated.")
+    parser.add_argument("--samples", type=int, help=argparse.SUPPRESS)  # one size (the child process)
     parser.add_argument("--executors", default="local,ray")
     parser.add_argument("--stores", default="sqlite,postgresql")
     parser.add_argument("--postgres-url", default=None)

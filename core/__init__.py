@@ -89,6 +89,9 @@ _EXPORTS = {
     "reciprocal_rank": "ragassay.lexical",
     "average_precision": "ragassay.lexical",
     "relevance_flags": "ragassay.lexical",
+    # unique ids of a large stream, with bounded memory (dataset sources)
+    "SeenKeys": "ragassay.seen",
+    "DuplicateKey": "ragassay.seen",
     # Unitxt's RAG task layout (JSONL)
     "UnitxtRecord": "ragassay.unitxt",
     "read_unitxt": "ragassay.unitxt",

@@ -361,7 +361,13 @@ class DatasetSource(Component):
     kind = "dataset_source"
 
     def samples(self) -> Iterable[Sample]:
-        """Yield the samples (question_id must be unique)."""
+        """Yield the samples (question_id must be unique).
+
+        Read once per run and consumed lazily: a generator streams a dataset of any size (ragassay spools the
+        samples to a temporary file as they come and never holds them all in memory; ``[dataset] limit``
+        stops reading early). Reading the same data twice should yield the same samples, as for every
+        component (``ragassay generate`` and each run read it again).
+        """
         return iter(())
 
     def documents(self) -> Iterable[Document]:
@@ -429,8 +435,12 @@ class RAGSystem(Component):
     def prepare(self, corpus: Corpus) -> None:
         """Index the corpus. Default: nothing. An exception here fails every unit of this system."""
 
-    def check_samples(self, samples: Sequence[Sample]) -> list[str]:
-        """Warnings about the run's samples (e.g. precomputed outputs matching no sample). Default: none."""
+    def check_samples(self, samples: Iterable[Sample]) -> list[str]:
+        """Warnings about the run's samples (e.g. precomputed outputs matching no sample). Default: none.
+
+        ``samples`` streams the run's samples from disk each time it is iterated (``len()`` works; indexing
+        does not): iterate it, never keep it whole.
+        """
         return []
 
     async def answer(self, sample: Sample) -> RAGOutput:

@@ -13,6 +13,7 @@ from .errors import DatasetError, RagassayError
 from .models import Document, Sample
 from .refs import ComponentRef
 from .registry import Registry
+from .seen import DuplicateKey, SeenKeys
 from .systems import ResolvedComponent, resolve_component
 
 FILES_SOURCE = "files"
@@ -26,21 +27,29 @@ def resolve_dataset(loaded: LoadedConfig, registry: Registry) -> ResolvedCompone
 
 def stream_samples(dataset: ResolvedComponent, context: ComponentContext, limit: int | None) -> Iterator[Sample]:
     """The samples of the dataset source, streamed (at most ``limit``, so a large source is never read whole);
-    question ids must be unique, and a source that yields none is an error."""
+    question ids must be unique (checked with bounded memory: :mod:`ragassay.seen`), and a source that yields
+    none is an error."""
     source: DatasetSource = dataset.build(context)
-    seen: set[str] = set()
-    for sample in _guarded_stream(source.samples, dataset):
-        if sample.question_id in seen:
-            raise DatasetError(
-                f"dataset '{dataset.info.name}': question_id '{sample.question_id}' appears twice. "
-                "Give every sample a unique question_id."
-            )
-        seen.add(sample.question_id)
-        yield sample
-        if limit is not None and len(seen) >= limit:
-            return
-    if not seen:
-        raise DatasetError(f"dataset '{dataset.info.name}' yielded no samples. Check [dataset] options.")
+    seen = SeenKeys()
+    try:
+        for sample in _guarded_stream(source.samples, dataset):
+            _raise_duplicate(dataset, seen.add(sample.question_id))
+            yield sample
+            if limit is not None and seen.count >= limit:
+                break
+        _raise_duplicate(dataset, seen.flush())
+        if not seen.count:
+            raise DatasetError(f"dataset '{dataset.info.name}' yielded no samples. Check [dataset] options.")
+    finally:
+        seen.close()
+
+
+def _raise_duplicate(dataset: ResolvedComponent, duplicate: DuplicateKey | None) -> None:
+    if duplicate is not None:
+        raise DatasetError(
+            f"dataset '{dataset.info.name}': question_id '{duplicate.key}' appears twice. "
+            "Give every sample a unique question_id."
+        )
 
 
 def load_corpus(

@@ -145,6 +145,11 @@ def register_rags(register: Register) -> None:
 def register_dataset_sources(register: Register) -> None:
     """Register :class:`ragassay.DatasetSource` subclasses that yield samples and/or corpus documents.
 
+    ``samples()`` is read once per run, lazily: yield samples one at a time (a generator) and a dataset of any
+    size streams through ragassay, which spools them to a temporary file and never holds them all. Returning a
+    list still works (the source then holds it). Question ids must be unique: :class:`ragassay.SeenKeys`
+    checks that with bounded memory.
+
     :param register: call ``register(cls)`` for each dataset source class.
     :return: nothing; return values are ignored.
 

@@ -50,7 +50,7 @@ def plain_tokens(text: str) -> list[str]:
     return answer_tokens(text)
 
 
-@functools.lru_cache(maxsize=1 << 17)
+@functools.lru_cache(maxsize=1 << 13)  # every metric of a unit tokenises the same texts: recent ones suffice
 def token_bag(text: str) -> TokenBag:
     """The token multiset of ``text`` (memoised; treat ``counts`` as read-only)."""
     tokens = plain_tokens(text)

@@ -35,13 +35,22 @@ class ReferenceCheck:
         return self.reference_ids - len(self.unmatched)
 
 
-def check_reference_ids(samples: Sequence[Sample], documents: Iterable[Document]) -> ReferenceCheck:
-    """Compare every sample's ``reference_context_ids`` with the document ids (pure)."""
+def check_reference_ids(
+    samples: Iterable[Sample], documents: Iterable[Document], referenced: set[str] | None = None
+) -> ReferenceCheck:
+    """Compare every sample's ``reference_context_ids`` with the document ids (pure).
+
+    ``referenced``: the distinct reference ids, when collected while the samples were read; ``samples`` is then
+    read again only when some id matches no document (to count the samples that hold one), so a re-iterable
+    stream of samples is never held in memory.
+    """
     doc_ids = {doc.id for doc in documents}
-    referenced = sorted({rid for sample in samples for rid in sample.reference_context_ids})
-    unmatched = [rid for rid in referenced if not _matches(rid, doc_ids)]
+    if referenced is None:
+        samples = list(samples)
+        referenced = {rid for sample in samples for rid in sample.reference_context_ids}
+    unmatched = sorted(rid for rid in referenced if not _matches(rid, doc_ids))
     missing = set(unmatched)
-    samples_with = sum(1 for sample in samples if missing.intersection(sample.reference_context_ids))
+    samples_with = sum(1 for sample in samples if missing.intersection(sample.reference_context_ids)) if missing else 0
     return ReferenceCheck(len(referenced), unmatched, samples_with)
 
 
@@ -49,15 +58,17 @@ def _matches(reference_id: str, doc_ids: set[str]) -> bool:
     return reference_id in doc_ids or reference_id.rsplit("#", 1)[0] in doc_ids
 
 
-def reference_warnings(samples: Sequence[Sample], documents: Sequence[Document], where: str) -> list[str]:
+def reference_warnings(
+    samples: Iterable[Sample], documents: Sequence[Document], where: str, referenced: set[str] | None = None
+) -> list[str]:
     """Warnings for partly unmatched reference ids; raises :class:`ConfigError` when none matches.
 
     Nothing is checked when the corpus has no text (a system that brings its own contexts) or no sample has
-    reference ids.
+    reference ids. ``referenced``: as for :func:`check_reference_ids`.
     """
     if not any(doc.text.strip() for doc in documents):
         return []  # no corpus to retrieve from (or an empty one, which the system reports itself)
-    check = check_reference_ids(samples, documents)
+    check = check_reference_ids(samples, documents, referenced)
     if not check.reference_ids or not check.unmatched:
         return []
     doc_ids = sorted(doc.id for doc in documents)

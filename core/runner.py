@@ -10,6 +10,9 @@ Work is resumable and reusable:
   are keyed by their own spec and copied along with the output when it matches;
 - ``repeats = N > 1`` (``ragassay run --repeat N``) scores every model-calling metric and judge N times per
   unit (see :mod:`ragassay.scoring`); a run re-opened with a larger N adds the missing repeats.
+
+Nothing here grows with the number of samples: the plan spools them to disk (:mod:`ragassay.spool`) and the
+work is made chunk by chunk from that spool and the store (:mod:`ragassay.work`).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import functools
 import hashlib
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from . import __version__
@@ -27,12 +30,12 @@ from .components import ComponentContext, Corpus, DerivedMetric, RAGSystem
 from .config import LoadedConfig
 from .errors import ConfigError, RagassayError
 from .executor import Executor, LocalExecutor
-from .models import Sample
 from .processing import ItemInputs, UnitDigest, UnitProcessor, WorkerJob, WorkItem, slim, stored_pairs
 from .project import Project
 from .reference_check import reference_warnings
 from .registry import Registry
 from .scoring import Scorers, describe
+from .spool import SampleSpool
 from .store.database import ResultsStore, StoredUnit, UnitResult, WriteContext
 from .store.lease import Lease
 from .systems import (
@@ -43,6 +46,7 @@ from .systems import (
     resolve_systems,
     with_compat,
 )
+from .work import WorkStream
 
 FLUSH_EVERY_S = 0.25
 FLUSH_BATCH = 512
@@ -60,10 +64,11 @@ class RunPlan:
     systems: list[ResolvedSystem]
     metrics: list[tuple[str, ResolvedComponent]]
     judges: list[tuple[str, ResolvedComponent]]
-    samples: list[Sample]
+    samples: SampleSpool  # read once from the dataset source, kept on disk (iterate it, or len() it)
     corpus: Corpus
     context: ComponentContext
     warnings: list[str] = dataclasses.field(default_factory=list)
+    _fingerprint: str | None = dataclasses.field(default=None, repr=False)
 
     def spec(self) -> dict[str, Any]:
         return {
@@ -73,14 +78,18 @@ class RunPlan:
         }
 
     def fingerprint(self) -> str:
-        digest_ = hashlib.sha256(json.dumps(self.spec(), sort_keys=True).encode())
-        digest_.update(self.corpus_hash.encode())
-        if any(self.content_keys.values()):  # only then: fingerprints of other runs stay as they were
-            digest_.update(json.dumps(self.content_keys, sort_keys=True).encode())
-        for sample in self.samples:
-            digest_.update(sample.model_dump_json().encode())
-        digest_.update(__version__.encode())
-        return digest_.hexdigest()
+        """sha256 of the spec, the corpus, the content keys, every sample as given and the version (streamed
+        from the spool; computed once)."""
+        if self._fingerprint is None:
+            digest_ = hashlib.sha256(json.dumps(self.spec(), sort_keys=True).encode())
+            digest_.update(self.corpus_hash.encode())
+            if any(self.content_keys.values()):  # only then: fingerprints of other runs stay as they were
+                digest_.update(json.dumps(self.content_keys, sort_keys=True).encode())
+            for raw in self.samples.sample_bytes():
+                digest_.update(raw)
+            digest_.update(__version__.encode())
+            self._fingerprint = digest_.hexdigest()
+        return self._fingerprint
 
     @functools.cached_property
     def corpus_hash(self) -> str:
@@ -157,9 +166,10 @@ def plan_run(loaded: LoadedConfig | Project, registry: Registry | None = None, *
         (ref.key, resolve_component(registry, "judge", ref, project.loaded, f"evaluation.judges[{i}]"))
         for i, ref in enumerate(config.evaluation.judges)
     ]
-    samples = list(project.samples())
+    referenced: set[str] = set()  # distinct reference context ids, collected while the samples are spooled
+    samples = SampleSpool.write(project.samples(), observe=lambda s: referenced.update(s.reference_context_ids))
     corpus = project.corpus()
-    warnings = reference_warnings(samples, corpus.documents, project.loaded.where("dataset"))
+    warnings = reference_warnings(samples, corpus.documents, project.loaded.where("dataset"), referenced)
     return RunPlan(project.loaded, systems, metrics, judges, samples, corpus, project.context, warnings)
 
 
@@ -233,81 +243,55 @@ class Runner:
                 "warnings_json": json.dumps(self.plan.warnings),
             },
             [(s.name, s.spec().model_dump_json()) for s in self.plan.systems],
-            self.plan.samples,
+            self.plan.samples.records(),
         )
         return run_id, False
 
-    def pending(self, run_id: str, *, reuse: bool = True) -> tuple[list[WorkItem], int]:
-        """Work still to do, grouped by shared output, and how many units are already complete.
+    def work(self, run_id: str, *, reuse: bool = True) -> WorkStream:
+        """The run's work, streamed from the spooled samples and the store (see :mod:`ragassay.work`).
 
         With ``reuse``, outputs of earlier runs with the same keys are marked for copying.
         """
-        stored = self.store.stored_units(run_id)
-        labels, judges = self.scorers.labels, self.scorers.judge_labels
-        groups: dict[tuple[str, str], WorkItem] = {}
-        skipped = 0
-        for system in self.plan.systems:
-            system_key = self.system_keys[system.name]
-            for sample in self.plan.samples:
-                unit = stored.get((system.name, sample.question_id))
-                if (
-                    unit
-                    and unit.status == "ok"
-                    and labels <= unit.metrics
-                    and judges <= unit.judges
-                    and self._repeats_done(unit)
-                ):
-                    skipped += 1
-                    continue
-                key = (system_key, sample.question_id)
-                if key not in groups:
-                    groups[key] = WorkItem(sample, self._sample_key(sample), system_key, [])
-                groups[key].units.append((system, unit))
-        todo = list(groups.values())
-        if reuse:
-            self._find_reusable(run_id, todo)
-        return todo, skipped
+        return WorkStream(
+            self.plan.samples, self.plan.systems, self.system_keys, self._is_done, self.store, run_id, reuse=reuse
+        )
+
+    def _is_done(self, unit: StoredUnit) -> bool:
+        """Whether a stored unit is complete: an ok output with every metric, judge and repeat."""
+        scorers = self.scorers
+        return (
+            unit.status == "ok"
+            and scorers.labels <= unit.metrics
+            and scorers.judge_labels <= unit.judges
+            and self._repeats_done(unit)
+        )
 
     def _repeats_done(self, unit: StoredUnit) -> bool:
         """Whether every repeat 1..N-1 of the unit's model-calling labels is stored."""
         wanted = self.scorers.repeated(unit.calling) if self.repeats > 1 else []
         return all((label, r) in unit.repeats for label in wanted for r in range(1, self.repeats))
 
-    def _sample_key(self, sample: Sample) -> str:
-        """What identifies a sample's outputs across runs: a hash of the sample as given (once per sample)."""
-        key = self._sample_keys.get(sample.question_id)
-        if key is None:
-            key = self._sample_keys[sample.question_id] = digest(sample.model_dump_json())
-        return key
-
-    def _find_reusable(self, run_id: str, todo: list[WorkItem]) -> None:
-        """Mark items whose output an earlier run produced (same system spec and corpus, same sample)."""
-        fresh = [item for item in todo if not any(unit and unit.status == "ok" for _, unit in item.units)]
-        if not fresh:
-            return
-        found = self.store.reusable_outputs(run_id, sorted({item.system_key for item in fresh}))
-        for item in fresh:
-            item.reusable = found.get((item.system_key, item.sample_key))
-
     async def run(self, *, new: bool = False, on_start: Callable[[RunSummary], None] | None = None) -> RunSummary:
         """Run (or resume) the plan. ``new``: a fresh run that neither resumes nor reuses earlier outputs."""
         run_id, resumed = self.open_run(new=new)
         if self.lease is not None:
             self.lease.attach(run_id)
-        todo, skipped = self.pending(run_id, reuse=not new)
-        units = sum(len(item.units) for item in todo)
-        summary = RunSummary(run_id, resumed, units=units + skipped, skipped=skipped, warnings=list(self.plan.warnings))
+        work = self.work(run_id, reuse=not new)
+        skipped, names = work.survey()
+        units = len(self.plan.systems) * len(self.plan.samples)
+        summary = RunSummary(run_id, resumed, units=units, skipped=skipped, warnings=list(self.plan.warnings))
         if on_start:
             on_start(summary)
         start = time.perf_counter()
-        built = self._build_systems({system.name for item in todo for system, _ in item.units if item.reusable is None})
+        built = self._build_systems(names if units > skipped else set())
         summary.warnings += [w for w in self.plan.context.warnings if w not in summary.warnings]
         for name, rag in built.items():
             if not isinstance(rag, Exception):
                 summary.warnings += [f"{name}: {w}" for w in rag.check_samples(self.plan.samples)]
         status = "interrupted"
         try:
-            await self._execute(run_id, built, todo, summary)
+            if units > skipped:  # nothing to do starts no executor (no Ray workers for a complete run)
+                await self._execute(run_id, built, work.items(), summary)
             status = "complete"
         finally:
             summary.warnings += [w for w in getattr(self.executor, "warnings", []) if w not in summary.warnings]
@@ -319,7 +303,7 @@ class Runner:
                     await rag.aclose()
         return summary
 
-    async def _execute(self, run_id: str, built: dict, todo: list[WorkItem], summary: RunSummary) -> None:
+    async def _execute(self, run_id: str, built: dict, todo: Iterable[WorkItem], summary: RunSummary) -> None:
         if hasattr(self.executor, "process"):  # a distributed executor: workers build their own processors
             stream = self.executor.process(self._worker_job(run_id, built), self._with_inputs(todo))
         else:
@@ -342,12 +326,12 @@ class Runner:
             if buffer:
                 self.store.write_units(run_id, buffer, self.write_context)
 
-    async def _local_batches(self, processor: UnitProcessor, todo: list[WorkItem]):
+    async def _local_batches(self, processor: UnitProcessor, todo: Iterable[WorkItem]):
         """Results of the local executor, item by item, as (results, already stored) pairs."""
         async for results in self.executor.map(lambda item: processor.process(item, self.inputs(item)), todo):
             yield results, False
 
-    def _with_inputs(self, todo: list[WorkItem]):
+    def _with_inputs(self, todo: Iterable[WorkItem]):
         """(slim item, its stored inputs) pairs, read from the store as the executor pulls them."""
         for item in todo:
             yield slim(item), self.inputs(item)

@@ -25,7 +25,16 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ragassay import ComponentContext, DatasetError, DatasetSource, Document, Sample, hookimpl
+from ragassay import (
+    ComponentContext,
+    DatasetError,
+    DatasetSource,
+    Document,
+    DuplicateKey,
+    Sample,
+    SeenKeys,
+    hookimpl,
+)
 
 _LIST_FIELDS = ("reference_answers", "reference_contexts", "reference_context_ids")
 _BOOLEANS = {"true": True, "false": False, "1": True, "0": False, "yes": True, "no": False}
@@ -66,8 +75,15 @@ class FilesSource(DatasetSource):
         if self.options.path is None:
             raise DatasetError("the files dataset source has no 'path' option: set it to a .jsonl or .csv samples file")
         file = self.context.resolve(self.options.path)
-        seen: dict[str, int] = {}
+        seen = SeenKeys()  # question id -> line, with bounded memory (a file of millions of samples)
         articles: dict[str, Sample] = {}
+        try:
+            yield from self._unique(self._records(file, articles), seen, file)
+        finally:
+            seen.close()
+
+    def _records(self, file: Path, articles: dict[str, Sample]) -> Iterator[tuple[int, Sample]]:
+        """(line, sample) per record of ``file`` (an exact repeat of an earlier article is skipped)."""
         for line, record in _read_records(file):
             if self.options.layout == "articles":
                 sample = _article_sample(record, file, line, self.options.question_field)
@@ -76,13 +92,21 @@ class FilesSource(DatasetSource):
                 articles[sample.question_id] = sample
             else:
                 sample = self._sample(record, file, line)
-            if sample.question_id in seen:
-                raise DatasetError(
-                    f"{file}, line {line}: duplicate question_id '{sample.question_id}' (first on line "
-                    f"{seen[sample.question_id]}); make every {self.options.id_field} unique"
-                )
-            seen[sample.question_id] = line
+            yield line, sample
+
+    def _unique(self, records: Iterator[tuple[int, Sample]], seen: SeenKeys, file: Path) -> Iterator[Sample]:
+        """The samples of ``records``; a question id seen twice is an error naming both lines."""
+        for line, sample in records:
+            self._no_duplicate(seen.add(sample.question_id, line), file)
             yield sample
+        self._no_duplicate(seen.flush(), file)
+
+    def _no_duplicate(self, duplicate: DuplicateKey | None, file: Path) -> None:
+        if duplicate is not None:
+            raise DatasetError(
+                f"{file}, line {duplicate.second}: duplicate question_id '{duplicate.key}' (first on line "
+                f"{duplicate.first}); make every {self.options.id_field} unique"
+            )
 
     def documents(self) -> Iterator[Document]:
         """Yield the documents matched by the ``documents`` glob patterns (or, with the 'articles' layout and no

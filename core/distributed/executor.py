@@ -119,8 +119,10 @@ class _Worker:
             self.store = open_store(job.store_url, create=False)
 
     def ready(self) -> dict[str, Any]:
-        """Who this worker is: its process id and budget holder id."""
-        return {"pid": os.getpid(), "holder": self.holder}
+        """Who this worker is: its process id, the id of the Ray node it runs on, its budget holder id."""
+        import ray
+
+        return {"pid": os.getpid(), "node": ray.get_runtime_context().get_node_id(), "holder": self.holder}
 
     async def process(self, batch: Batch) -> tuple[list[Any], bool]:
         """Process a batch, at most ``concurrency`` items at once; results, or digests when stored here."""
@@ -155,6 +157,7 @@ class _Slot:
     actor: Any
     holder: str
     pid: int = 0
+    node: str = ""
     in_flight: int = 0
 
 
@@ -166,6 +169,7 @@ class RayExecutor:
         self.writes_in_workers = options.write == "workers" or (options.write == "auto" and not results_is_sqlite)
         self.warnings: list[str] = []
         self.worker_pids: list[int] = []  # live workers' process ids (tests kill one)
+        self.worker_nodes: list[str] = []  # the Ray node id of each live worker (tests remove a node)
         self.restarts = 0
         self.budget: Any = None
         connect(options.address)  # here, in the caller's (main) thread: Ray sets signal handlers when it joins
@@ -227,10 +231,12 @@ class RayExecutor:
     async def _wait_ready(self, ray: Any, slots: list[_Slot]) -> None:
         for slot in slots:
             try:
-                slot.pid = (await slot.actor.ready.remote())["pid"]
+                info = await slot.actor.ready.remote()
             except ray.exceptions.RayActorError as exc:
                 raise RagassayError(f"a Ray worker could not start: {_cause(exc)}") from None
+            slot.pid, slot.node = info["pid"], info["node"]
         self.worker_pids = [slot.pid for slot in slots]
+        self.worker_nodes = [slot.node for slot in slots]
 
     def _submit(self, slots: list[_Slot], pending: dict, batches: Iterator[Batch], retry: list[Batch]) -> None:
         """Fill every worker up to ``batches_in_flight`` (redone batches first)."""
@@ -271,6 +277,7 @@ class RayExecutor:
         await self._wait_ready(ray, [fresh])
         slots[slots.index(slot)] = fresh
         self.worker_pids = [s.pid for s in slots]
+        self.worker_nodes = [s.node for s in slots]
 
     async def _shutdown(self, ray: Any, slots: list[_Slot], pending: dict) -> None:
         for future in pending:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from sqlalchemy import func, insert, select, update
@@ -18,6 +19,9 @@ from .lease import live_holders, run_state
 from .reads import RunReads
 from .urls import redact_config
 from .writes import write_batch
+
+SAMPLES_PER_INSERT = 2_000  # rows of run_samples per INSERT while a run is created
+KEYS_PER_QUERY = 400  # keys per IN list when reading units back in chunks (under every driver's limit)
 
 
 @dataclasses.dataclass
@@ -77,8 +81,14 @@ class ResultsStore(RunReads):
             ).first()
         return dict(row._mapping) if row else None
 
-    def create_run(self, run: dict[str, Any], systems: Sequence[tuple[str, str]], samples: Sequence[Sample]) -> None:
-        """Insert a run with its systems (name, spec json) and samples, atomically."""
+    def create_run(
+        self, run: dict[str, Any], systems: Sequence[tuple[str, str]], samples: Iterable[Sample | tuple[str, str]]
+    ) -> None:
+        """Insert a run with its systems (name, spec json) and samples, atomically.
+
+        ``samples``: :class:`Sample` objects or ``(question_id, sample JSON)`` pairs, streamed: they are
+        inserted :data:`SAMPLES_PER_INSERT` at a time within the one transaction, never all held at once.
+        """
         now = time.time()
         run = {**run, "config_json": redact_config(run["config_json"])}  # never a literal password
         with self._begin() as conn:
@@ -87,18 +97,12 @@ class ResultsStore(RunReads):
                 insert(t.run_systems),
                 [{"run_id": run["id"], "name": n, "position": i, "spec_json": s} for i, (n, s) in enumerate(systems)],
             )
-            conn.execute(
-                insert(t.run_samples),
-                [
-                    {
-                        "run_id": run["id"],
-                        "question_id": s.question_id,
-                        "position": i,
-                        "sample_json": s.model_dump_json(),
-                    }
-                    for i, s in enumerate(samples)
-                ],
+            rows = (
+                {"run_id": run["id"], "question_id": qid, "position": i, "sample_json": raw}
+                for i, (qid, raw) in enumerate(_sample_pairs(samples))
             )
+            while chunk := list(itertools.islice(rows, SAMPLES_PER_INSERT)):
+                conn.execute(insert(t.run_samples), chunk)
 
     def set_run_status(self, run_id: str, status: str) -> None:
         with self._begin() as conn:
@@ -174,21 +178,59 @@ class ResultsStore(RunReads):
     # -- units ----------------------------------------------------------------------------------
 
     def stored_units(self, run_id: str) -> dict[tuple[str, str], StoredUnit]:
-        """What is stored per (system, question_id) in a run: used to resume."""
+        """What is stored per (system, question_id) in a run, all at once (small runs, tests); a run is resumed
+        from :meth:`stored_units_of` (a chunk of samples) and :meth:`iter_stored_units` (all, in chunks)."""
+        return dict(self.iter_stored_units(run_id))
+
+    def iter_stored_units(self, run_id: str, chunk: int = 2_000) -> Iterator[tuple[tuple[str, str], StoredUnit]]:
+        """((system, question_id), what is stored) for every output of a run, read ``chunk`` outputs at a time
+        (by id ranges: memory does not grow with the run)."""
+        o = t.outputs.c
+        after = -1
+        while True:
+            query = select(o.id, o.system, o.question_id, o.status).where(o.run_id == run_id, o.id > after)
+            with self.engine.connect() as conn:
+                rows = conn.execute(query.order_by(o.id).limit(chunk)).all()
+                if not rows:
+                    return
+                units = self._with_labels(conn, rows)
+            yield from units.items()
+            after = rows[-1].id
+
+    def stored_units_of(
+        self, run_id: str, systems: Sequence[str], question_ids: Sequence[str]
+    ) -> dict[tuple[str, str], StoredUnit]:
+        """What is stored per (system, question_id) for these systems and samples of a run (one chunk of a
+        resume: the lookups use the unique index on (run, system, question_id))."""
+        o = t.outputs.c
+        units: dict[tuple[str, str], StoredUnit] = {}
+        with self.engine.connect() as conn:
+            for start in range(0, len(question_ids), KEYS_PER_QUERY):
+                chunk = list(question_ids[start : start + KEYS_PER_QUERY])
+                query = select(o.id, o.system, o.question_id, o.status).where(
+                    o.run_id == run_id, o.system.in_(list(systems)), o.question_id.in_(chunk)
+                )
+                units.update(self._with_labels(conn, conn.execute(query).all()))
+        return units
+
+    def has_outputs(self, run_id: str) -> bool:
+        """Whether anything is stored for the run (a resume), without reading it."""
+        with self.engine.connect() as conn:
+            return conn.execute(select(t.outputs.c.id).where(t.outputs.c.run_id == run_id).limit(1)).first() is not None
+
+    def _with_labels(self, conn: Any, rows: Sequence[Any]) -> dict[tuple[str, str], StoredUnit]:
+        """StoredUnits for output rows (id, system, question_id, status), with their stored labels and repeats."""
         units: dict[tuple[str, str], StoredUnit] = {}
         by_id: dict[int, StoredUnit] = {}
-        with self.engine.connect() as conn:
-            for row in conn.execute(
-                select(t.outputs.c.id, t.outputs.c.system, t.outputs.c.question_id, t.outputs.c.status).where(
-                    t.outputs.c.run_id == run_id
-                )
-            ):
-                unit = StoredUnit(row.id, row.status, set(), set())
-                units[(row.system, row.question_id)] = by_id[row.id] = unit
-            ids = select(t.outputs.c.id).where(t.outputs.c.run_id == run_id)
+        for row in rows:
+            unit = StoredUnit(row.id, row.status, set(), set())
+            units[(row.system, row.question_id)] = by_id[row.id] = unit
+        ids = list(by_id)
+        for start in range(0, len(ids), KEYS_PER_QUERY):
+            chunk = ids[start : start + KEYS_PER_QUERY]
             for table, column, prefix in ((t.metric_values, "metric", ""), (t.judgements, "judge", "judge:")):
                 c = table.c
-                query = select(c.output_id, c[column], c.repeat, c.calls + c.cache_hits).where(c.output_id.in_(ids))
+                query = select(c.output_id, c[column], c.repeat, c.calls + c.cache_hits).where(c.output_id.in_(chunk))
                 for output_id, label, repeat, calls in conn.execute(query):
                     unit = by_id[output_id]
                     if repeat:
@@ -199,19 +241,32 @@ class ResultsStore(RunReads):
                         unit.calling.add(prefix + label)
         return units
 
-    def reusable_outputs(self, run_id: str, system_keys: Sequence[str]) -> dict[tuple[str, str], int]:
-        """(system key, sample key) -> id of the newest ok output of another run with those keys."""
+    def reusable_outputs(
+        self, run_id: str, system_keys: Sequence[str], sample_keys: Sequence[str] | None = None
+    ) -> dict[tuple[str, str], int]:
+        """(system key, sample key) -> id of the newest ok output of another run with those keys (only these
+        ``sample_keys`` when given: one chunk of a run)."""
         if not system_keys:
             return {}
-        query = (
-            select(t.outputs.c.system_key, t.outputs.c.sample_key, func.max(t.outputs.c.id))
-            .where(
-                t.outputs.c.system_key.in_(list(system_keys)), t.outputs.c.status == "ok", t.outputs.c.run_id != run_id
-            )
-            .group_by(t.outputs.c.system_key, t.outputs.c.sample_key)
-        )
+        o = t.outputs.c
+        where = [o.system_key.in_(list(system_keys)), o.status == "ok", o.run_id != run_id]
+        query = select(o.system_key, o.sample_key, func.max(o.id)).group_by(o.system_key, o.sample_key)
+        found: dict[tuple[str, str], int] = {}
         with self.engine.connect() as conn:
-            return {(key, sample): output_id for key, sample, output_id in conn.execute(query)}
+            if sample_keys is None:
+                return {(key, sample): id_ for key, sample, id_ in conn.execute(query.where(*where))}
+            for start in range(0, len(sample_keys), KEYS_PER_QUERY):
+                chunk = list(sample_keys[start : start + KEYS_PER_QUERY])
+                rows = conn.execute(query.where(*where, o.sample_key.in_(chunk)))
+                found.update({(key, sample): id_ for key, sample, id_ in rows})
+        return found
+
+    def has_reusable(self, run_id: str, system_keys: Sequence[str]) -> bool:
+        """Whether another run stored an ok output of one of these system keys (else nothing can be reused)."""
+        o = t.outputs.c
+        query = select(o.id).where(o.system_key.in_(list(system_keys)), o.status == "ok", o.run_id != run_id)
+        with self.engine.connect() as conn:
+            return bool(system_keys) and conn.execute(query.limit(1)).first() is not None
 
     def reusable_values(self, output_id: int, context: WriteContext) -> dict[str, MetricValue | Judgement]:
         """Values stored for ``output_id`` by a metric or judge with the same spec as a current label
@@ -493,6 +548,12 @@ class ResultsStore(RunReads):
 
     def close(self) -> None:
         self.engine.dispose()
+
+
+def _sample_pairs(samples: Iterable[Sample | tuple[str, str]]) -> Iterator[tuple[str, str]]:
+    """(question_id, sample JSON) of samples given as either."""
+    for sample in samples:
+        yield (sample.question_id, sample.model_dump_json()) if isinstance(sample, Sample) else sample
 
 
 def _dicts(result: Any) -> list[dict[str, Any]]:

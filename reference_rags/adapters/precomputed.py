@@ -15,7 +15,7 @@ import csv
 import hashlib
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -62,7 +62,7 @@ class PrecomputedRAG(RAGSystem):
             _check_trace_fields(row, f"{path}, line {line}")
         self.path = path
 
-    def check_samples(self, samples: list[Sample]) -> list[str]:
+    def check_samples(self, samples: Iterable[Sample]) -> list[str]:
         """Warnings for rows that match no sample (missing rows fail their samples in :meth:`answer`)."""
         known = {s.question_id for s in samples}
         extra = sorted(set(self.rows) - known)

@@ -243,3 +243,37 @@ def test_replace_existing_rewrites_values_added_to_a_stored_output(any_url):
     with pytest.raises(IntegrityError):  # without it, a second copy of the value is refused
         store.write_units("r1", [added(1.0)])
     store.close()
+
+
+def test_a_run_is_read_back_in_chunks_and_by_samples(any_url, monkeypatch):
+    monkeypatch.setattr("ragassay.store.database.SAMPLES_PER_INSERT", 3)  # samples stored 3 rows per insert
+    store = open_store(any_url)
+    ids = [f"q{i}" for i in range(8)]
+    make_run(store, "r1", samples=ids)
+    make_run(store, "r2", samples=ids)
+    assert [s.question_id for s in store.run_samples("r1")] == ids  # every chunk, in order
+    assert not store.has_outputs("r1")
+    results = [
+        UnitResult(
+            "sys",
+            qid,
+            "ok" if i % 3 else "failed",
+            RAGOutput(answer=qid) if i % 3 else None,
+            metrics=[MetricValue(metric="m", value=0.5), MetricValue(metric="m", value=0.7, repeat=1)] if i % 3 else [],
+            system_key="k",
+            sample_key=f"s-{qid}",
+        )
+        for i, qid in enumerate(ids[:6])
+    ]
+    store.write_units("r1", results)
+    whole = store.stored_units("r1")
+    assert dict(store.iter_stored_units("r1", chunk=2)) == whole and len(whole) == 6  # id ranges of 2 outputs
+    some = store.stored_units_of("r1", ["sys", "other"], ["q1", "q3", "q7"])
+    assert sorted(some) == [("sys", "q1"), ("sys", "q3")] and some[("sys", "q1")] == whole[("sys", "q1")]
+    assert whole[("sys", "q1")].metrics == {"m"} and whole[("sys", "q1")].repeats == {("m", 1)}
+    assert store.has_outputs("r1") and not store.has_outputs("r2")
+    assert store.has_reusable("r2", ["k"]) and not store.has_reusable("r1", ["k"]) and not store.has_reusable("r2", [])
+    found = store.reusable_outputs("r2", ["k"], ["s-q0", "s-q1", "s-q2", "s-q9"])
+    assert sorted(found) == [("k", "s-q1"), ("k", "s-q2")]  # ok outputs only, these samples only
+    assert found == {key: value for key, value in store.reusable_outputs("r2", ["k"]).items() if key in found}
+    store.close()

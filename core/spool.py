@@ -1,0 +1,100 @@
+"""A run's samples, read from the dataset source once and kept on disk, not in memory.
+
+:class:`SampleSpool` writes each sample's JSON (as :meth:`Sample.model_dump_json` gives it: the text the
+fingerprint hashes and the results database stores) to an anonymous temporary file, one line per sample. Every
+later pass (the fingerprint, storing the samples of a new run, the work stream, a system's ``check_samples``)
+reads that file in order, a block at a time, so the driver's memory does not depend on the number of samples and
+the dataset source is read exactly once per run, even when producing samples is costly or not repeatable.
+
+The file lives in the temporary folder (``$TMPDIR``), is about the size of the dataset's JSON, and is removed
+when the spool is closed or the process ends (it has no name on disk, so even ``kill -9`` leaves nothing).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
+
+from .models import Sample
+
+_BLOCK = 1 << 20  # bytes read at a time
+
+
+class SampleSpool:
+    """Samples in reading order, on disk (see the module docstring). Iterating gives :class:`Sample` objects;
+    :meth:`records` gives ``(question_id, sample JSON)`` without parsing. ``len()`` is the number of samples."""
+
+    def __init__(self) -> None:
+        self._file = tempfile.TemporaryFile(prefix="ragassay-samples-")
+        self._count = 0
+        self._size = 0
+
+    @classmethod
+    def write(cls, samples: Iterable[Sample], observe: Callable[[Sample], None] | None = None) -> SampleSpool:
+        """Spool ``samples`` (``observe`` sees each one on the way: checks that need every sample once)."""
+        spool = cls()
+        try:
+            lines: list[bytes] = []
+            for sample in samples:
+                if observe is not None:
+                    observe(sample)
+                lines.append(json.dumps(sample.question_id).encode() + b"\t" + sample.model_dump_json().encode())
+                if len(lines) >= 1000:
+                    spool._append(lines)
+                    lines = []
+            spool._append(lines)
+        except BaseException:
+            spool.close()
+            raise
+        return spool
+
+    def _append(self, lines: list[bytes]) -> None:
+        if not lines:
+            return
+        data = b"\n".join(lines) + b"\n"
+        os.pwrite(self._file.fileno(), data, self._size)
+        self._size += len(data)
+        self._count += len(lines)
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self) -> Iterator[Sample]:
+        for _, raw in self.records():
+            yield Sample.model_validate_json(raw)
+
+    def records(self) -> Iterator[tuple[str, str]]:
+        """(question id, sample JSON) per sample, in the dataset's order."""
+        for line in self._lines():
+            head, _, raw = line.partition(b"\t")
+            yield json.loads(head), raw.decode()
+
+    def sample_bytes(self) -> Iterator[bytes]:
+        """Each sample's JSON as UTF-8 bytes (what the fingerprint hashes), in the dataset's order."""
+        for line in self._lines():
+            yield line.partition(b"\t")[2]
+
+    def _lines(self) -> Iterator[bytes]:
+        """The spooled lines; each iterator keeps its own offset (several may be open at once)."""
+        offset, rest = 0, b""
+        while offset < self._size:
+            block = os.pread(self._file.fileno(), min(_BLOCK, self._size - offset), offset)
+            if not block:
+                raise OSError("the samples spool file was truncated")
+            offset += len(block)
+            lines = (rest + block).split(b"\n")
+            rest = lines.pop()
+            yield from lines
+        if rest:
+            yield rest
+
+    def close(self) -> None:
+        """Remove the file (idempotent)."""
+        self._file.close()
+
+    def __del__(self) -> None:
+        file = getattr(self, "_file", None)
+        if file is not None:
+            file.close()

@@ -1,0 +1,36 @@
+"""``SampleSpool``: a run's samples on disk, read back in order, as given, as often as needed."""
+
+from __future__ import annotations
+
+from ragassay.models import Sample
+from ragassay.spool import SampleSpool
+
+SAMPLES = [
+    Sample(question_id="tab\there", question="line one\nline two\ttabbed", reference_answers=["Zürich — ✓"]),
+    Sample(question_id="q2", question="plain?", group_id="g", extra_field={"nested": [1, 2]}),
+    *[Sample(question_id=f"n{i}", question=f"question {i} " + "x" * (i % 7) * 300) for i in range(3000)],
+]
+
+
+def test_samples_come_back_in_order_and_equal():
+    spool = SampleSpool.write(SAMPLES)
+    assert len(spool) == len(SAMPLES)
+    assert list(spool) == SAMPLES
+    assert [qid for qid, _ in spool.records()] == [s.question_id for s in SAMPLES]
+
+
+def test_the_spooled_json_is_the_samples_json_as_given():
+    spool = SampleSpool.write(SAMPLES)
+    assert list(spool.sample_bytes()) == [s.model_dump_json().encode() for s in SAMPLES]
+    assert [raw for _, raw in spool.records()] == [s.model_dump_json() for s in SAMPLES]
+
+
+def test_iterators_are_independent_and_the_observer_sees_every_sample():
+    seen = []
+    spool = SampleSpool.write(SAMPLES, observe=lambda s: seen.append(s.question_id))
+    first, second = spool.records(), spool.records()
+    assert next(first)[0] == "tab\there" and next(first)[0] == "q2"
+    assert next(second)[0] == "tab\there"  # its own position
+    assert len(list(first)) == len(SAMPLES) - 2
+    assert seen == [s.question_id for s in SAMPLES]
+    spool.close()
