@@ -13,6 +13,7 @@ from ragassay.components import ComponentContext, GenerationRequest
 from ragassay.errors import ProviderError
 from ragassay.llm.cache import close_caches
 from ragassay.llm.settings import LLMSection, runtime_settings
+from ragassay.plugin_manager import get_plugin_host
 from ragassay.plugins.anthropic_llm import AnthropicGenerator
 from tests.servers.anthropic_messages import (
     AnthropicMessagesServer,
@@ -55,6 +56,7 @@ def server(shared_server):
 def make(tmp_path, server, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", PLANTED)
     context = ComponentContext(
+        registry=get_plugin_host().registry,
         project_dir=tmp_path,
         cache_dir=tmp_path / "cache",
         settings={"llm": runtime_settings(LLMSection(), tmp_path / "cache")},

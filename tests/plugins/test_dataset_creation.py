@@ -8,6 +8,7 @@ import pytest
 
 from ragassay.components import ComponentContext
 from ragassay.errors import ConfigError
+from ragassay.plugin_manager import get_plugin_host
 
 from servers.openai_chat import OpenAIChatServer, Turn
 
@@ -50,7 +51,7 @@ def context(tmp_path, monkeypatch, server):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-creation")
     server.reset()
     (tmp_path / "articles.jsonl").write_text("".join(json.dumps(a) + "\n" for a in ARTICLES))
-    return ComponentContext(project_dir=tmp_path, cache_dir=tmp_path / "cache")
+    return ComponentContext(registry=get_plugin_host().registry, project_dir=tmp_path, cache_dir=tmp_path / "cache")
 
 
 def llm(server, **options):

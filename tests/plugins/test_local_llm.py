@@ -14,6 +14,7 @@ from ragassay.errors import ProviderError
 from ragassay.llm.cache import close_caches
 from ragassay.llm.settings import LLMSection, runtime_settings
 from ragassay.llm.types import ChatMessage, LLMRequest, ToolCall, ToolSpec
+from ragassay.plugin_manager import get_plugin_host
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -66,6 +67,7 @@ def tiny_model(tmp_path_factory) -> Path:
 def make(tmp_path, tiny_model):
     def make(cache=False, **options):
         context = ComponentContext(
+            registry=get_plugin_host().registry,
             project_dir=tmp_path,
             cache_dir=tmp_path / "cache",
             settings={"llm": runtime_settings(LLMSection(cache=cache), tmp_path / "cache")},
@@ -167,6 +169,7 @@ def test_real_smollm2_generates_and_caches_dequantised_weights(tmp_path_factory)
     # a cache folder that outlives this test session, so later sessions skip the slow GGUF conversion
     cache_dir = tmp_path_factory.getbasetemp().parent / "ragassay-model-cache"
     context = ComponentContext(
+        registry=get_plugin_host().registry,
         project_dir=cache_dir,
         cache_dir=cache_dir,
         settings={"llm": runtime_settings(LLMSection(cache=False), cache_dir)},

@@ -18,6 +18,7 @@ import pytest
 
 from ragassay import ConfigError, MetricResult, RAGOutput, Sample, Unscored
 from ragassay.components import ComponentContext
+from ragassay.plugin_manager import get_plugin_host
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -158,7 +159,7 @@ def direct_reward(folder: Path, question: str, answer: str, max_length: int | No
 
 
 def context(tmp_path: Path) -> ComponentContext:
-    return ComponentContext(project_dir=tmp_path, cache_dir=tmp_path / "cache")
+    return ComponentContext(registry=get_plugin_host().registry, project_dir=tmp_path, cache_dir=tmp_path / "cache")
 
 
 def perplexity_metric(tmp_path, **options) -> ContextRelevancePerplexity:
@@ -382,7 +383,8 @@ def test_packaged_smollm2_prefers_the_relevant_context(tmp_path_factory):
     pytest.importorskip("gguf")
     cache = tmp_path_factory.getbasetemp().parent / "ragassay-model-cache"  # shared with the local LLM tests
     metric = ContextRelevancePerplexity(
-        ContextRelevancePerplexity.Options(), context=ComponentContext(project_dir=cache, cache_dir=cache)
+        ContextRelevancePerplexity.Options(),
+        context=ComponentContext(registry=get_plugin_host().registry, project_dir=cache, cache_dir=cache),
     )
     cases = [
         ("Who built the alpha reactor?", CONTEXTS[0], CONTEXTS[2]),
