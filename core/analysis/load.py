@@ -68,9 +68,7 @@ def run_outcomes(run, settings: AnalysisSection | None = None) -> RunOutcomes:
     """The outcomes per system of ``run`` (:class:`ragassay.results.RunData`, read with payloads)."""
     settings = settings or run_settings(run)
     judge = pick_judge(run, settings.judge)
-    verdicts = {
-        (s.system, s.question_id): s for s in run.scores if s.kind == "judge" and s.label == judge and not s.repeat
-    }
+    verdicts = {(s.system, s.question_id): s for s in run.records(kind="judge", label=judge, repeat=0)}
     samples = run.samples
     result = RunOutcomes(
         run.id,

@@ -49,9 +49,7 @@ def _bad_spec(text: str):
 def judge_verdicts(run, threshold: float) -> dict[str, dict[Key, bool | None]]:
     """judge label -> (system, question_id) -> verdict, for every repeat-0 judgement of ``run``."""
     verdicts: dict[str, dict[Key, bool | None]] = {}
-    for s in run.scores:
-        if s.kind != "judge" or s.repeat:
-            continue
+    for s in run.records(kind="judge", repeat=0):
         if s.verdict in ("correct", "incorrect"):
             value: bool | None = s.verdict == "correct"
         else:
@@ -63,9 +61,8 @@ def judge_verdicts(run, threshold: float) -> dict[str, dict[Key, bool | None]]:
 def metric_verdicts(run, specs: list[tuple[str, float]]) -> dict[str, dict]:
     """``name>=threshold`` -> (system, question_id) -> value >= threshold (None when unscored)."""
     values: dict[str, dict[Key, float | None]] = {}
-    for s in run.scores:
-        if s.kind == "metric" and not s.repeat:
-            values.setdefault(s.label, {})[(s.system, s.question_id)] = s.value
+    for s in run.records(kind="metric", repeat=0):
+        values.setdefault(s.label, {})[(s.system, s.question_id)] = s.value
     out: dict[str, dict[Key, bool | None]] = {}
     for name, threshold in specs:
         if name not in values:

@@ -10,7 +10,8 @@ from __future__ import annotations
 import dataclasses
 import statistics
 
-from ..results.model import RunData, Usage
+from ..results.model import RunData
+from ..results.usage import Usage
 
 
 @dataclasses.dataclass(frozen=True)
@@ -94,7 +95,7 @@ def system_usage(run: RunData, system: str) -> SystemUsage:
         cache_hits=sum(o.usage.cache_hits for o in ok),
         cost_usd=None if unpriced else sum(costs),
         unpriced_models=unpriced,
-        evaluation=evaluation_cost([s.usage for s in run.scores if s.system == system]),
+        evaluation=evaluation_cost(run.evaluation_usages(system)),
     )
 
 

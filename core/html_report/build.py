@@ -124,7 +124,7 @@ def _payloads(run, question_ids: list[str]) -> dict:
 def _cases(run, chosen: list[str], payloads: dict, prefix: str) -> list[dict[str, Any]]:
     wanted = set(chosen)
     scores: dict[str, list] = {q: [] for q in chosen}
-    for s in run.ordered_scores:
+    for s in run.ordered_scores():
         if s.repeat == 0 and s.question_id in wanted:
             scores[s.question_id].append(s)
     cases = []

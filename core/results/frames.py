@@ -222,7 +222,7 @@ def _values_frame(data: RunData, kind: str, columns: list[str], value: str) -> p
     """Metric values or judgements in the run's order; ``value`` (the number column) NaN where None."""
     import pandas as pd
 
-    records = [_score_record(s, kind) for s in data.ordered_scores if s.kind == kind]
+    records = [_score_record(s, kind) for s in data.ordered_scores(kind)]
     frame = pd.DataFrame.from_records(records, columns=columns)
     frame[_COUNTS + ["repeat"]] = frame[_COUNTS + ["repeat"]].astype("int64")
     return frame.astype({value: float, "cost_usd": float})

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import json
 from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
 from ..models import RAGOutput, Sample
+from .scores import JUDGE, METRIC, ScoreRecord, ScoreTable, labels_of
+from .usage import Usage
 
 MISSING, OK, FAILED = "missing", "ok", "failed"
 
@@ -45,28 +46,6 @@ class RunInfo:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class Usage:
-    """Tokens, model calls and cost of an answer or of a metric value's / judgement's own model calls."""
-
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cached_tokens: int = 0
-    calls: int = 0
-    cache_hits: int = 0
-    cost_usd: float | None = 0.0  # None when a model used has no price
-    unpriced: tuple[str, ...] = ()
-
-    @staticmethod
-    @functools.lru_cache(maxsize=4096)
-    def of(values: tuple) -> Usage:
-        """From the stored (input, output, cached tokens, calls, cache hits, cost, unpriced) columns (the same
-        columns give the same, shared, frozen object: most rows of a run spend nothing)."""
-        tin, tout, cached, calls, hits, cost, unpriced = values
-        models = tuple(sorted({m.strip() for m in (unpriced or "").split(",") if m.strip()}))
-        return Usage(tin or 0, tout or 0, cached or 0, calls or 0, hits or 0, cost, models)
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
 class OutputRecord:
     """One stored output: status, error, latency, usage, retrieval decision and count, reuse."""
 
@@ -86,34 +65,6 @@ class OutputRecord:
         return self.status == OK
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class ScoreRecord:
-    """One stored metric value or judgement (``kind``), any repeat. ``value`` is the metric's value or the
-    judge's score (None exactly when unscored); ``verdict`` and ``explanation`` are the judge's."""
-
-    system: str
-    question_id: str
-    kind: str  # metric | judge
-    label: str
-    repeat: int
-    value: float | None
-    unscored_reason: str | None
-    verdict: str | None
-    explanation: str | None
-    judge_id: str | None
-    details_json: str | None
-    usage: Usage
-
-    @property
-    def column(self) -> str:
-        """The comparison column: the metric label, or ``judge:<label>``."""
-        return self.label if self.kind == "metric" else f"judge:{self.label}"
-
-    @property
-    def details(self) -> dict[str, Any]:
-        return json.loads(self.details_json) if self.details_json else {}
-
-
 @dataclasses.dataclass(eq=False)
 class RunData:
     """One stored run, read once: info, systems, samples, outputs and every score (all repeats)."""
@@ -124,7 +75,7 @@ class RunData:
     question_ids: list[str]
     sample_json: list[str]
     outputs: dict[tuple[str, str], OutputRecord]
-    scores: list[ScoreRecord]  # as stored (any order); :attr:`ordered_scores` in the run's order
+    score_table: ScoreTable  # every metric value and judgement, all repeats, column by column
     has_payloads: bool = False
 
     @property
@@ -145,14 +96,14 @@ class RunData:
     def metrics(self) -> list[str]:
         """Metric labels: as configured, then any other stored one (sorted)."""
         configured = list(self.info.spec.get("metrics") or {})
-        stored = {s.label for s in self.scores if s.kind == "metric"}
+        stored = labels_of(self.score_table.columns, METRIC)
         return configured + sorted(stored - set(configured))
 
     @functools.cached_property
     def judges(self) -> list[str]:
         """Judge labels: as configured, then any other stored one (sorted)."""
         configured = list(self.info.spec.get("judges") or {})
-        stored = {s.label for s in self.scores if s.kind == "judge"}
+        stored = labels_of(self.score_table.columns, JUDGE)
         return configured + sorted(stored - set(configured))
 
     @property
@@ -181,15 +132,17 @@ class RunData:
 
     @functools.cached_property
     def _arrays(self) -> dict[tuple[str, str, int], np.ndarray]:
+        table, n = self.score_table, len(self.question_ids)
         arrays: dict[tuple[str, str, int], np.ndarray] = {}
-        n, position = len(self.question_ids), self.position
-        for s in self.scores:
-            key = (s.system, s.column, s.repeat)
-            column = arrays.get(key)
-            if column is None:
-                column = arrays[key] = np.full(n, np.nan)
-            if s.value is not None and s.question_id in position:
-                column[position[s.question_id]] = s.value
+        known = table.sample >= 0
+        keys = np.unique(np.column_stack([table.system, table.column, table.repeat]), axis=0) if len(table) else []
+        for s_index, c_index, repeat in keys:
+            rows = known & (table.system == s_index) & (table.column == c_index) & (table.repeat == repeat)
+            column = np.full(n, np.nan)
+            column[table.sample[rows]] = table.value[rows]
+            kind, label = table.columns[c_index]
+            name = label if kind == METRIC else f"judge:{label}"
+            arrays[(table.systems[s_index], name, int(repeat))] = column
         return arrays
 
     def values(self, system: str, column: str, repeat: int = 0) -> np.ndarray:
@@ -200,36 +153,62 @@ class RunData:
     @functools.cached_property
     def unscored(self) -> dict[tuple[str, str], int]:
         """(system, column) -> stored values of repeat 0 that are unscored."""
+        table = self.score_table
+        rows = (table.repeat == 0) & np.isnan(table.value)
         counts: dict[tuple[str, str], int] = {}
-        for s in self.scores:
-            if s.repeat == 0 and s.value is None:
-                counts[(s.system, s.column)] = counts.get((s.system, s.column), 0) + 1
+        for s_index, c_index in zip(table.system[rows], table.column[rows]):
+            kind, label = table.columns[c_index]
+            key = (table.systems[s_index], label if kind == METRIC else f"judge:{label}")
+            counts[key] = counts.get(key, 0) + 1
         return counts
 
     @functools.cached_property
-    def ordered_scores(self) -> list[ScoreRecord]:
-        """The scores in the run's order: systems, samples, metrics then judges as configured, repeats."""
+    def scores(self) -> list[ScoreRecord]:
+        """Every score as an object, in stored order (built on first use: prefer :meth:`records` or
+        :meth:`values` for large runs)."""
+        return list(self.score_table.rows())
+
+    def records(self, *, kind: str | None = None, label: str | None = None, repeat: int | None = None) -> list:
+        """The scores of one kind (``"metric"``, ``"judge"``), label and repeat, as objects in stored order."""
+        table = self.score_table
+        mask = np.ones(len(table), dtype=bool)
+        if kind is not None:
+            mask &= table.kind_mask(kind)
+        if label is not None:
+            wanted = [i for i, (k, name) in enumerate(table.columns) if name == label and (kind is None or k == kind)]
+            mask &= np.isin(table.column, wanted)
+        if repeat is not None:
+            mask &= table.repeat == repeat
+        return list(table.rows(mask))
+
+    def evaluation_usages(self, system: str) -> list[Usage]:
+        """The usage of every metric value and judgement of ``system`` that made model calls (or served cached ones)."""
+        table = self.score_table
+        index = table.systems.index(system) if system in table.systems else -1
+        return [usage for row, usage in table.usages.items() if table.system[row] == index]
+
+    def ordered_scores(self, kind: str | None = None) -> list[ScoreRecord]:
+        """The scores (of one ``kind`` when given) in the run's order: systems, samples, metrics then judges as
+        configured, repeats; scores of a question id outside the run's samples last."""
+        table = self.score_table
+        if not len(table):
+            return []
         place = {name: i for i, name in enumerate(self.systems)}
-        labels = {("metric", m): i for i, m in enumerate(self.metrics)}
-        labels.update({("judge", j): len(labels) + i for i, j in enumerate(self.judges)})
-        position = self.position
-
-        def key(s: ScoreRecord) -> tuple:
-            return (
-                place.get(s.system, len(place)),
-                s.system,
-                position.get(s.question_id, len(position)),
-                s.question_id,
-                labels.get((s.kind, s.label), len(labels)),
-                s.repeat,
-            )
-
-        return sorted(self.scores, key=key)
+        system_rank = np.array([place.get(name, len(place) + i) for i, name in enumerate(table.systems)])
+        order = {("metric", m): i for i, m in enumerate(self.metrics)}
+        order.update({("judge", j): len(order) + i for i, j in enumerate(self.judges)})
+        column_rank = np.array([order.get(key, len(order) + i) for i, key in enumerate(table.columns)])
+        sample_rank = np.where(table.sample >= 0, table.sample, len(self.question_ids))
+        rows = np.lexsort((table.repeat, column_rank[table.column], sample_rank, system_rank[table.system]))
+        if kind is not None:
+            rows = rows[table.kind_mask(kind)[rows]]
+        return [table.record(int(row)) for row in rows]
 
     def repeats(self) -> Iterator[ScoreRecord]:
         """The scores of the columns that ``run --repeat N`` repeated (repeat 0 included)."""
-        repeated = {(s.column) for s in self.scores if s.repeat > 0}
-        return (s for s in self.scores if s.column in repeated)
+        table = self.score_table
+        repeated = np.unique(table.column[table.repeat > 0])
+        return table.rows(np.isin(table.column, repeated)) if len(repeated) else iter(())
 
     def output(self, system: str, question_id: str) -> OutputRecord | None:
         """The stored output of (system, sample), or None when it was never produced."""

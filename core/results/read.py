@@ -12,7 +12,9 @@ from typing import Any
 
 from ..errors import StoreError
 from ..models import RAGOutput
-from .model import OutputRecord, RunData, RunInfo, ScoreRecord, Usage
+from .model import OutputRecord, RunData, RunInfo
+from .scores import TableBuilder
+from .usage import Usage
 
 _STATE_RUNNING, _STATE_COMPLETE, _STATE_INTERRUPTED = "running", "complete", "interrupted"
 
@@ -32,18 +34,23 @@ def read_run(store: Any, ref: str, *, payloads: bool | str = False) -> RunData:
     if payloads == "grouped":
         payloads = any(json.loads(raw).get("group_id") is not None for _, raw in samples)
     outputs = {(r[0], r[1]): _output(r, payloads) for r in store.output_records(run_id, payloads=payloads)}
-    scores = [_metric(r) for r in store.score_records(run_id, "metric")]
-    scores += [_judgement(r) for r in store.score_records(run_id, "judge")]
+    question_ids = [q for q, _ in samples]
+    builder = TableBuilder([s["name"] for s in systems], question_ids, {q: i for i, q in enumerate(question_ids)})
+    for r in store.score_records(run_id, "metric"):
+        builder.add(r[0], r[1], "metric", r[2], r[3], r[4], (r[5], None, None, None, r[6]), Usage.of(tuple(r[7:])))
+    for r in store.score_records(run_id, "judge"):
+        reason = None if r[4] is not None else (r[6] or r[5])
+        builder.add(r[0], r[1], "judge", r[2], r[3], r[4], (reason, r[5], r[6], r[7], r[8]), Usage.of(tuple(r[9:])))
     names = [s["name"] for s in systems]
     info = _info(row, holder, len(names), len(outputs))
     return RunData(
         info=info,
         systems=names,
         system_specs={s["name"]: _json(s["spec_json"], run_id, f"system {s['name']}") for s in systems},
-        question_ids=[q for q, _ in samples],
+        question_ids=question_ids,
         sample_json=[raw for _, raw in samples],
         outputs=outputs,
-        scores=scores,
+        score_table=builder.table(),
         has_payloads=bool(payloads),
     )
 
@@ -105,20 +112,6 @@ def _output(r: tuple, payloads: bool) -> OutputRecord:
         count,
         reused,
         r[15] if payloads else None,
-    )
-
-
-def _metric(r: tuple) -> ScoreRecord:
-    system, qid, label, repeat, value, reason, details = r[:7]
-    return ScoreRecord(system, qid, "metric", label, repeat, value, reason, None, None, None, details, Usage.of(r[7:]))
-
-
-def _judgement(r: tuple) -> ScoreRecord:
-    system, qid, label, repeat, score, verdict, explanation, judge_id, details = r[:9]
-    reason = None if score is not None else (explanation or verdict)
-    usage = Usage.of(r[9:])
-    return ScoreRecord(
-        system, qid, "judge", label, repeat, score, reason, verdict, explanation, judge_id, details, usage
     )
 
 

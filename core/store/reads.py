@@ -7,7 +7,7 @@ column order named by the matching ``*_COLUMNS`` constant, so a backend other th
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from sqlalchemy import select
@@ -15,6 +15,7 @@ from sqlalchemy import select
 from . import schema as t
 from .lease import Holder, stale_reason
 
+_BATCH = 10_000  # rows fetched at a time by a streamed read
 _LEASE = ("key", "run_id", "owner", "host", "pid", "acquired_at", "heartbeat_at")
 OUTPUT_COLUMNS = (
     "system",
@@ -77,16 +78,17 @@ class RunReads:
         with self.engine.connect() as conn:
             return [tuple(row) for row in conn.execute(select(*columns).where(o.run_id == run_id))]
 
-    def score_records(self, run_id: str, kind: str) -> list[tuple]:
+    def score_records(self, run_id: str, kind: str) -> Iterator[tuple]:
         """Every metric value (``kind="metric"``: :data:`METRIC_COLUMNS`) or judgement (``"judge"``:
-        :data:`JUDGEMENT_COLUMNS`) of the run, all repeats."""
+        :data:`JUDGEMENT_COLUMNS`) of the run, all repeats, streamed in batches (one statement)."""
         table, names = (t.metric_values, METRIC_COLUMNS) if kind == "metric" else (t.judgements, JUDGEMENT_COLUMNS)
         columns = [t.outputs.c.system, t.outputs.c.question_id] + [table.c[name] for name in names[2:]]
         query = (
             select(*columns).join(t.outputs, t.outputs.c.id == table.c.output_id).where(t.outputs.c.run_id == run_id)
         )
         with self.engine.connect() as conn:
-            return [tuple(row) for row in conn.execute(query)]
+            for row in conn.execution_options(yield_per=_BATCH).execute(query):
+                yield tuple(row)
 
     def run_and_holder(self, ref: str) -> tuple[dict[str, Any], Holder | None]:
         """The run ``ref`` (an id or unique prefix) and the live lease on it (None when no process works on it),

@@ -1,0 +1,164 @@
+"""Every stored metric value and judgement of a run, column by column (:class:`ScoreTable`).
+
+A run of 100,000 samples with seven metrics holds 700,000 scores: kept as numpy arrays (system, sample, column,
+repeat, value) they take about 13 MB, where one object per score would take hundreds. What most scores do not
+have (an unscored reason, a verdict, an explanation, details, model calls of their own) is kept only for the
+scores that have it. :meth:`ScoreTable.record` gives one score as a :class:`ScoreRecord` when a caller wants it
+whole.
+"""
+
+from __future__ import annotations
+
+import array
+import dataclasses
+import json
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import numpy as np
+
+from .usage import ZERO, Usage
+
+METRIC, JUDGE = "metric", "judge"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ScoreRecord:
+    """One stored metric value or judgement (``kind``), any repeat. ``value`` is the metric's value or the
+    judge's score (None exactly when unscored); ``verdict`` and ``explanation`` are the judge's."""
+
+    system: str
+    question_id: str
+    kind: str  # metric | judge
+    label: str
+    repeat: int
+    value: float | None
+    unscored_reason: str | None
+    verdict: str | None
+    explanation: str | None
+    judge_id: str | None
+    details_json: str | None
+    usage: Usage
+
+    @property
+    def column(self) -> str:
+        """The comparison column: the metric label, or ``judge:<label>``."""
+        return self.label if self.kind == METRIC else f"judge:{self.label}"
+
+    @property
+    def details(self) -> dict[str, Any]:
+        return json.loads(self.details_json) if self.details_json else {}
+
+
+@dataclasses.dataclass(eq=False)
+class ScoreTable:
+    """The scores of a run as parallel arrays (row i: system, sample, column, repeat, value) and sparse extras."""
+
+    systems: list[str]
+    question_ids: list[str]
+    columns: list[tuple[str, str]]  # (kind, label) per column index
+    system: np.ndarray
+    sample: np.ndarray  # -1: a question id the run's samples do not have (kept in ``foreign``)
+    column: np.ndarray
+    repeat: np.ndarray
+    value: np.ndarray  # NaN exactly when unscored
+    #: row -> (unscored reason, verdict, explanation, judge id, details JSON), for rows that have any
+    texts: dict[int, tuple] = dataclasses.field(default_factory=dict)
+    usages: dict[int, Usage] = dataclasses.field(default_factory=dict)  # rows whose own model calls are not zero
+    foreign: dict[int, str] = dataclasses.field(default_factory=dict)  # row -> question id outside the samples
+
+    def __len__(self) -> int:
+        return len(self.value)
+
+    def record(self, row: int) -> ScoreRecord:
+        """Row ``row`` as one object."""
+        kind, label = self.columns[int(self.column[row])]
+        index = int(self.sample[row])
+        question_id = self.question_ids[index] if index >= 0 else self.foreign[row]
+        value = float(self.value[row])
+        reason, verdict, explanation, judge_id, details = self.texts.get(row, (None,) * 5)
+        return ScoreRecord(
+            self.systems[int(self.system[row])],
+            question_id,
+            kind,
+            label,
+            int(self.repeat[row]),
+            None if value != value else value,
+            reason,
+            verdict,
+            explanation,
+            judge_id,
+            details,
+            self.usages.get(row, ZERO),
+        )
+
+    def rows(self, mask: np.ndarray | None = None) -> Iterator[ScoreRecord]:
+        """The records of the rows ``mask`` selects (all rows without one), in stored order."""
+        indices = range(len(self)) if mask is None else np.flatnonzero(mask)
+        return (self.record(int(i)) for i in indices)
+
+    def kind_mask(self, kind: str) -> np.ndarray:
+        """Rows whose column is a metric (``"metric"``) or a judge (``"judge"``)."""
+        wanted = np.array([k == kind for k, _ in self.columns] or [False], dtype=bool)
+        return wanted[self.column] if len(self) else np.zeros(0, dtype=bool)
+
+
+class TableBuilder:
+    """Collects stored score rows one at a time into a :class:`ScoreTable` (compact arrays while reading)."""
+
+    def __init__(self, systems: list[str], question_ids: list[str], position: dict[str, int]):
+        self.systems, self.question_ids, self.position = list(systems), question_ids, position
+        self.system_index = {name: i for i, name in enumerate(self.systems)}
+        self.columns: list[tuple[str, str]] = []
+        self.column_index: dict[tuple[str, str], int] = {}
+        self.arrays = {name: array.array(code) for name, code in (("system", "h"), ("sample", "i"), ("column", "h"))}
+        self.repeats, self.values = array.array("h"), array.array("d")
+        self.texts: dict[int, tuple] = {}
+        self.usages: dict[int, Usage] = {}
+        self.foreign: dict[int, str] = {}
+
+    def add(self, system: str, question_id: str, kind: str, label: str, repeat: int, value, texts: tuple, usage):
+        """One stored score; ``texts`` is (reason, verdict, explanation, judge_id, details_json)."""
+        row = len(self.values)
+        if system not in self.system_index:
+            self.system_index[system] = len(self.systems)
+            self.systems.append(system)
+        key = (kind, label)
+        if key not in self.column_index:
+            self.column_index[key] = len(self.columns)
+            self.columns.append(key)
+        index = self.position.get(question_id, -1)
+        if index < 0:
+            self.foreign[row] = question_id
+        self.arrays["system"].append(self.system_index[system])
+        self.arrays["sample"].append(index)
+        self.arrays["column"].append(self.column_index[key])
+        self.repeats.append(repeat)
+        self.values.append(np.nan if value is None else value)
+        if any(t is not None for t in texts):
+            self.texts[row] = texts
+        if usage is not ZERO:
+            self.usages[row] = usage
+
+    def table(self) -> ScoreTable:
+        def numpy(values: array.array) -> np.ndarray:
+            return np.frombuffer(values, dtype=values.typecode).copy() if len(values) else np.zeros(0, values.typecode)
+
+        return ScoreTable(
+            self.systems,
+            self.question_ids,
+            self.columns,
+            numpy(self.arrays["system"]),
+            numpy(self.arrays["sample"]),
+            numpy(self.arrays["column"]),
+            numpy(self.repeats),
+            numpy(self.values),
+            self.texts,
+            self.usages,
+            self.foreign,
+        )
+
+
+def labels_of(columns: Iterable[tuple[str, str]], kind: str) -> set[str]:
+    """The labels of ``columns`` of one kind."""
+    return {label for k, label in columns if k == kind}

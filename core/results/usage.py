@@ -1,0 +1,33 @@
+"""What an answer, a metric value or a judgement spent: tokens, model calls, cost (:class:`Usage`)."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Usage:
+    """Tokens, model calls and cost of an answer or of a metric value's / judgement's own model calls."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    calls: int = 0
+    cache_hits: int = 0
+    cost_usd: float | None = 0.0  # None when a model used has no price
+    unpriced: tuple[str, ...] = ()
+
+    @staticmethod
+    @functools.lru_cache(maxsize=4096)
+    def of(values: tuple) -> Usage:
+        """From the stored (input, output, cached tokens, calls, cache hits, cost, unpriced) columns; the same
+        columns give the same shared object (most rows of a run spend nothing: :data:`ZERO`)."""
+        tin, tout, cached, calls, hits, cost, unpriced = values
+        models = tuple(sorted({m.strip() for m in (unpriced or "").split(",") if m.strip()}))
+        found = Usage(tin or 0, tout or 0, cached or 0, calls or 0, hits or 0, cost, models)
+        return ZERO if found == ZERO else found
+
+
+#: Nothing spent.
+ZERO = Usage()
