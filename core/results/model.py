@@ -134,15 +134,21 @@ class RunData:
     def _arrays(self) -> dict[tuple[str, str, int], np.ndarray]:
         table, n = self.score_table, len(self.question_ids)
         arrays: dict[tuple[str, str, int], np.ndarray] = {}
-        known = table.sample >= 0
-        keys = np.unique(np.column_stack([table.system, table.column, table.repeat]), axis=0) if len(table) else []
-        for s_index, c_index, repeat in keys:
-            rows = known & (table.system == s_index) & (table.column == c_index) & (table.repeat == repeat)
+        known = np.flatnonzero(table.sample >= 0)
+        if not len(known):
+            return arrays
+        repeats, columns = int(table.repeat.max()) + 1, len(table.columns)
+        key = (table.system[known].astype(np.int64) * columns + table.column[known]) * repeats + table.repeat[known]
+        order = np.argsort(key, kind="stable")  # rows grouped by (system, column, repeat), stored order within
+        groups, starts = np.unique(key[order], return_index=True)
+        for group, rows in zip(groups, np.split(known[order], starts[1:])):
+            pair, repeat = divmod(int(group), repeats)
+            s_index, c_index = divmod(pair, columns)
             column = np.full(n, np.nan)
             column[table.sample[rows]] = table.value[rows]
             kind, label = table.columns[c_index]
             name = label if kind == METRIC else f"judge:{label}"
-            arrays[(table.systems[s_index], name, int(repeat))] = column
+            arrays[(table.systems[s_index], name, repeat)] = column
         return arrays
 
     def values(self, system: str, column: str, repeat: int = 0) -> np.ndarray:

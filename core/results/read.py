@@ -7,6 +7,7 @@ its metric values and its judgements. :func:`read_payloads` adds one for the out
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -30,11 +31,16 @@ def read_run(store: Any, ref: str, *, payloads: bool | str = False) -> RunData:
     row, holder = store.run_and_holder(ref)
     run_id = row["id"]
     systems = store.run_systems(run_id)
-    samples = store.sample_rows(run_id)
+    question_ids, sample_json = [], []
+    for question_id, raw in store.sample_rows(run_id):
+        question_ids.append(sys.intern(question_id))  # shared with the outputs' keys (one string per sample)
+        sample_json.append(raw)
     if payloads == "grouped":
-        payloads = any(json.loads(raw).get("group_id") is not None for _, raw in samples)
-    outputs = {(r[0], r[1]): _output(r, payloads) for r in store.output_records(run_id, payloads=payloads)}
-    question_ids = [q for q, _ in samples]
+        payloads = any(json.loads(raw).get("group_id") is not None for raw in sample_json)
+    outputs = {}
+    for r in store.output_records(run_id, payloads=payloads):
+        output = _output(r, payloads)
+        outputs[(output.system, output.question_id)] = output
     builder = TableBuilder([s["name"] for s in systems], question_ids, {q: i for i, q in enumerate(question_ids)})
     for r in store.score_records(run_id, "metric"):
         builder.add(r[0], r[1], "metric", r[2], r[3], r[4], (r[5], None, None, None, r[6]), Usage.of(tuple(r[7:])))
@@ -48,7 +54,7 @@ def read_run(store: Any, ref: str, *, payloads: bool | str = False) -> RunData:
         systems=names,
         system_specs={s["name"]: _json(s["spec_json"], run_id, f"system {s['name']}") for s in systems},
         question_ids=question_ids,
-        sample_json=[raw for _, raw in samples],
+        sample_json=sample_json,
         outputs=outputs,
         score_table=builder.table(),
         has_payloads=bool(payloads),
@@ -102,9 +108,9 @@ def _output(r: tuple, payloads: bool) -> OutputRecord:
     system, qid, status, error, latency, *usage = r[:12]
     retrieved, count, reused = r[12:15]
     return OutputRecord(
-        system,
-        qid,
-        status,
+        sys.intern(system),
+        sys.intern(qid),
+        sys.intern(status),
         error,
         latency,
         Usage.of(tuple(usage)),

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .usage import ZERO, Usage
+from .usage import NOTHING_UNPRICED, ZERO, Usage
 
 METRIC, JUDGE = "metric", "judge"
 
@@ -65,6 +65,8 @@ class ScoreTable:
     #: row -> (unscored reason, verdict, explanation, judge id, details JSON), for rows that have any
     texts: dict[int, tuple] = dataclasses.field(default_factory=dict)
     usages: dict[int, Usage] = dataclasses.field(default_factory=dict)  # rows whose own model calls are not zero
+    #: True where nothing was spent and the stored cost is NULL (:data:`~.usage.NOTHING_UNPRICED`), else ZERO
+    null_cost: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, dtype=bool))
     foreign: dict[int, str] = dataclasses.field(default_factory=dict)  # row -> question id outside the samples
 
     def __len__(self) -> int:
@@ -89,7 +91,7 @@ class ScoreTable:
             explanation,
             judge_id,
             details,
-            self.usages.get(row, ZERO),
+            self.usages.get(row) or (NOTHING_UNPRICED if self.null_cost[row] else ZERO),
         )
 
     def rows(self, mask: np.ndarray | None = None) -> Iterator[ScoreRecord]:
@@ -112,7 +114,7 @@ class TableBuilder:
         self.columns: list[tuple[str, str]] = []
         self.column_index: dict[tuple[str, str], int] = {}
         self.arrays = {name: array.array(code) for name, code in (("system", "h"), ("sample", "i"), ("column", "h"))}
-        self.repeats, self.values = array.array("h"), array.array("d")
+        self.repeats, self.values, self.null_cost = array.array("h"), array.array("d"), array.array("b")
         self.texts: dict[int, tuple] = {}
         self.usages: dict[int, Usage] = {}
         self.foreign: dict[int, str] = {}
@@ -137,7 +139,8 @@ class TableBuilder:
         self.values.append(np.nan if value is None else value)
         if any(t is not None for t in texts):
             self.texts[row] = texts
-        if usage is not ZERO:
+        self.null_cost.append(usage is NOTHING_UNPRICED)
+        if usage is not ZERO and usage is not NOTHING_UNPRICED:
             self.usages[row] = usage
 
     def table(self) -> ScoreTable:
@@ -153,9 +156,10 @@ class TableBuilder:
             numpy(self.arrays["column"]),
             numpy(self.repeats),
             numpy(self.values),
-            self.texts,
-            self.usages,
-            self.foreign,
+            texts=self.texts,
+            usages=self.usages,
+            null_cost=numpy(self.null_cost).astype(bool),
+            foreign=self.foreign,
         )
 
 

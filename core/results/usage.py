@@ -22,12 +22,15 @@ class Usage:
     @functools.lru_cache(maxsize=4096)
     def of(values: tuple) -> Usage:
         """From the stored (input, output, cached tokens, calls, cache hits, cost, unpriced) columns; the same
-        columns give the same shared object (most rows of a run spend nothing: :data:`ZERO`)."""
+        columns give the same shared object, and most rows of a run spend nothing (:data:`ZERO`)."""
         tin, tout, cached, calls, hits, cost, unpriced = values
         models = tuple(sorted({m.strip() for m in (unpriced or "").split(",") if m.strip()}))
-        found = Usage(tin or 0, tout or 0, cached or 0, calls or 0, hits or 0, cost, models)
-        return ZERO if found == ZERO else found
+        if not (tin or tout or cached or calls or hits or cost or models):
+            return ZERO if cost is not None else NOTHING_UNPRICED
+        return Usage(tin or 0, tout or 0, cached or 0, calls or 0, hits or 0, cost, models)
 
 
 #: Nothing spent.
 ZERO = Usage()
+#: Nothing spent, with no cost stored (NULL): what a metric without model calls or a failed output stores.
+NOTHING_UNPRICED = Usage(cost_usd=None)

@@ -64,19 +64,22 @@ class RunReads:
 
     engine: Any
 
-    def sample_rows(self, run_id: str) -> list[tuple[str, str]]:
-        """(question_id, sample_json) of every sample of the run, in dataset order."""
+    def sample_rows(self, run_id: str) -> Iterator[tuple[str, str]]:
+        """(question_id, sample_json) of every sample of the run, in dataset order, streamed in batches."""
         c = t.run_samples.c
         query = select(c.question_id, c.sample_json).where(c.run_id == run_id).order_by(c.position)
         with self.engine.connect() as conn:
-            return [tuple(row) for row in conn.execute(query)]
+            for row in conn.execution_options(yield_per=_BATCH).execute(query):
+                yield tuple(row)
 
-    def output_records(self, run_id: str, *, payloads: bool = False) -> list[tuple]:
-        """One tuple per stored output (:data:`OUTPUT_COLUMNS`, then ``output_json`` when ``payloads``)."""
+    def output_records(self, run_id: str, *, payloads: bool = False) -> Iterator[tuple]:
+        """One tuple per stored output (:data:`OUTPUT_COLUMNS`, then ``output_json`` when ``payloads``), streamed
+        in batches (one statement)."""
         o = t.outputs.c
         columns = [o[name] for name in OUTPUT_COLUMNS] + ([o.output_json] if payloads else [])
         with self.engine.connect() as conn:
-            return [tuple(row) for row in conn.execute(select(*columns).where(o.run_id == run_id))]
+            for row in conn.execution_options(yield_per=_BATCH).execute(select(*columns).where(o.run_id == run_id)):
+                yield tuple(row)
 
     def score_records(self, run_id: str, kind: str) -> Iterator[tuple]:
         """Every metric value (``kind="metric"``: :data:`METRIC_COLUMNS`) or judgement (``"judge"``:
