@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import time
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from sqlalchemy import func, insert, select, update
 from sqlalchemy.engine import Engine
@@ -14,6 +15,7 @@ from sqlalchemy.engine import Engine
 from ..errors import StoreError
 from ..models import Judgement, MetricValue, RAGOutput, Sample, TokenUsage
 from . import schema as t
+from .healing import Healer
 from .lease import live_holders, run_state
 from .urls import redact_config
 from .writes import write_batch
@@ -61,14 +63,34 @@ class StoredUnit:
     calling: set[str] = dataclasses.field(default_factory=set)
 
 
-class ResultsStore:
-    """The results database of a project."""
+F = TypeVar("F", bound=Callable[..., Any])
 
-    def __init__(self, engine: Engine):
+
+def healing(method: F) -> F:
+    """Run a store method under the store's :class:`~ragassay.store.healing.Healer`: transient database errors
+    are retried (the whole method again: each is one transaction or a read), permanent ones explained."""
+
+    @functools.wraps(method)
+    def healed(self: ResultsStore, *args: Any, **kwargs: Any) -> Any:
+        return self.healer(lambda: method(self, *args, **kwargs))
+
+    return healed  # type: ignore[return-value]
+
+
+class ResultsStore:
+    """The results database of a project.
+
+    The methods a run uses retry transient database errors and explain permanent ones (see
+    :mod:`ragassay.store.healing`): ``healer`` says how long and names the database in messages.
+    """
+
+    def __init__(self, engine: Engine, healer: Healer | None = None):
         self.engine = engine
+        self.healer = healer or Healer(engine.url.render_as_string(hide_password=True))
 
     # -- runs -----------------------------------------------------------------------------------
 
+    @healing
     def find_run(self, fingerprint: str) -> dict[str, Any] | None:
         with self.engine.connect() as conn:
             row = conn.execute(
@@ -76,6 +98,7 @@ class ResultsStore:
             ).first()
         return dict(row._mapping) if row else None
 
+    @healing
     def create_run(self, run: dict[str, Any], systems: Sequence[tuple[str, str]], samples: Sequence[Sample]) -> None:
         """Insert a run with its systems (name, spec json) and samples, atomically."""
         now = time.time()
@@ -99,10 +122,12 @@ class ResultsStore:
                 ],
             )
 
+    @healing
     def set_run_status(self, run_id: str, status: str) -> None:
         with self._begin() as conn:
             conn.execute(update(t.runs).where(t.runs.c.id == run_id).values(status=status, updated_at=time.time()))
 
+    @healing
     def finish_run(self, run_id: str, status: str, warnings: Sequence[str]) -> None:
         """Record the end of a session of a run: its status and every warning it raised."""
         with self._begin() as conn:
@@ -172,6 +197,7 @@ class ResultsStore:
 
     # -- units ----------------------------------------------------------------------------------
 
+    @healing
     def stored_units(self, run_id: str) -> dict[tuple[str, str], StoredUnit]:
         """What is stored per (system, question_id) in a run: used to resume."""
         units: dict[tuple[str, str], StoredUnit] = {}
@@ -198,6 +224,7 @@ class ResultsStore:
                         unit.calling.add(prefix + label)
         return units
 
+    @healing
     def reusable_outputs(self, run_id: str, system_keys: Sequence[str]) -> dict[tuple[str, str], int]:
         """(system key, sample key) -> id of the newest ok output of another run with those keys."""
         if not system_keys:
@@ -212,6 +239,7 @@ class ResultsStore:
         with self.engine.connect() as conn:
             return {(key, sample): output_id for key, sample, output_id in conn.execute(query)}
 
+    @healing
     def reusable_values(self, output_id: int, context: WriteContext) -> dict[str, MetricValue | Judgement]:
         """Values stored for ``output_id`` by a metric or judge with the same spec as a current label
         (metric labels as is, judge labels as ``judge:<label>``), relabelled to the current label."""
@@ -226,14 +254,17 @@ class ResultsStore:
                 found[f"judge:{by_judge_key[key]}"] = judgement.model_copy(update={"judge": by_judge_key[key]})
         return found
 
+    @healing
     def metric_values(self, output_id: int) -> dict[str, float | None]:
         """label -> stored value (None when unscored) of one output."""
         return {value.metric: value.value for value, _ in self._metric_models(output_id)}
 
+    @healing
     def metric_value_models(self, output_id: int) -> list[MetricValue]:
         """Every stored metric value of one output, all repeats."""
         return [value for value, _ in self._metric_models(output_id, all_repeats=True)]
 
+    @healing
     def judgement_models(self, output_id: int) -> list[Judgement]:
         """Every stored judgement of one output, all repeats."""
         return [judgement for judgement, _ in self._judgement_models(output_id, all_repeats=True)]
@@ -282,6 +313,7 @@ class ResultsStore:
             for r in rows
         ]
 
+    @healing
     def load_output(self, output_id: int) -> RAGOutput:
         with self.engine.connect() as conn:
             raw = conn.execute(select(t.outputs.c.output_json).where(t.outputs.c.id == output_id)).scalar_one()
@@ -295,7 +327,10 @@ class ResultsStore:
         *,
         replace_existing: bool = False,
     ) -> None:
-        """Write a batch of unit results in one transaction (all or nothing).
+        """Write a batch of unit results in one transaction (all or nothing), retrying transient database errors
+        (a retry gets every output id from the database again, never from the failed attempt) and raising
+        :class:`~ragassay.errors.StoreUnavailableError` for permanent ones. The results are not modified, so a
+        batch may be written again after any failure.
 
         :param replace_existing: fresh results (no ``output_id``, no ``replaces``) first delete whatever is stored
             for the same (run, system, question_id), and a conflict with a concurrent writer is retried, so a unit
@@ -306,7 +341,7 @@ class ResultsStore:
             from ..llm.pricing import PriceTable
 
             context = WriteContext(PriceTable())
-        write_batch(self.engine, run_id, results, context, replace_existing=replace_existing)
+        write_batch(self.engine, run_id, results, context, replace_existing=replace_existing, healer=self.healer)
 
     # -- reading results ------------------------------------------------------------------------
 
