@@ -79,6 +79,7 @@ _EXPORTS = {
     "sentences": "ragassay.text",
     "answer_tokens": "ragassay.text",
     "normalize_answer": "ragassay.text",
+    "text_bytes": "ragassay.text",
     # token overlap and id ranking in Unitxt's semantics (lexical metrics)
     "token_bag": "ragassay.lexical",
     "TokenBag": "ragassay.lexical",

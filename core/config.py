@@ -87,6 +87,12 @@ class CorpusSection(BaseModel):
 
     paths: list[str] = Field(default_factory=list, description="Glob patterns of .txt/.md/.json/.jsonl documents.")
     source: ComponentRef | None = Field(default=None, description="A dataset source whose documents() form the corpus.")
+    max_document_bytes: int = Field(
+        default=10 * 1024 * 1024,
+        ge=1,
+        description="A document larger than this many bytes of text (default 10 MiB) gets a warning: every "
+        "system holds the corpus in memory; split very large documents.",
+    )
 
 
 class DatasetSection(BaseModel):

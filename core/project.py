@@ -100,7 +100,9 @@ class Project:
         """The documents retrieval runs over."""
         from .datasets import load_corpus
 
-        return load_corpus(self.loaded, self.registry, self.context, self.dataset)
+        corpus = load_corpus(self.loaded, self.registry, self.context, self.dataset)
+        warn_large_documents(corpus, self.config.corpus.max_document_bytes, self.context)
+        return corpus
 
     def require_systems(self) -> None:
         """Running needs at least one system (generating samples does not)."""
@@ -108,4 +110,18 @@ class Project:
             raise ConfigError(
                 f"{self.loaded.where('systems')}: no systems declared: add at least one "
                 "[systems.NAME] table (see: ragassay init)"
+            )
+
+
+def warn_large_documents(corpus: Corpus, limit: int, context: ComponentContext) -> None:
+    """A warning (on the context: printed and stored with the run) for each document over ``limit`` bytes."""
+    from .text import MIB, text_bytes
+
+    for document in corpus.documents:
+        size = text_bytes([document.text], limit)
+        if size > limit:
+            context.warn(
+                f"corpus: document '{document.id}' holds {size / MIB:.1f} MiB or more of text, over [corpus] "
+                f"max_document_bytes = {limit:,}: every system keeps the corpus in memory; split the document "
+                "or raise the limit"
             )

@@ -11,6 +11,8 @@ import re
 import string
 import unicodedata
 
+MIB = 1024 * 1024
+
 _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
 _PUNCTUATION = set(string.punctuation)
 _DROP_PUNCTUATION = str.maketrans("", "", string.punctuation)
@@ -66,3 +68,14 @@ def sentences(text: str) -> list[str]:
     """Split text into sentences (rule-based; good enough for extractive answers)."""
     parts = (part.strip() for part in _SENTENCE_END.split(text))
     return [part for part in parts if part]
+
+
+def text_bytes(texts: list[str], limit: int) -> int:
+    """UTF-8 size of ``texts``, counted only up to just past ``limit`` (a huge string is not encoded whole)."""
+    total = 0
+    for text in texts:
+        # a str of n characters is at least n bytes: one over the limit is known too large without encoding it
+        total += len(text) if len(text) > limit else len(text.encode("utf-8", errors="replace"))
+        if total > limit:
+            return total
+    return total

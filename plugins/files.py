@@ -237,10 +237,11 @@ def _csv_records(file: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
 def _csv_record(header: list[str], row: list[str], file: Path, line: int) -> dict[str, Any]:
     """One CSV row as a record: empty cells left out, is_answerable and metadata parsed."""
-    if len(row) > len(header):
+    if len(row) != len(header):
+        fix = "quote cells that contain commas" if len(row) > len(header) else "give every column a cell (empty: ,,)"
         raise DatasetError(
-            f"{file}, line {line}: the row has {len(row)} cells but the header has {len(header)} columns; "
-            "quote cells that contain commas"
+            f"{file}, line {line}: the row has {len(row)} cells but the header has {len(header)} columns "
+            f"({', '.join(header)}); {fix}"
         )
     record = {key: value for key, value in zip(header, row) if value != ""}
     if "is_answerable" in record:

@@ -309,10 +309,9 @@ def display_sql(template_sql: str, values: dict[tuple[str, str], object]) -> str
     def literal(match: re.Match) -> str:
         return sql_literal(lowered.get((match.group(1).strip().lower(), match.group(2).strip().lower())))
 
-    quoted = re.compile(r"(['\"])" + PLACEHOLDER.pattern + r"\1")
-    sql = clean_sql(template_sql)
-    sql = quoted.sub(lambda m: literal(PLACEHOLDER.fullmatch(m.group(0)[1:-1])), sql)
-    return PLACEHOLDER.sub(literal, sql)
+    # one pass over quoted and bare placeholders: a value that looks like a placeholder is never substituted again
+    either = re.compile(r"(['\"])(" + PLACEHOLDER.pattern + r")\1|" + PLACEHOLDER.pattern)
+    return either.sub(lambda m: literal(PLACEHOLDER.fullmatch(m.group(2) or m.group(0))), clean_sql(template_sql))
 
 
 def value_text(value: object) -> str:

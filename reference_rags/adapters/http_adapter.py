@@ -3,11 +3,17 @@
 The request body is a JSON template whose strings may contain ``{question}``, ``{question_id}`` and
 ``{sample.<field>}``; header values may contain ``${ENV_VAR}`` (expanded at call time, never stored).
 Response fields are found by JSON pointer (``/data/answer``) or dotted path (``data.answer``, ``items.0``).
+
+Every request is bounded: ``timeout_s`` is a deadline for the whole request (connecting, sending, and reading the
+body to its last byte, however slowly it trickles in), and the body is read in chunks and abandoned as soon as
+it passes ``max_bytes`` (a ``Content-Length`` above it is refused before reading), so a hostile or broken
+endpoint costs at most ``max_bytes`` of memory and ``(retries + 1) x timeout_s`` plus backoff of time.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import random
 import re
@@ -17,11 +23,19 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ragassay import RAGOutput, RAGSystem, Sample
 
-from .outputs import to_output
+from .outputs import MIB, to_output
 
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _FIELD = re.compile(r"\{(question|question_id|sample\.[A-Za-z_][A-Za-z0-9_]*)\}")
 RETRY_STATUS = {408, 429, 500, 502, 503, 504}
+
+
+class ResponseTooLarge(Exception):
+    """The endpoint's response body is larger than ``max_bytes``: the unit fails, nothing of it is kept."""
+
+
+class RequestDeadline(Exception):
+    """The whole request (body included) took longer than ``timeout_s``."""
 
 
 class ResponseMapping(BaseModel):
@@ -47,7 +61,18 @@ class HttpOptions(BaseModel):
         description="JSON body template; strings may use {question}, {question_id}, {sample.X}.",
     )
     response: ResponseMapping = Field(default_factory=ResponseMapping, description="Where the fields are.")
-    timeout_s: float = Field(30.0, gt=0, description="Timeout of one request.")
+    timeout_s: float = Field(
+        30.0,
+        gt=0,
+        description="Deadline of one request, whole: connecting, sending and reading the full body "
+        "(a body trickled slowly is cut off at this time). Each retry gets a new deadline.",
+    )
+    max_bytes: int = Field(
+        10 * MIB,
+        ge=1,
+        description="Largest response body accepted, in bytes (default 10 MiB); checked while reading, so a "
+        "larger one is abandoned after max_bytes and the unit fails with the reason.",
+    )
     retries: int = Field(3, ge=0, le=20, description="Retries on timeouts, connection errors, 408/429/5xx.")
     backoff_s: float = Field(0.5, ge=0, description="First retry delay; doubles each retry, with jitter.")
     concurrency: int = Field(8, ge=1, le=1024, description="Requests in flight at once.")
@@ -87,20 +112,35 @@ class HttpRAG(RAGSystem):
         for attempt in range(self.options.retries + 1):
             last = attempt == self.options.retries
             try:
-                response = await self._client.request(self.options.method, self.options.url, json=body, headers=headers)
-            except (httpx.TimeoutException, httpx.TransportError) as exc:
+                status, content = await _within(self._attempt(body, headers), self.options.timeout_s)
+            except (httpx.TimeoutException, httpx.TransportError, RequestDeadline) as exc:
                 if last:
-                    raise ConnectionError(f"{type(exc).__name__} after {attempt + 1} attempts") from None
+                    raise ConnectionError(f"{_reason(exc)} after {attempt + 1} attempts") from None
             else:
-                if response.status_code < 400:
+                if status < 400:
                     try:
-                        return response.json()
+                        return json.loads(content)
                     except ValueError:
-                        raise ValueError(f"endpoint returned non-JSON body: {response.text[:120]!r}") from None
-                if response.status_code not in RETRY_STATUS or last:
-                    raise RuntimeError(f"endpoint answered HTTP {response.status_code}: {response.text[:200]}")
+                        raise ValueError(f"endpoint returned non-JSON body: {_text(content, 120)!r}") from None
+                if status not in RETRY_STATUS or last:
+                    raise RuntimeError(f"endpoint answered HTTP {status}: {_text(content, 200)}")
             await asyncio.sleep(self.options.backoff_s * (2**attempt) * (0.5 + random.random()))
         raise AssertionError("unreachable")
+
+    async def _attempt(self, body: Any, headers: dict[str, str]) -> tuple[int, bytes]:
+        """One request: its status and body, read in chunks up to ``max_bytes`` (ResponseTooLarge past it)."""
+        limit = self.options.max_bytes
+        async with self._client.stream(self.options.method, self.options.url, json=body, headers=headers) as response:
+            declared = response.headers.get("content-length", "")
+            if declared.isdigit() and int(declared) > limit:
+                raise ResponseTooLarge(_too_large(f"declares {int(declared):,} bytes", limit))
+            chunks, size = [], 0
+            async for chunk in response.aiter_bytes():
+                size += len(chunk)
+                if size > limit:
+                    raise ResponseTooLarge(_too_large(f"sent more than {limit:,} bytes", limit))
+                chunks.append(chunk)
+            return response.status_code, b"".join(chunks)
 
     def _map(self, data: Any) -> dict[str, Any]:
         mapping = self.options.response
@@ -116,6 +156,31 @@ class HttpRAG(RAGSystem):
         if mapping.context_ids:
             result["context_ids"] = lookup(data, mapping.context_ids) or []
         return result
+
+
+async def _within(coroutine, seconds: float):
+    """``await coroutine``, or RequestDeadline once ``seconds`` have passed (whatever it was waiting for)."""
+    try:
+        return await asyncio.wait_for(coroutine, seconds)
+    except asyncio.TimeoutError:
+        raise RequestDeadline(f"no complete response within timeout_s = {seconds:g} s") from None
+
+
+def _reason(exc: BaseException) -> str:
+    """Why an attempt failed in transit: the deadline's message, else the httpx error's name."""
+    return str(exc) if isinstance(exc, RequestDeadline) else type(exc).__name__
+
+
+def _too_large(what: str, limit: int) -> str:
+    return (
+        f"the endpoint's response {what}, over max_bytes = {limit:,} ({limit / MIB:g} MiB); "
+        "nothing of it was kept. Raise the http adapter's max_bytes if answers are really this large"
+    )
+
+
+def _text(content: bytes, limit: int) -> str:
+    """The start of a body as text (for error messages)."""
+    return content[: limit * 4].decode("utf-8", errors="replace")[:limit]
 
 
 def lookup(data: Any, path: str) -> Any:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pydantic import ValidationError
 
-from ragassay import RAGOutput
+from ragassay import RAGOutput, text_bytes
+
+MIB = 1024 * 1024
 
 #: Accepted field names (Unitxt's seed document spells the ids 'contexts_id', its task layout 'contexts_ids').
 ALIASES = {
@@ -18,6 +21,24 @@ ALIASES = {
     "context_document_ids": "context_document_ids",
     "retrieved": "retrieved",
 }
+
+
+class OutputTooLarge(ValueError):
+    """A system returned more text than its adapter's ``max_bytes``: the unit fails, nothing of it is stored."""
+
+
+def check_size(output: RAGOutput, limit: int, where: str) -> RAGOutput:
+    """``output`` unchanged, or OutputTooLarge when its answer, contexts, ids and trace hold over ``limit`` bytes."""
+    texts = [output.answer, *output.contexts, *output.context_ids, *output.context_document_ids]
+    if output.trace:
+        texts.append(json.dumps(output.trace, ensure_ascii=False, default=str))
+    size = text_bytes(texts, limit)
+    if size > limit:
+        raise OutputTooLarge(
+            f"{where} returned {size / MIB:.1f} MiB or more of text (answer, contexts, ids, trace), over max_bytes = "
+            f"{limit:,} ({limit / MIB:g} MiB); nothing of it was stored. Return less, or raise the adapter's max_bytes"
+        )
+    return output
 
 
 def to_output(value: Any, where: str) -> RAGOutput:

@@ -127,8 +127,15 @@ def _jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
 def _csv(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     with path.open(encoding="utf-8", newline="") as handle:
-        for index, row in enumerate(csv.DictReader(handle), start=2):
-            parsed: dict[str, Any] = {k: v for k, v in row.items() if k is not None}
+        reader = csv.DictReader(handle)
+        for index, row in enumerate(reader, start=2):
+            if None in row or None in row.values():  # DictReader's marks of a long or a short row
+                columns = ", ".join(reader.fieldnames or [])
+                raise DatasetError(
+                    f"{path}, line {reader.line_num}: the row does not have one cell per column ({columns}); "
+                    "give every column a cell (empty: ,,) and quote cells that contain commas."
+                )
+            parsed: dict[str, Any] = dict(row)
             for key in LIST_FIELDS:
                 cell = parsed.get(key)
                 if cell:

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ragassay import ConfigError, Corpus, RAGOutput, RAGSystem, Sample
 
-from .outputs import to_output
+from .outputs import MIB, check_size, to_output
 
 
 class PythonOptions(BaseModel):
@@ -31,6 +31,13 @@ class PythonOptions(BaseModel):
         True,
         description="Run a synchronous function in a worker thread so samples overlap; "
         "set false for code that is not thread-safe.",
+    )
+
+    max_bytes: int = Field(
+        10 * MIB,
+        ge=1,
+        description="Largest answer the callable may return, in bytes of text (answer, contexts, ids and trace; "
+        "default 10 MiB): a larger one fails its unit with the reason and is not stored.",
     )
 
     @field_validator("callable")
@@ -99,4 +106,4 @@ class PythonRAG(RAGSystem):
             result = await asyncio.to_thread(function, *args)
         if inspect.isawaitable(result):
             result = await result
-        return to_output(result, self.options.callable)
+        return check_size(to_output(result, self.options.callable), self.options.max_bytes, self.options.callable)

@@ -176,7 +176,13 @@ def test_csv_with_byte_order_mark(tmp_path):
         (
             "qa.csv",
             "question,topic\nok,geo\nbad,geo,extra\n",
-            r"qa\.csv, line 3: the row has 3 cells but the header has 2",
+            r"qa\.csv, line 3: the row has 3 cells but the header has 2 columns \(question, topic\); quote cells",
+        ),
+        (  # a short row would silently lose its last columns (here the reference ids)
+            "qa.csv",
+            "question,reference_answers,reference_context_ids\nQ1?,a,doc1\nQ2?,b\n",
+            r"qa\.csv, line 3: the row has 2 cells but the header has 3 columns "
+            r"\(question, reference_answers, reference_context_ids\); give every column a cell",
         ),
         (
             "qa.csv",

@@ -15,7 +15,7 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -39,7 +39,8 @@ class Reply:
     headers: dict[str, str] = dataclasses.field(default_factory=dict)
     delay_s: float = 0.0
     raw: bytes | None = None  # sent as-is instead of body (malformed JSON, truncated streams)
-    chunks: list[bytes] | None = None  # streamed with chunked transfer encoding (server-sent events)
+    chunks: Iterable[bytes] | None = None  # streamed with chunked transfer encoding (server-sent events)
+    chunk_delay_s: float = 0.0  # pause before each chunk (a body trickled in slowly)
 
 
 Route = Callable[[Request], Reply]
@@ -146,6 +147,8 @@ class JSONServer:
                                 self.send_header(key, value)
                         self.end_headers()
                         for chunk in reply.chunks:
+                            if reply.chunk_delay_s:
+                                time.sleep(reply.chunk_delay_s)
                             self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
                         self.wfile.write(b"0\r\n\r\n")
                         return

@@ -80,6 +80,18 @@ def test_display_sql_quotes_values_safely():
     assert shown == "SELECT City FROM Customer WHERE Name = 'O''Brien' AND Id = 2"
 
 
+def test_display_sql_substitutes_each_placeholder_once():
+    """A value that looks like a placeholder stays as it is (it used to be substituted a second time)."""
+    template = (
+        "SELECT City FROM Customer WHERE Name = '[Customer.Name]' AND Id = [Customer.Id] AND Nick = [Customer.Nick]"
+    )
+    shown = display_sql(
+        template,
+        {("Customer", "Name"): "[Customer.Id]", ("Customer", "Id"): 2, ("Customer", "Nick"): "[Customer.Name]"},
+    )
+    assert shown == ("SELECT City FROM Customer WHERE Name = '[Customer.Id]' AND Id = 2 AND Nick = '[Customer.Name]'")
+
+
 def test_templates_file_yaml_and_toml(tmp_path):
     yaml_file = write(
         tmp_path / "t.yaml",

@@ -8,7 +8,7 @@ import pytest
 
 from ragassay.components import ComponentContext
 from ragassay.models import Sample
-from ragassay.reference_rags.adapters.http_adapter import HttpRAG, lookup
+from ragassay.reference_rags.adapters.http_adapter import HttpRAG, ResponseTooLarge, lookup
 
 from servers.base import JSONServer, Reply
 
@@ -104,3 +104,47 @@ def test_lookup_paths():
     assert lookup(data, "a.0.b") == 1 and lookup(data, "/a/1/b~1c") == 2
     with pytest.raises(KeyError, match="no '5'"):
         lookup(data, "a.5")
+
+
+# -- bounds: a whole-request deadline and a size limit enforced while reading ------------------------------------
+
+
+def test_a_body_trickled_slowly_is_cut_off_at_the_request_deadline():
+    """Each byte arrives well within timeout_s (a per-read timeout never fires); the whole body takes ~3 s."""
+    body = b'{"answer": "' + b"x" * 48 + b'"}'
+    trickle = Reply(200, chunks=[body[i : i + 1] for i in range(len(body))], chunk_delay_s=0.05)
+    trickle.headers["Content-Type"] = "application/json"
+    with JSONServer({("POST", "/rag"): lambda r: trickle}) as server:
+        with pytest.raises(ConnectionError, match=r"no complete response within timeout_s = 0.5 s after 1 attempts"):
+            asyncio.run(ask(make(server.url + "/rag", retries=0, timeout_s=0.5)))
+
+
+def test_a_huge_body_is_abandoned_after_max_bytes_while_streaming():
+    sent = {"bytes": 0}
+
+    def huge():  # 64 MiB of a JSON string, produced lazily: counts what the server managed to hand over
+        yield b'{"answer": "'
+        for _ in range(1024):
+            sent["bytes"] += 65536
+            yield b"a" * 65536
+        yield b'"}'
+
+    with JSONServer({("POST", "/rag"): lambda r: Reply(200, chunks=huge())}) as server:
+        with pytest.raises(ResponseTooLarge, match=r"sent more than 1,048,576 bytes, over max_bytes = 1,048,576"):
+            asyncio.run(ask(make(server.url + "/rag", max_bytes=1024 * 1024)))
+        assert len(server.requests) == 1  # too large is not retried
+    assert sent["bytes"] < 32 * 1024 * 1024  # the client stopped reading; the server could not push it all
+
+
+def test_a_declared_content_length_over_max_bytes_is_refused_before_reading():
+    big = b'{"answer": "' + b"b" * 5000 + b'"}'
+    with JSONServer({("POST", "/rag"): lambda r: Reply(200, raw=big)}) as server:
+        with pytest.raises(ResponseTooLarge, match=r"declares 5,014 bytes, over max_bytes = 4,096"):
+            asyncio.run(ask(make(server.url + "/rag", max_bytes=4096)))
+        output = asyncio.run(ask(make(server.url + "/rag", max_bytes=6000)))  # under the limit: accepted
+    assert output.answer == "b" * 5000
+
+
+def test_max_bytes_defaults_to_10_mib_and_is_documented():
+    field = HttpRAG.Options.model_fields["max_bytes"]
+    assert field.default == 10 * 1024 * 1024 and "while reading" in field.description

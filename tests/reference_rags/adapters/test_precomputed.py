@@ -104,6 +104,17 @@ def test_tied_scores_are_ordered_as_trec_eval_does(tmp_path):
     assert json.loads(stored[0])["trace"] == {"retriever": "mine", "scores": [0.7, 0.7]}
 
 
+def test_csv_rows_with_a_missing_or_an_extra_cell_are_errors(tmp_path):
+    header = "question_id,answer,context_ids\n"
+    path = write_project(tmp_path, CONFIG % "outputs.csv", docs={})
+    for bad, line in [("q2,O'Brien\n", 3), ("q2,O'Brien,corpus/beta.md,extra\n", 3)]:
+        (tmp_path / "outputs.csv").write_text(header + "q1,Ada,corpus/alpha.md\n" + bad, encoding="utf-8")
+        result = ragassay_cli("run", str(path), "-q")
+        assert result.returncode == 2, result.stderr
+        assert f"outputs.csv, line {line}: the row does not have one cell per column" in result.stderr
+        assert "(question_id, answer, context_ids)" in result.stderr
+
+
 def test_tied_scores_from_csv(tmp_path):
     (tmp_path / "outputs.csv").write_text(
         'question_id,answer,contexts,context_ids,scores\nq1,x,"[""A"", ""B""]","[""a"", ""b""]","[0.7, 0.7]"\n',

@@ -21,6 +21,9 @@ async def answer_async(question, sample):
 
 def broken(question):
     return 42
+
+def verbose(question):  # q1: a 3 MiB context; the others a few bytes
+    return {"answer": "ok", "contexts": ["x" * (3 * 1024 * 1024) if "alpha" in question else "short"]}
 """
 
 
@@ -92,3 +95,17 @@ def test_editing_the_callables_module_makes_a_new_run(tmp_path):
     con = sqlite3.connect(tmp_path / "ragassay-results.db")
     answers = {a for (a,) in con.execute("select answer from outputs where question_id = 'q2'")}
     assert answers == {"unknown", "O'Brien"}  # both runs kept, the new one with the new code's answer
+
+
+def test_an_answer_over_max_bytes_fails_its_unit_and_is_not_stored(tmp_path):
+    path = write_project(tmp_path, config("user_rag:verbose", ", max_bytes = 2097152"), docs={})
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "user_rag.py").write_text(textwrap.dedent(USER_RAG))
+    result = ragassay_cli("run", str(path), "-q")
+    assert result.returncode == 0 and "1 failed" in result.stderr, result.stderr
+    assert "OutputTooLarge: user_rag:verbose returned 3.0 MiB or more of text" in result.stderr
+    assert "over max_bytes = 2,097,152 (2 MiB)" in result.stderr
+    con = sqlite3.connect(tmp_path / "ragassay-results.db")
+    rows = dict(con.execute("select question_id, status from outputs"))
+    assert rows == {"q1": "failed", "q2": "ok", "q3": "ok"}
+    assert con.execute("select max(length(coalesce(output_json, ''))) from outputs").fetchone()[0] < 10_000
