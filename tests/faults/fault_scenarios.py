@@ -201,3 +201,59 @@ def read_only_file(root: Path, clean: str) -> Outcome:
         outcome.problems.append("the store changed while it was read-only")
     outcome.outcome = f"stopped with {count_outputs(url)}/{UNITS} units stored ('runs' works); made writable, resumed"
     return resume(config, url, clean, outcome)
+
+
+# -- a hostile http endpoint -------------------------------------------------------------------------------------
+
+
+def hostile_http(root: Path, *, timeout_s: float = 1.0, max_bytes: int = 65536) -> Outcome:
+    """The ``http`` adapter against an endpoint that answers 4 of the 2,000 questions with a 20 MiB body, an
+    endless body, a trickle or silence: those units fail with the bound they hit, the run completes, nothing
+    huge is stored, and every other unit is what a run against a well-behaved endpoint stores."""
+    from hostile_endpoint import HOSTILE, HostileEndpoint, http_systems
+
+    with HostileEndpoint(hostile=False) as endpoint:
+        config = write_project(root / "clean", systems=http_systems(endpoint.url, timeout_s=timeout_s))
+        done = ragassay(config)
+        if done.returncode != 0:
+            raise RuntimeError(f"the run against a well-behaved endpoint failed: {done.stderr[-2000:]}")
+    clean = digest(sqlite_url(root / "clean"), skip=set(HOSTILE))
+    with HostileEndpoint(hostile=True) as endpoint:
+        config = write_project(root / "hostile", systems=http_systems(endpoint.url, timeout_s=timeout_s))
+        done = ragassay(config)
+    url = sqlite_url(root / "hostile")
+    failed = failures(url)
+    size = sum(f.stat().st_size for f in (root / "hostile" / "db").iterdir())
+    outcome = Outcome(
+        f"hostile http endpoint ({len(HOSTILE)} of {SAMPLES} answers)",
+        f"complete; {len(failed)} units failed with their bound; {size / 2**20:.1f} MiB stored",
+        done.returncode,
+    )
+    if done.returncode != 0:
+        outcome.problems.append(f"the run failed (exit {done.returncode}): {done.stderr[-800:]}")
+    if set(failed) != set(HOSTILE):
+        outcome.problems.append(f"failed units {sorted(failed)}, not the hostile ones {sorted(HOSTILE)}")
+    bound = {"huge": "max_bytes", "endless": "max_bytes", "trickle": "timeout_s", "silent": "timeout_s"}
+    for qid, kind in HOSTILE.items():
+        if bound[kind] not in failed.get(qid, ""):
+            outcome.problems.append(f"the {kind} answer ({qid}) did not fail on {bound[kind]}: {failed.get(qid)!r}")
+    if size > 8 << 20:
+        outcome.problems.append(f"{size:,} bytes stored: a hostile body was kept")
+    outcome.problems += integrity_problems(url)
+    outcome.digest_match = digest(url, skip=set(HOSTILE)) == clean
+    if not outcome.digest_match:
+        outcome.problems.append("the well-answered units differ from a run against a well-behaved endpoint")
+    return outcome
+
+
+def failures(url: str) -> dict[str, str]:
+    """question id -> error of the failed outputs of a store."""
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(url)
+    try:
+        with engine.connect() as conn:
+            rows = conn.execute(text("SELECT question_id, error FROM outputs WHERE status = 'failed'")).all()
+    finally:
+        engine.dispose()
+    return dict(rows)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from fault_harness import kill_points
-from fault_scenarios import clean_run, disk_full, kill_nine, postgres_restart, read_only_file
+from fault_scenarios import clean_run, disk_full, hostile_http, kill_nine, postgres_restart, read_only_file
 from mounts import can_make_read_only, tmpfs_available
 
 pytestmark = pytest.mark.slow
@@ -54,4 +54,10 @@ def test_a_full_disk_stops_with_exit_2_and_one_line_and_a_rerun_completes(clean,
 def test_a_read_only_results_file_is_read_stops_a_run_and_resumes_once_writable(clean, tmp_path):
     outcome = read_only_file(tmp_path, clean)
     assert outcome.exit_code == 2 and "read-only" in outcome.message
+    held(outcome)
+
+
+def test_a_hostile_http_endpoint_fails_only_its_units_with_the_bound_they_hit(tmp_path):
+    outcome = hostile_http(tmp_path)
+    assert outcome.exit_code == 0
     held(outcome)
