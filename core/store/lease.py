@@ -190,6 +190,8 @@ def acquire(
         holder = healer(lambda: _holder(engine, key))
         if holder is None:
             continue  # released between our insert and our read: try again
+        if holder.owner == me.owner:  # our insert committed, but the connection was lost before we heard it
+            return Lease(engine, me, heartbeat_s=heartbeat_s, notes=notes, healer=healer)
         reason = stale_reason(holder, stale_after_s)
         if reason is not None:
             if healer(functools.partial(_take_over, engine, holder, me)):

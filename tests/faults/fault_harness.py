@@ -53,9 +53,10 @@ def answer_of(i: int) -> str:
     return " ".join(["the", "value", "is", str(i * 7 % 1000), "for", "item", str(i)][: 2 + i % 6])
 
 
-def write_project(root: Path, *, results: str = "db/results.db", systems: str | None = None) -> Path:
+def write_project(root: Path, *, results: str = "db/results.db", systems: str | None = None, project: str = "") -> Path:
     """A project of :data:`SAMPLES` samples under ``root``: a precomputed system and keyword+extractive over
-    :data:`DOCS` documents, lexical metrics. Returns the config path."""
+    :data:`DOCS` documents, lexical metrics (``systems``: other ``[systems]`` tables; ``project``: more
+    ``[project]`` keys). Returns the config path."""
     root.mkdir(parents=True, exist_ok=True)
     (root / "corpus").mkdir(exist_ok=True)
     for d in range(DOCS):
@@ -87,7 +88,7 @@ def write_project(root: Path, *, results: str = "db/results.db", systems: str | 
     )
     config = root / "ragassay.toml"
     config.write_text(
-        f'[project]\nresults = "{results}"\nconcurrency = 8\n[corpus]\npaths = ["corpus/*"]\n'
+        f'[project]\nresults = "{results}"\nconcurrency = 8\n{project}[corpus]\npaths = ["corpus/*"]\n'
         f'[dataset]\noptions = {{ path = "qa.jsonl" }}\n{systems}'
         f"[evaluation]\nmetrics = {json.dumps(list(METRICS))}\n",
         encoding="utf-8",

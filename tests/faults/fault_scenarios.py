@@ -107,7 +107,7 @@ def postgres_restart(root: Path, server, clean: str, *, down_s: float = 1.5) -> 
     url = server.create_database()
     password = url.split(":", 2)[2].split("@", 1)[0]
     shown = url.replace(password, "${FAULTS_PG_PASSWORD}")
-    config = write_project(root, results=shown)
+    config = write_project(root, results=shown, project="results_retry_s = 600\n")  # a slow restart still heals
     paused, go = root / "paused", root / "resume"
     for signal_file in (paused, go):
         signal_file.unlink(missing_ok=True)
@@ -206,20 +206,24 @@ def read_only_file(root: Path, clean: str) -> Outcome:
 # -- a hostile http endpoint -------------------------------------------------------------------------------------
 
 
-def hostile_http(root: Path, *, timeout_s: float = 1.0, max_bytes: int = 65536) -> Outcome:
+def hostile_http(root: Path, *, timeout_s: float = 5.0, max_bytes: int = 65536) -> Outcome:
     """The ``http`` adapter against an endpoint that answers 4 of the 2,000 questions with a 20 MiB body, an
     endless body, a trickle or silence: those units fail with the bound they hit, the run completes, nothing
     huge is stored, and every other unit is what a run against a well-behaved endpoint stores."""
     from hostile_endpoint import HOSTILE, HostileEndpoint, http_systems
 
     with HostileEndpoint(hostile=False) as endpoint:
-        config = write_project(root / "clean", systems=http_systems(endpoint.url, timeout_s=timeout_s))
+        config = write_project(
+            root / "clean", systems=http_systems(endpoint.url, timeout_s=timeout_s, max_bytes=max_bytes)
+        )
         done = ragassay(config)
         if done.returncode != 0:
             raise RuntimeError(f"the run against a well-behaved endpoint failed: {done.stderr[-2000:]}")
     clean = digest(sqlite_url(root / "clean"), skip=set(HOSTILE))
     with HostileEndpoint(hostile=True) as endpoint:
-        config = write_project(root / "hostile", systems=http_systems(endpoint.url, timeout_s=timeout_s))
+        config = write_project(
+            root / "hostile", systems=http_systems(endpoint.url, timeout_s=timeout_s, max_bytes=max_bytes)
+        )
         done = ragassay(config)
     url = sqlite_url(root / "hostile")
     failed = failures(url)

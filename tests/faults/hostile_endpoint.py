@@ -105,7 +105,7 @@ class HostileEndpoint:
         return Handler
 
 
-def http_systems(url: str, *, timeout_s: float = 1.0, max_bytes: int = 65536) -> str:
+def http_systems(url: str, *, timeout_s: float, max_bytes: int = 65536) -> str:
     """The ``[systems]`` of a project whose one system is the ``http`` adapter on ``url``."""
     return (
         "[systems.api]\n"
