@@ -25,7 +25,8 @@ from .store.lease import Holder, acquire
 
 def results_store(loaded: LoadedConfig) -> ResultsStore:
     """Open the results database a config points at."""
-    return open_store(store_url(loaded.config.project.results, loaded.base_dir))
+    project = loaded.config.project
+    return open_store(store_url(project.results, loaded.base_dir), retry_s=project.results_retry_s)
 
 
 def run(
@@ -71,7 +72,7 @@ def run(
         on_plan(plan)
     store = project.open_store()
     try:
-        with acquire(store.engine, plan.fingerprint(), wait=wait, on_wait=on_wait) as lease:
+        with acquire(store.engine, plan.fingerprint(), wait=wait, on_wait=on_wait, healer=store.healer) as lease:
             for note in lease.notes:
                 plan.context.warn(note)
             runner = Runner(
@@ -86,6 +87,7 @@ def run(
             summary = run_interruptibly(lambda: runner.run(new=new, on_start=on_start))
             if lease.lost:
                 summary.warnings.append(lease.lost)
+            summary.warnings += store.healer.recoveries  # outages of the database that the run waited out
             return Run(summary.run_id, project.results_url, summary)
     finally:
         store.close()

@@ -63,6 +63,13 @@ class ProjectSection(BaseModel):
         default="ragassay-results.db",
         description="Results database: a path relative to the config file (SQLite) or any SQLAlchemy URL.",
     )
+    results_retry_s: float = Field(
+        default=60.0,
+        ge=0,
+        le=86_400,
+        description="How long (seconds) a run retries transient errors of the results database (a lost "
+        "connection, a server restarting, a locked file) before it stops with exit code 2 (0: no retries).",
+    )
     cache_dir: str = Field(default=".ragassay-cache", description="Folder for caches, relative to the config file.")
     concurrency: int = Field(
         default=8, ge=1, le=4096, description="Samples processed at once (per worker with the Ray executor)."

@@ -11,6 +11,7 @@ Every error a user can cause derives from :class:`RagassayError`. The CLI prints
     ├── ComponentNotFoundError   a config names a component nobody registered
     ├── MissingDependencyError   an optional dependency (an extra) is not installed
     ├── StoreError               the results database cannot be used
+    │   └── StoreUnavailableError  it failed for a reason outside ragassay (disk full, read-only, server gone)
     ├── DatasetError             a dataset or corpus file is malformed
     └── ProviderError            a model provider failed after retries
 """
@@ -43,6 +44,12 @@ class MissingDependencyError(RagassayError):
 
 class StoreError(RagassayError):
     """The results database cannot be opened, migrated or read."""
+
+
+class StoreUnavailableError(StoreError):
+    """The results database failed for a reason outside ragassay: a full disk, a read-only file, a denied
+    permission, a server that stayed away past the retry deadline. The message names the database (password
+    redacted), the cause and the fix; what was stored before is intact and a re-run resumes."""
 
 
 class DatasetError(RagassayError):

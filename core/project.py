@@ -81,7 +81,7 @@ class Project:
         """The results database."""
         from .store import open_store
 
-        return open_store(self.results_url, create=create)
+        return open_store(self.results_url, create=create, retry_s=self.config.project.results_retry_s)
 
     @functools.cached_property
     def dataset(self) -> ResolvedComponent:

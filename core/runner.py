@@ -243,7 +243,7 @@ class Runner:
                 "warnings_json": json.dumps(self.plan.warnings),
             },
             [(s.name, s.spec().model_dump_json()) for s in self.plan.systems],
-            self.plan.samples.records(),
+            self.plan.samples.pairs(),
         )
         return run_id, False
 

@@ -65,6 +65,11 @@ class SampleSpool:
         for _, raw in self.records():
             yield Sample.model_validate_json(raw)
 
+    def pairs(self) -> Iterable[tuple[str, str]]:
+        """:meth:`records` as an iterable that starts again each time it is iterated (what a retried
+        transaction needs: :meth:`ragassay.store.ResultsStore.create_run`)."""
+        return _Pairs(self)
+
     def records(self) -> Iterator[tuple[str, str]]:
         """(question id, sample JSON) per sample, in the dataset's order."""
         for line in self._lines():
@@ -98,3 +103,16 @@ class SampleSpool:
         file = getattr(self, "_file", None)
         if file is not None:
             file.close()
+
+
+class _Pairs:
+    """The (question id, sample JSON) records of a spool, from the start on every iteration."""
+
+    def __init__(self, spool: SampleSpool):
+        self.spool = spool
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        return self.spool.records()
+
+    def __len__(self) -> int:
+        return len(self.spool)

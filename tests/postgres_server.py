@@ -77,25 +77,35 @@ class PostgresServer:
         server = cls(bin_dir, temp_dir, free_port(), secrets.token_hex(16))
         try:
             server._init(prefix)
-            server._run(
-                prefix,
-                "pg_ctl",
-                "-D",
-                str(server.data_dir),
-                "-l",
-                str(temp_dir / "server.log"),
-                "-w",
-                "-t",
-                str(START_TIMEOUT_S),
-                "-o",
-                server._options(),
-                "start",
-            )
+            server.start_again()
             server._create_role()
         except (RuntimeError, OSError, subprocess.SubprocessError):
             server.stop()
             raise
         return server
+
+    def start_again(self) -> None:
+        """Start the server on its existing data folder and port (after :meth:`shut_down`); waits until it
+        accepts connections."""
+        self._run(
+            _as_server_user(),
+            "pg_ctl",
+            "-D",
+            str(self.data_dir),
+            "-l",
+            str(self.temp_dir / "server.log"),
+            "-w",
+            "-t",
+            str(START_TIMEOUT_S),
+            "-o",
+            self._options(),
+            "start",
+        )
+
+    def shut_down(self) -> None:
+        """Stop the server as an administrator restarting it would (``pg_ctl stop -m fast``: open sessions are
+        ended, their transactions rolled back), keeping its data for :meth:`start_again`."""
+        self._run(_as_server_user(), "pg_ctl", "-D", str(self.data_dir), "-m", "fast", "-w", "stop")
 
     def _options(self) -> str:
         return (

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import json
 import time
-from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, TypeVar
 
 from sqlalchemy import func, insert, select, update
 from sqlalchemy.engine import Engine
@@ -15,6 +16,7 @@ from sqlalchemy.engine import Engine
 from ..errors import StoreError
 from ..models import Judgement, MetricValue, RAGOutput, Sample, TokenUsage
 from . import schema as t
+from .healing import Healer
 from .lease import live_holders, run_state
 from .reads import RunReads
 from .urls import redact_config
@@ -66,14 +68,34 @@ class StoredUnit:
     calling: set[str] = dataclasses.field(default_factory=set)
 
 
-class ResultsStore(RunReads):
-    """The results database of a project (the read model's queries: :class:`~ragassay.store.reads.RunReads`)."""
+F = TypeVar("F", bound=Callable[..., Any])
 
-    def __init__(self, engine: Engine):
+
+def healing(method: F) -> F:
+    """Run a store method under the store's :class:`~ragassay.store.healing.Healer`: transient database errors
+    are retried (the whole method again: each is one transaction or a read), permanent ones explained."""
+
+    @functools.wraps(method)
+    def healed(self: ResultsStore, *args: Any, **kwargs: Any) -> Any:
+        return self.healer(lambda: method(self, *args, **kwargs))
+
+    return healed  # type: ignore[return-value]
+
+
+class ResultsStore(RunReads):
+    """The results database of a project (the read model's queries: :class:`~ragassay.store.reads.RunReads`).
+
+    The methods a run uses retry transient database errors and explain permanent ones (see
+    :mod:`ragassay.store.healing`): ``healer`` says how long and names the database in messages.
+    """
+
+    def __init__(self, engine: Engine, healer: Healer | None = None):
         self.engine = engine
+        self.healer = healer or Healer(engine.url.render_as_string(hide_password=True))
 
     # -- runs -----------------------------------------------------------------------------------
 
+    @healing
     def find_run(self, fingerprint: str) -> dict[str, Any] | None:
         with self.engine.connect() as conn:
             row = conn.execute(
@@ -81,14 +103,19 @@ class ResultsStore(RunReads):
             ).first()
         return dict(row._mapping) if row else None
 
+    @healing
     def create_run(
         self, run: dict[str, Any], systems: Sequence[tuple[str, str]], samples: Iterable[Sample | tuple[str, str]]
     ) -> None:
         """Insert a run with its systems (name, spec json) and samples, atomically.
 
         ``samples``: :class:`Sample` objects or ``(question_id, sample JSON)`` pairs, streamed: they are
-        inserted :data:`SAMPLES_PER_INSERT` at a time within the one transaction, never all held at once.
+        inserted :data:`SAMPLES_PER_INSERT` at a time within the one transaction, never all held at once. They
+        must be readable again from the start (a list, or :meth:`ragassay.spool.SampleSpool.pairs`): a retried
+        transaction inserts them again.
         """
+        if iter(samples) is samples:
+            raise TypeError("create_run reads its samples again on a retry: give a list or a re-iterable, not an iterator")
         now = time.time()
         run = {**run, "config_json": redact_config(run["config_json"])}  # never a literal password
         with self._begin() as conn:
@@ -104,10 +131,12 @@ class ResultsStore(RunReads):
             while chunk := list(itertools.islice(rows, SAMPLES_PER_INSERT)):
                 conn.execute(insert(t.run_samples), chunk)
 
+    @healing
     def set_run_status(self, run_id: str, status: str) -> None:
         with self._begin() as conn:
             conn.execute(update(t.runs).where(t.runs.c.id == run_id).values(status=status, updated_at=time.time()))
 
+    @healing
     def finish_run(self, run_id: str, status: str, warnings: Sequence[str]) -> None:
         """Record the end of a session of a run: its status and every warning it raised."""
         with self._begin() as conn:
@@ -177,6 +206,7 @@ class ResultsStore(RunReads):
 
     # -- units ----------------------------------------------------------------------------------
 
+    @healing
     def stored_units(self, run_id: str) -> dict[tuple[str, str], StoredUnit]:
         """What is stored per (system, question_id) in a run, all at once (small runs, tests); a run is resumed
         from :meth:`stored_units_of` (a chunk of samples) and :meth:`iter_stored_units` (all, in chunks)."""
@@ -197,6 +227,7 @@ class ResultsStore(RunReads):
             yield from units.items()
             after = rows[-1].id
 
+    @healing
     def stored_units_of(
         self, run_id: str, systems: Sequence[str], question_ids: Sequence[str]
     ) -> dict[tuple[str, str], StoredUnit]:
@@ -213,6 +244,7 @@ class ResultsStore(RunReads):
                 units.update(self._with_labels(conn, conn.execute(query).all()))
         return units
 
+    @healing
     def has_outputs(self, run_id: str) -> bool:
         """Whether anything is stored for the run (a resume), without reading it."""
         with self.engine.connect() as conn:
@@ -241,6 +273,7 @@ class ResultsStore(RunReads):
                         unit.calling.add(prefix + label)
         return units
 
+    @healing
     def reusable_outputs(
         self, run_id: str, system_keys: Sequence[str], sample_keys: Sequence[str] | None = None
     ) -> dict[tuple[str, str], int]:
@@ -261,6 +294,7 @@ class ResultsStore(RunReads):
                 found.update({(key, sample): id_ for key, sample, id_ in rows})
         return found
 
+    @healing
     def has_reusable(self, run_id: str, system_keys: Sequence[str]) -> bool:
         """Whether another run stored an ok output of one of these system keys (else nothing can be reused)."""
         o = t.outputs.c
@@ -268,6 +302,7 @@ class ResultsStore(RunReads):
         with self.engine.connect() as conn:
             return bool(system_keys) and conn.execute(query.limit(1)).first() is not None
 
+    @healing
     def reusable_values(self, output_id: int, context: WriteContext) -> dict[str, MetricValue | Judgement]:
         """Values stored for ``output_id`` by a metric or judge with the same spec as a current label
         (metric labels as is, judge labels as ``judge:<label>``), relabelled to the current label."""
@@ -282,14 +317,17 @@ class ResultsStore(RunReads):
                 found[f"judge:{by_judge_key[key]}"] = judgement.model_copy(update={"judge": by_judge_key[key]})
         return found
 
+    @healing
     def metric_values(self, output_id: int) -> dict[str, float | None]:
         """label -> stored value (None when unscored) of one output."""
         return {value.metric: value.value for value, _ in self._metric_models(output_id)}
 
+    @healing
     def metric_value_models(self, output_id: int) -> list[MetricValue]:
         """Every stored metric value of one output, all repeats."""
         return [value for value, _ in self._metric_models(output_id, all_repeats=True)]
 
+    @healing
     def judgement_models(self, output_id: int) -> list[Judgement]:
         """Every stored judgement of one output, all repeats."""
         return [judgement for judgement, _ in self._judgement_models(output_id, all_repeats=True)]
@@ -338,6 +376,7 @@ class ResultsStore(RunReads):
             for r in rows
         ]
 
+    @healing
     def load_output(self, output_id: int) -> RAGOutput:
         with self.engine.connect() as conn:
             raw = conn.execute(select(t.outputs.c.output_json).where(t.outputs.c.id == output_id)).scalar_one()
@@ -351,7 +390,10 @@ class ResultsStore(RunReads):
         *,
         replace_existing: bool = False,
     ) -> None:
-        """Write a batch of unit results in one transaction (all or nothing).
+        """Write a batch of unit results in one transaction (all or nothing), retrying transient database errors
+        (a retry gets every output id from the database again, never from the failed attempt) and raising
+        :class:`~ragassay.errors.StoreUnavailableError` for permanent ones. The results are not modified, so a
+        batch may be written again after any failure.
 
         :param replace_existing: fresh results (no ``output_id``, no ``replaces``) first delete whatever is stored
             for the same (run, system, question_id), and a conflict with a concurrent writer is retried, so a unit
@@ -362,7 +404,7 @@ class ResultsStore(RunReads):
             from ..llm.pricing import PriceTable
 
             context = WriteContext(PriceTable())
-        write_batch(self.engine, run_id, results, context, replace_existing=replace_existing)
+        write_batch(self.engine, run_id, results, context, replace_existing=replace_existing, healer=self.healer)
 
     # -- reading results ------------------------------------------------------------------------
 

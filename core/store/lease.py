@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 import os
 import socket
 import sys
@@ -28,6 +29,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
 from ..errors import StoreError
+from .healing import Healer
 from .schema import run_leases
 
 HEARTBEAT_EVERY_S = 5.0
@@ -83,10 +85,17 @@ class Lease:
     """A held lease: refreshed by a daemon thread until :meth:`release`. Use it as a context manager."""
 
     def __init__(
-        self, engine: Engine, holder: Holder, *, heartbeat_s: float = HEARTBEAT_EVERY_S, notes: list[str] | None = None
+        self,
+        engine: Engine,
+        holder: Holder,
+        *,
+        heartbeat_s: float = HEARTBEAT_EVERY_S,
+        notes: list[str] | None = None,
+        healer: Healer | None = None,
     ):
         self.engine = engine
         self.holder = holder
+        self.healer = healer or _healer(engine)
         self.notes = notes or []  # e.g. that a stale lease was taken over
         self.lost: str | None = None  # set when another process took the lease over
         self._heartbeat_s = heartbeat_s
@@ -100,7 +109,7 @@ class Lease:
 
     def attach(self, run_id: str) -> None:
         """Record which stored run this lease covers (``ragassay runs`` shows it as running)."""
-        self._update(run_id=run_id)
+        self.healer(lambda: self._update(run_id=run_id))
 
     def heartbeat(self) -> bool:
         """Refresh the heartbeat now; False (and :attr:`lost` set) if the lease is no longer ours."""
@@ -110,10 +119,21 @@ class Lease:
         return True
 
     def release(self) -> None:
-        """Stop the heartbeat and delete the lease row (only if it is still ours). Safe to call twice."""
+        """Stop the heartbeat and delete the lease row (only if it is still ours). Safe to call twice.
+
+        A database that cannot delete it (a full disk, a server gone) leaves the row: it is stale at once for a
+        run on this host (this process is gone) and after ``stale_after_s`` elsewhere, and the next run takes
+        it over. The error that stopped the run is the one reported, not this one.
+        """
         self._stop.set()
         if self._thread is not threading.current_thread():
             self._thread.join(timeout=2 * self._heartbeat_s)
+        try:
+            self.healer(self._delete)
+        except StoreError:
+            pass
+
+    def _delete(self) -> None:
         with self.engine.begin() as conn:
             conn.execute(
                 delete(run_leases).where(run_leases.c.key == self.key, run_leases.c.owner == self.holder.owner)
@@ -152,28 +172,33 @@ def acquire(
     stale_after_s: float = STALE_AFTER_S,
     heartbeat_s: float = HEARTBEAT_EVERY_S,
     poll_s: float = POLL_EVERY_S,
+    healer: Healer | None = None,
 ) -> Lease:
     """Take the lease ``key`` for this process, taking over a stale one.
 
     If a live process holds it: raise :class:`LeaseHeldError` (who holds it, since when, what to do), or with
-    ``wait`` poll until it is released, calling ``on_wait(holder)`` once when the wait starts.
+    ``wait`` poll until it is released, calling ``on_wait(holder)`` once when the wait starts. ``healer``
+    (the store's) retries transient database errors and explains permanent ones.
     """
     me = Holder(key, uuid.uuid4().hex, socket.gethostname(), os.getpid(), time.time(), time.time())
+    healer = healer or _healer(engine)
     notes: list[str] = []
     announced = False
     while True:
-        if _try_insert(engine, me):
-            return Lease(engine, me, heartbeat_s=heartbeat_s, notes=notes)
-        holder = _holder(engine, key)
+        if healer(lambda: _try_insert(engine, me)):
+            return Lease(engine, me, heartbeat_s=heartbeat_s, notes=notes, healer=healer)
+        holder = healer(lambda: _holder(engine, key))
         if holder is None:
             continue  # released between our insert and our read: try again
+        if holder.owner == me.owner:  # our insert committed, but the connection was lost before we heard it
+            return Lease(engine, me, heartbeat_s=heartbeat_s, notes=notes, healer=healer)
         reason = stale_reason(holder, stale_after_s)
         if reason is not None:
-            if _take_over(engine, holder, me):
+            if healer(functools.partial(_take_over, engine, holder, me)):
                 notes.append(
                     f"took over the lease of an earlier run ({holder.describe()}): {reason}; resuming what it stored"
                 )
-                return Lease(engine, me, heartbeat_s=heartbeat_s, notes=notes)
+                return Lease(engine, me, heartbeat_s=heartbeat_s, notes=notes, healer=healer)
             continue
         if not wait:
             raise LeaseHeldError(
@@ -184,6 +209,11 @@ def acquire(
             on_wait(holder)
         announced = True
         time.sleep(poll_s)
+
+
+def _healer(engine: Engine) -> Healer:
+    """A healer for a bare engine (the store passes its own, with the configured deadline)."""
+    return Healer(engine.url.render_as_string(hide_password=True))
 
 
 def _try_insert(engine: Engine, me: Holder) -> bool:

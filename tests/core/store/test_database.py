@@ -210,11 +210,11 @@ def test_replace_existing_stores_a_unit_computed_twice_once(any_url):
     again = UnitResult("sys", "a", "ok", RAGOutput(answer="again"), metrics=[MetricValue(metric="m", value=1.0)])
     with pytest.raises(IntegrityError):  # the default refuses a second copy (UNIQUE run_id, system, question_id)
         store.write_units("r1", [again])
-    again.output_id = None
-    store.write_units("r1", [again], replace_existing=True)
-    assert [(r["question_id"], r["id"]) for r in store.output_rows("r1")] == [("a", again.output_id)]
+    store.write_units("r1", [again], replace_existing=True)  # the same result object, written again
+    stored = store.stored_units("r1")[("sys", "a")].output_id
+    assert [(r["question_id"], r["id"]) for r in store.output_rows("r1")] == [("a", stored)]
     assert [(r["metric"], r["value"]) for r in store.metric_rows("r1")] == [("m", 1.0)]
-    assert store.load_output(again.output_id).answer == "again"
+    assert store.load_output(stored).answer == "again"
     with store.engine.connect() as conn:  # the first copy's metric value went with it
         assert conn.execute(select(func.count()).select_from(metric_values)).scalar() == 1
     store.close()
@@ -226,6 +226,7 @@ def test_replace_existing_rewrites_values_added_to_a_stored_output(any_url):
     make_run(store)
     base = UnitResult("sys", "a", "ok", RAGOutput(answer="x"), metrics=[MetricValue(metric="m", value=0.0)])
     store.write_units("r1", [base])
+    base_id = store.stored_units("r1")[("sys", "a")].output_id
 
     def added(value):
         return UnitResult(
@@ -233,7 +234,7 @@ def test_replace_existing_rewrites_values_added_to_a_stored_output(any_url):
             "a",
             "ok",
             RAGOutput(answer="x"),
-            output_id=base.output_id,
+            output_id=base_id,
             metrics=[MetricValue(metric="n", value=value)],
         )
 

@@ -148,3 +148,30 @@ def test_list_runs_shows_running_and_interrupted_states(store, tmp_path):
         states = {r["id"]: (r["state"], r["state_detail"]) for r in store.list_runs()}
     assert states["live"] == ("running", f"pid {lease.holder.pid} on {socket.gethostname()}")
     assert states["dead"] == ("interrupted", "run again to resume")
+
+
+def test_a_lease_whose_insert_committed_unheard_is_ours_after_the_retry(store):
+    """The connection drops after the lease INSERT committed: the retried INSERT conflicts with our own row,
+    which is recognised as ours (not 'already being run by' this very process)."""
+    import sqlite3
+
+    import psycopg
+    from sqlalchemy import event
+
+    state = {"done": False}
+    lost = (
+        sqlite3.OperationalError("database is locked")
+        if store.engine.dialect.name == "sqlite"
+        else psycopg.OperationalError("server closed the connection unexpectedly")
+    )
+
+    def commit_then_lose_it(conn) -> None:  # noqa: ANN001
+        if not state["done"]:
+            state["done"] = True
+            conn.connection.dbapi_connection.commit()
+            raise lost
+
+    event.listen(store.engine, "commit", commit_then_lose_it)
+    with acquire(store.engine, "fp", healer=store.healer) as lease:
+        assert state["done"] and [r["owner"] for r in rows(store)] == [lease.holder.owner]
+    assert rows(store) == []

@@ -1,0 +1,133 @@
+"""Database errors: transient ones retried until a deadline, permanent ones one line with the cause and fix."""
+
+from __future__ import annotations
+
+import errno
+import sqlite3
+
+import psycopg
+import pytest
+from sqlalchemy.exc import IntegrityError, OperationalError
+
+from ragassay.errors import StoreUnavailableError
+from ragassay.store.healing import Healer, diagnose
+
+
+def wrapped(error: Exception, *, invalidated: bool = False) -> OperationalError:
+    """A driver error as SQLAlchemy raises it (with the SQL and parameters it must never show)."""
+    return OperationalError("INSERT INTO outputs (answer) VALUES (?)", ("secret answer",), error, invalidated)
+
+
+@pytest.mark.parametrize(
+    ("error", "cause"),
+    [
+        (wrapped(sqlite3.OperationalError("database is locked")), "locked"),
+        (wrapped(psycopg.errors.AdminShutdown("terminating connection due to administrator command")), "restarting"),
+        (wrapped(psycopg.errors.CannotConnectNow("the database system is starting up")), "starting up"),
+        (wrapped(psycopg.errors.SerializationFailure("could not serialize access")), "serialization"),
+        (wrapped(psycopg.errors.DeadlockDetected("deadlock detected")), "deadlock"),
+        (wrapped(psycopg.OperationalError('connection to server at "127.0.0.1" failed: Connection refused')), "lost"),
+        (wrapped(psycopg.OperationalError("server closed the connection unexpectedly"), invalidated=True), "lost"),
+    ],
+)
+def test_transient_errors_are_recognised(error, cause):
+    diagnosis = diagnose(error)
+    assert diagnosis is not None and diagnosis.transient and cause in diagnosis.cause
+
+
+@pytest.mark.parametrize(
+    ("error", "cause", "fix"),
+    [
+        (wrapped(sqlite3.OperationalError("database or disk is full")), "disk is full", "free space"),
+        (wrapped(sqlite3.OperationalError("attempt to write a readonly database")), "read-only", "writable"),
+        (wrapped(sqlite3.OperationalError("unable to open database file")), "cannot be opened", "writable"),
+        (wrapped(sqlite3.OperationalError("disk I/O error")), "disk I/O error", "check the disk"),
+        (wrapped(psycopg.errors.DiskFull("could not extend file")), "disk is full", "free space"),
+        (wrapped(psycopg.errors.ReadOnlySqlTransaction("read-only transaction")), "read-only", "primary"),
+        (wrapped(psycopg.errors.InsufficientPrivilege("permission denied for table outputs")), "permission", "grant"),
+        (OSError(errno.ENOSPC, "No space left on device"), "disk is full", "free space"),
+        (OSError(errno.EROFS, "Read-only file system"), "read-only", "writable"),
+        (PermissionError(errno.EACCES, "Permission denied"), "permission denied", "writable"),
+    ],
+)
+def test_permanent_errors_are_recognised_with_a_fix(error, cause, fix):
+    diagnosis = diagnose(error)
+    assert diagnosis is not None and not diagnosis.transient
+    assert cause in diagnosis.cause and fix in diagnosis.fix
+
+
+def test_a_bug_is_not_an_infrastructure_error():
+    duplicate = IntegrityError("INSERT", {}, sqlite3.IntegrityError("UNIQUE constraint failed: metric_values.metric"))
+    assert diagnose(duplicate) is None
+    assert diagnose(ValueError("a bug")) is None
+
+
+class Flaky:
+    """Work that fails with ``error`` ``times`` times, then returns ``"done"``."""
+
+    def __init__(self, error: Exception, times: int):
+        self.error, self.left, self.calls = error, times, 0
+
+    def __call__(self) -> str:
+        self.calls += 1
+        if self.left:
+            self.left -= 1
+            raise self.error
+        return "done"
+
+
+def test_transient_errors_are_retried_and_the_outage_is_reported():
+    waits = []
+    healer = Healer("db.example/results", sleep=waits.append)
+    work = Flaky(wrapped(psycopg.errors.AdminShutdown("terminating connection")), times=4)
+    assert healer(work) == "done"
+    assert work.calls == 5 and len(waits) == 4
+    assert waits[-1] > waits[0] and max(waits) <= 2.0  # the backoff grows (with jitter), capped
+    assert len(healer.recoveries) == 1 and "db.example/results was unavailable" in healer.recoveries[0]
+
+
+def test_a_transient_error_past_the_deadline_stops_with_one_line():
+    healer = Healer("/data/results.db", retry_s=0.2)
+    work = Flaky(wrapped(sqlite3.OperationalError("database is locked")), times=10**6)
+    with pytest.raises(StoreUnavailableError) as stopped:
+        healer(work)
+    message = str(stopped.value)
+    assert work.calls >= 2
+    assert message.startswith("results database /data/results.db: did not recover within 0 s")
+    assert "[project] results_retry_s" in message and "resume" in message
+    assert "\n" not in message and "INSERT" not in message and "secret answer" not in message
+
+
+def test_a_permanent_error_stops_at_once_and_later_calls_do_not_wait_again():
+    waits = []
+    healer = Healer("/data/results.db", sleep=waits.append)
+    full = r"/data/results.db: the disk is full \(database or disk is full\)\. Free space"
+    with pytest.raises(StoreUnavailableError, match=full):
+        healer(Flaky(wrapped(sqlite3.OperationalError("database or disk is full")), times=1))
+    later = Flaky(wrapped(sqlite3.OperationalError("database is locked")), times=1)
+    with pytest.raises(StoreUnavailableError):  # the run is stopping: its last writes do not wait a deadline
+        healer(later)
+    assert waits == [] and later.calls == 1
+
+
+def test_a_bug_is_raised_as_it_is_without_retries():
+    healer = Healer("/data/results.db", sleep=lambda s: pytest.fail("a bug must not be retried"))
+    with pytest.raises(ValueError, match="a bug"):
+        healer(Flaky(ValueError("a bug"), times=1))
+
+
+def test_the_password_never_appears_in_the_message():
+    healer = Healer("postgresql+psycopg://me:***@db/results", retry_s=0, redact=lambda t: t.replace("hunter2", "***"))
+    error = wrapped(psycopg.errors.InsufficientPrivilege('permission denied for user "me" (password hunter2)'))
+    with pytest.raises(StoreUnavailableError) as stopped:
+        healer(Flaky(error, times=1))
+    assert "hunter2" not in str(stopped.value) and "me:***@db" in str(stopped.value)
+
+
+def test_a_conflict_is_retried_only_when_the_caller_says_so():
+    conflict = IntegrityError("INSERT", {}, sqlite3.IntegrityError("UNIQUE constraint failed: outputs.run_id"))
+    healer = Healer("/data/results.db", sleep=lambda s: None)
+    assert healer(Flaky(conflict, times=2), also_transient=lambda e: isinstance(e, IntegrityError)) == "done"
+    assert healer.recoveries == []  # a conflict between writers is not an outage
+    with pytest.raises(IntegrityError):
+        healer(Flaky(conflict, times=1))
