@@ -115,7 +115,7 @@ class ResultsStore(RunReads):
         transaction inserts them again.
         """
         if iter(samples) is samples:
-            raise TypeError("create_run reads its samples again on a retry: give a list or a re-iterable, not an iterator")
+            raise TypeError("create_run reads its samples again on a retry: give a list or a re-iterable")
         now = time.time()
         run = {**run, "config_json": redact_config(run["config_json"])}  # never a literal password
         with self._begin() as conn:

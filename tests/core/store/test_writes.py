@@ -285,3 +285,23 @@ def test_a_run_whose_batch_write_fails_says_why_and_a_rerun_completes(project):
         ).all()
     store.close()
     assert sorted(rows) == [(s, q, 1) for s in ("bm25", "keyword") for q in ("q1", "q2", "q3")]
+
+
+def test_a_transient_failure_while_creating_a_run_stores_every_sample_on_the_retry(url, tmp_path, monkeypatch):
+    """create_run is retried whole after a transient error in its samples INSERT: the retry reads the spooled
+    samples again from the start, so the run gets all of them (an iterator would have given none)."""
+    from ragassay.spool import SampleSpool
+
+    store = open_store(url)
+    monkeypatch.setattr(store.healer, "sleep", lambda _s: None)
+    spool = SampleSpool.write(Sample(question_id=f"q{i}", question=f"question {i}?") for i in range(2_500))
+    fault = FailOnce(store.engine, locked(store.engine.dialect.name), before="INSERT INTO run_samples")
+    run = {"id": "r1", "fingerprint": "f", "project": "p", "config_path": "x", "config_json": "{}"}
+    run |= {"spec_json": "{}", "ragassay_version": "0", "sample_count": len(spool)}
+    store.create_run(run, [("s1", "{}")], spool.pairs())
+    assert fault.fired
+    assert [q for q, _ in store.sample_rows("r1")] == [f"q{i}" for i in range(2_500)]
+    with pytest.raises(TypeError, match="re-iterable"):
+        store.create_run({**run, "id": "r2"}, [("s1", "{}")], spool.records())
+    spool.close()
+    store.close()
