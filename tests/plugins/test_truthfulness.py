@@ -16,7 +16,6 @@ from servers.openai_chat import OpenAIChatServer, Turn
 pytest.importorskip("openai")
 
 
-
 def evaluator_context(tmp_path, **kwargs) -> ComponentContext:
     return ComponentContext(registry=get_plugin_host().registry, project_dir=tmp_path, **kwargs)
 
