@@ -24,13 +24,26 @@ _NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
 MAX_NAME_LENGTH = 30
 
 
+#: What the README says about the generated tests, unless a kind says more.
+TESTS_NOTE = (
+    "The tests build the component alone with `ragassay.testing.component`, then run a tiny project through\n"
+    "ragassay's real runner and results store with `ragassay.testing.run_project`."
+)
+
+
 @dataclasses.dataclass(frozen=True)
 class KindTemplate:
-    """What differs between kinds: the class name suffix, a one-line summary and a config snippet."""
+    """What differs between kinds: the class name suffix, a one-line summary and a config snippet; for kinds
+    beyond the component kinds (``llm_judge``), the component kind it registers, extra test requirements, extra
+    files (path -> template) and what the README says about the tests."""
 
     suffix: str
     summary: str
     usage: str
+    registers: str = ""  # the component kind (default: the kind itself)
+    test_requires: tuple[str, ...] = ()
+    extra_files: tuple[tuple[str, str], ...] = ()
+    tests_note: str = TESTS_NOTE
 
 
 #: The kinds ``new-plugin`` writes (``--kind``), in the order ``--help`` lists them.
@@ -54,6 +67,21 @@ KINDS: dict[str, KindTemplate] = {
         "Judge",
         "a deterministic judge: correct when the answer contains enough of a reference answer's words.",
         '[evaluation]\njudges = ["$plugin/$plugin"]',
+    ),
+    "llm_judge": KindTemplate(
+        "Judge",
+        "an LLM judge: asks a model whether the answer agrees with a reference answer, explanation first.",
+        '[evaluation]\njudges = [\n  { name = "$plugin/$plugin", options = { generator = "openai" } },\n]\n'
+        '# generator: the judge model, any generator ("openai", { name = "openai", options = { model = "gpt-4o" } })',
+        registers="judge",
+        test_requires=("ragassay[openai]>=$ragassay_version",),
+        extra_files=(("tests/loopback_model.py", "llm_judge/loopback_model.py.tmpl"),),
+        tests_note=(
+            "The judge stands on `ragassay.llm.LLMJudging` (explanation first, validated replies, bounded re-asks,\n"
+            "an identity). The tests drive it against a scripted OpenAI-compatible model on 127.0.0.1\n"
+            "(`tests/loopback_model.py`) through ragassay's real `openai` generator, alone and in a tiny project run\n"
+            "with `ragassay.testing.run_project`: no key, no traffic off the machine."
+        ),
     ),
     "dataset_source": KindTemplate(
         "Source",
@@ -123,6 +151,7 @@ def render(name: str, kind: str) -> dict[str, str]:
         f"src/{names.module}/__init__.py": f"{kind}/component.py.tmpl",
         "tests/conftest.py": "common/conftest.py.tmpl",
         f"tests/test_{names.plugin}.py": f"{kind}/test_component.py.tmpl",
+        **dict(KINDS[kind].extra_files),
     }
     return {path: _template(source).substitute(fields) for path, source in files.items()}
 
@@ -156,12 +185,21 @@ def _fields(names: PluginNames, kind: str) -> dict[str, str]:
         "module": names.module,
         "cls": names.cls,
         "kind": kind,
-        "kind_words": kind.replace("_", " "),
+        "kind_words": kind_words(kind),
+        "registers": spec.registers or kind,
         "summary": spec.summary,
         "ragassay_version": __version__,
+        "tests_note": spec.tests_note,
     }
     fields["usage"] = Template(spec.usage).substitute(fields)
+    requires = ["pytest>=8", *(Template(r).substitute(fields) for r in spec.test_requires)]
+    fields["test_requires"] = ", ".join(f'"{r}"' for r in requires)
     return fields
+
+
+def kind_words(kind: str) -> str:
+    """The kind in words: ``dataset_source`` -> ``dataset source``, ``llm_judge`` -> ``LLM judge``."""
+    return kind.replace("_", " ").replace("llm ", "LLM ")
 
 
 def _template(relative: str) -> Template:

@@ -5,18 +5,22 @@ The evaluator gets the paper's system prompt, the question, the answer and the r
 function ``set_answer_evaluation`` ("Set the answer evaluation for truthfulness and relevance."), with an
 ``explanation`` first, then the two scores. The request goes through :func:`ragassay.llm.ask_structured`: OpenAI
 ``response_format`` json_schema by default, a forced call of the tool ``set_answer_evaluation`` (the paper's
-function calling) with the generator's ``structured_mode = "tool"`` and always on Anthropic. A reply that is not
-valid (a score outside 1-5, no explanation) is re-asked with the error, then unscored with the raw reply.
+function calling) with the generator's ``structured_mode = "tool"`` and always on Anthropic; the evaluator must
+be a chat-capable generator. Both metrics stand on the judge base :class:`ragassay.llm.LLMJudging` (greedy
+decoding by default, ``params``; an identity in the details). A reply that is not valid (a score outside 1-5, no
+explanation) is re-asked with the error, then unscored with the raw reply.
 ``truthfulness`` and ``relevance`` make the same model call (the second is a response-cache hit), so asking for
 both costs one call.
 """
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from typing import Literal
+
+from pydantic import BaseModel, Field, create_model
 
 from ragassay import GeneratorRef, Metric, MetricResult, RAGOutput, Sample, Unscored, hookimpl
-from ragassay.llm import JudgeReply, ask_structured
+from ragassay.llm import JudgeOptions, LLMJudging
 
 SYSTEM_PROMPT = (
     "Your task is to evaluate answers given by a chatbot. You are provided the user query, the chatbot generated "
@@ -25,6 +29,7 @@ SYSTEM_PROMPT = (
     "and truthfulness. Give a score of 1 for relevance if the answer is that the chatbot doesn't know."
 )
 TOOL_NAME = "set_answer_evaluation"
+PROMPT_VERSION = "seeds003-1"
 
 
 class _Evaluation(BaseModel):
@@ -39,42 +44,45 @@ AnswerEvaluation = create_model(
 )
 
 
-class EvaluatorOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class EvaluatorOptions(JudgeOptions):
+    """Options of ``truthfulness`` and ``relevance`` (one evaluator request serves both)."""
 
-    generator: GeneratorRef = Field(description="LLM generator acting as evaluator: a name or { name, options }.")
+    generator: GeneratorRef = Field(
+        description="LLM generator acting as evaluator, chat-capable (openai, anthropic, local): a name or "
+        "{ name, options } (required)."
+    )
+    prompt_version: Literal["seeds003-1"] = Field(
+        PROMPT_VERSION, description="Version of the evaluation protocol (part of the evaluator's identity)."
+    )
     system_prompt: str = Field(SYSTEM_PROMPT, description="The evaluator's system prompt (default: the paper's).")
     max_article_chars: int = Field(16000, ge=100, description="Article text beyond this is cut from the prompt.")
 
 
-class _LLMScore(Metric):
+class _LLMScore(LLMJudging, Metric):
+    """One aspect of the evaluator's structured reply (the paper's ``set_answer_evaluation``)."""
+
     Options = EvaluatorOptions
+    requires_chat = True  # the paper's function calling: structured output on the provider's side
     aspect = ""
     formula = "score in {1,...,5} given by the evaluator's structured reply (explanation first)"
     source = "Kenneweg et al., seeds/003 section III-B (function-calling evaluation of truthfulness and relevance)"
 
+    def prompt_text(self) -> str:
+        return f"max_article_chars={self.options.max_article_chars}\n{self.options.system_prompt}"
+
     async def ascore(self, sample: Sample, output: RAGOutput) -> MetricResult | Unscored:
         if not sample.reference_contexts:
             return Unscored(reason="sample has no reference_contexts (the article the evaluator checks against)")
-        reply = await self._evaluate(sample, output)
-        if reply.parsed is None:
-            return Unscored(reason=f"evaluator reply not usable: {reply.error}", details={"raw": reply.raw})
-        evaluation = reply.parsed
-        details = {"explanation": evaluation.explanation, "truthfulness": evaluation.truthfulness}
-        details["relevance"] = evaluation.relevance
-        return MetricResult(value=float(getattr(evaluation, self.aspect)), details=details)
-
-    async def _evaluate(self, sample: Sample, output: RAGOutput) -> JudgeReply:
-        generator = getattr(self, "_generator", None) or self._build_generator()
         article = "\n\n".join(sample.reference_contexts)[: self.options.max_article_chars]
         user = f"User query: {sample.question}\n\nChatbot answer: {output.answer}\n\nArticle:\n{article}"
         messages = [{"role": "system", "content": self.options.system_prompt}, {"role": "user", "content": user}]
-        return await ask_structured(generator, messages, AnswerEvaluation)
-
-    def _build_generator(self):
-        generator = self.context.build(self.options.generator).require_chat(f"metric {self.name}")
-        self._generator = generator
-        return generator
+        reply = await self.ask(messages, AnswerEvaluation)
+        if reply.parsed is None:
+            return self.unusable(reply, "evaluator reply")
+        evaluation = reply.parsed
+        details = {"explanation": evaluation.explanation, "truthfulness": evaluation.truthfulness}
+        details.update(relevance=evaluation.relevance, judge=self.identity)
+        return MetricResult(value=float(getattr(evaluation, self.aspect)), details=details)
 
     def score(self, sample: Sample, output: RAGOutput) -> float | Unscored:
         raise NotImplementedError("an LLM metric is asynchronous: use ascore")

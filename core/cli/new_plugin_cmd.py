@@ -16,7 +16,7 @@ from ..plugin_starter import KINDS
     type=click.Choice(list(KINDS)),
     default="retriever",
     show_default=True,
-    help="The kind of component the plugin provides.",
+    help="The kind of component the plugin provides (llm_judge: a judge asking a model, on ragassay.llm.LLMJudging).",
 )
 @click.option(
     "--dir",
@@ -33,12 +33,12 @@ def new_plugin_command(name: str, kind: str, directory: Path, force: bool) -> No
     NAME is lowercase letters, digits, '_' and '-'; the component is addressed as NAME/NAME in configs
     (with '-' written '_'). Install it with pip install -e ragassay-NAME, and run its tests with python -m pytest.
     """
-    from ..plugin_starter import plugin_names, write_package
+    from ..plugin_starter import kind_words, plugin_names, write_package
 
     target = write_package(name, kind, directory, force=force)
     names = plugin_names(name, kind)
     click.echo(
-        f"wrote {target}: the {kind.replace('_', ' ')} {names.plugin}/{names.plugin} "
+        f"wrote {target}: the {kind_words(kind)} {names.plugin}/{names.plugin} "
         f"(class {names.cls} in src/{names.module}/__init__.py).\n"
         f"Next: cd {target} && python -m pytest, then pip install -e . and check ragassay plugins."
     )

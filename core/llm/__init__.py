@@ -7,8 +7,11 @@ Judges and agentic RAG systems call models through a generator built from the co
     generator = context.build("generator", "openai")          # an LLMGenerator
     reply = await generator.chat(messages, tools=[ToolSpec.from_model(Retrieve)], tool_choice="Retrieve")
 
-Backend plugins (openai, anthropic, local) also find here what they build on: ``LLMBackend``, ``PerLoop``,
-``shards_for``, ``read_key``, ``sdk_errors`` and the structured-output helpers. See docs/llm.md.
+LLM judges and LLM-scored metrics build on ``LLMJudging`` with options on ``JudgeOptions`` (explanation first,
+validated replies, bounded re-asks, an identity; helpers ``fill`` and ``one_verdict``), or call ``ask_structured``
+directly. Backend plugins (openai, anthropic, local) also find here what they build on: ``LLMBackend``,
+``PerLoop``, ``shards_for``, ``read_key``, ``sdk_errors`` and the structured-output helpers. See docs/llm.md and
+docs/judges.md.
 """
 
 from __future__ import annotations
@@ -40,7 +43,12 @@ _EXPORTS = {
     "StructuredOutputError": "structured",
     "extract_json": "structured",
     "schema_instructions": "structured",
-    # for judge and LLM-metric authors
+    # for judge and LLM-metric authors (docs/judges.md)
+    "LLMJudging": "judge_base",
+    "JudgeOptions": "judge_base",
+    "fill": "judge_base",
+    "one_verdict": "judge_base",
+    "TEXT_RETRIES": "judge_base",
     "JudgeReply": "judging",
     "ask_structured": "judging",
     "find_verdict": "judging",

@@ -8,19 +8,32 @@
   every sample agrees with it. A judge, not a metric: the paper scores it as a correct/incorrect detector
   (precision and recall in Table 1), and the verdict is all-or-nothing.
 
-Model calls go through :func:`ragassay.llm.ask_structured` (bounded corrective re-asks; an unusable reply makes
-the value unscored with the raw reply, never a guess).
+Both stand on the judge base :class:`ragassay.llm.LLMJudging`: structured replies through
+:func:`ragassay.llm.ask_structured` (bounded corrective re-asks; an unusable reply makes the value unscored with the
+raw reply, never a guess), greedy judge calls (``params``), an identity (``judge`` detail, ``judge_id``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
-from ragassay import GeneratorRef, Judge, Judgement, Metric, MetricResult, RAGOutput, Sample, Unscored, hookimpl
-from ragassay.llm import ask_structured
+from ragassay import (
+    GenerationRequest,
+    GeneratorRef,
+    Judge,
+    Judgement,
+    Metric,
+    MetricResult,
+    RAGOutput,
+    Sample,
+    Unscored,
+    hookimpl,
+)
+from ragassay.llm import JudgeOptions, LLMJudging, fill
 
 #: RAGAS' statement-extraction prompt (Es et al. 2023, section 3, "Faithfulness"). GRAMMAR gives none for the
 #: decomposition (it points to Chern et al. 2023), so RAGAS' own is used.
@@ -64,16 +77,17 @@ class Agreement(BaseModel):
     verdict: Literal["Yes", "No"] = Field(description="Yes if both address the query with equivalent meaning.")
 
 
-class RagasFactOptions(BaseModel):
+class RagasFactOptions(JudgeOptions):
     """Options of ``ragas_fact``."""
 
-    model_config = ConfigDict(extra="forbid")
-
     generator: GeneratorRef = Field(description="LLM generator acting as judge: a name or { name, options }.")
+    prompt_version: Literal["grammar-table6-1"] = Field(
+        PROMPT_VERSION, description="Version of the prompts (part of the judge's identity)."
+    )
     max_context_chars: int = Field(16000, ge=100, description="Retrieved context text beyond this is cut.")
 
 
-class RagasFact(Metric):
+class RagasFact(LLMJudging, Metric):
     """RAGAS-Fact (GRAMMAR seeds/000 section 4.1, Table 1; prompts Table 6 and Es et al. 2023 section 3): share of
     the answer's atomic statements that the retrieved contexts support (NLI verdict "Yes")."""
 
@@ -87,38 +101,30 @@ class RagasFact(Metric):
     direction = "higher"
     value_range = (0.0, 1.0)
 
+    def prompt_text(self) -> str:
+        return f"max_context_chars={self.options.max_context_chars}\n{STATEMENT_PROMPT}\n{RAGAS_NLI_PROMPT}"
+
     async def ascore(self, sample: Sample, output: RAGOutput) -> MetricResult | Unscored:
         contexts = [c for c in output.contexts if c.strip()]
         if not contexts:
             return Unscored(reason="no retrieved contexts to check the statements against")
-        generator = _built(self, "generator")
-        extracted = await ask_structured(
-            generator,
-            _user(STATEMENT_PROMPT.format(question=sample.question, answer=output.answer)),
-            Statements,
-            params=_GREEDY,
-        )
+        asked = fill(STATEMENT_PROMPT, {"question": sample.question, "answer": output.answer})
+        extracted = await self.ask(_user(asked), Statements)
         if extracted.parsed is None:
-            return Unscored(reason=f"statement extraction reply not usable: {extracted.error}", details=_raw(extracted))
+            return self.unusable(extracted, "statement extraction reply")
         statements = [s.strip() for s in extracted.parsed.statements if s.strip()]
         if not statements:
             return Unscored(reason="the answer yields no statements", details=_raw(extracted))
         context = "\n\n".join(contexts)[: self.options.max_context_chars]
-        replies = await asyncio.gather(
-            *(
-                ask_structured(
-                    generator, _user(RAGAS_NLI_PROMPT.format(context=context, statement=s)), Inference, params=_GREEDY
-                )
-                for s in statements
-            )
-        )
-        return _fact_share(statements, replies)
+        prompts = [fill(RAGAS_NLI_PROMPT, {"context": context, "statement": s}) for s in statements]
+        replies = await asyncio.gather(*(self.ask(_user(p), Inference) for p in prompts))
+        return _fact_share(statements, replies, self.identity)
 
     def score(self, sample: Sample, output: RAGOutput) -> float | Unscored:
         raise NotImplementedError("an LLM metric is asynchronous: use ascore")
 
 
-def _fact_share(statements: list[str], replies: list) -> MetricResult | Unscored:
+def _fact_share(statements: list[str], replies: list, judge: str) -> MetricResult | Unscored:
     """The share of statements judged "Yes"; unscored when any verdict is missing (a share would be a guess)."""
     rows = [
         {
@@ -129,7 +135,7 @@ def _fact_share(statements: list[str], replies: list) -> MetricResult | Unscored
         }
         for s, r in zip(statements, replies)
     ]
-    details = {"statements": rows, "prompt_version": PROMPT_VERSION}
+    details = {"statements": rows, "prompt_version": PROMPT_VERSION, "judge": judge}
     missing = [i for i, row in enumerate(rows) if row["verdict"] is None]
     if missing:
         return Unscored(
@@ -141,16 +147,17 @@ def _fact_share(statements: list[str], replies: list) -> MetricResult | Unscored
     return MetricResult(value=supported / len(rows), details=details)
 
 
-class SelfCheckOptions(BaseModel):
+class SelfCheckOptions(JudgeOptions):
     """Options of ``selfcheck_qa``."""
-
-    model_config = ConfigDict(extra="forbid")
 
     generator: GeneratorRef = Field(
         description="Generator that samples the stochastic answers; use the system's own generator, as the paper does."
     )
     evaluator: GeneratorRef | None = Field(
         None, description="Generator that compares the answers (Table 6 SelfCheck-QA); default: `generator`."
+    )
+    prompt_version: Literal["grammar-table6-1"] = Field(
+        PROMPT_VERSION, description="Version of the prompts (part of the judge's identity)."
     )
     samples: int = Field(4, ge=1, le=20, description="Stochastic answers sampled (the paper: 4).")
     temperature: float = Field(1.0, gt=0, le=2, description="Sampling temperature of the stochastic answers.")
@@ -160,41 +167,50 @@ class SelfCheckOptions(BaseModel):
     max_context_chars: int = Field(16000, ge=100, description="Retrieved context text beyond this is cut.")
 
 
-class SelfCheckQA(Judge):
+class SelfCheckQA(LLMJudging, Judge):
     """SelfCheck-QA (GRAMMAR seeds/000 section 4.1, Appendix I, Table 6; after Manakul et al. 2023): correct only
     if every one of ``samples`` answers sampled at temperature 1.0 addresses the query with the same meaning as the
     system's (temperature-0) answer."""
 
     name = "selfcheck_qa"
     Options = SelfCheckOptions
+    _sampler = None
+
+    def sampler(self):
+        """The generator of the stochastic answers, built once from ``options.generator``."""
+        if self._sampler is None:
+            self._sampler = self.context.build(self.options.generator)
+        return self._sampler
+
+    def judge_model(self):
+        """The comparing model: ``options.evaluator``, or the sampler itself (one client, one cache)."""
+        if self._judge_model is None:
+            evaluator = self.options.evaluator
+            self._judge_model = self.context.build(evaluator) if evaluator is not None else self.sampler()
+        return self._judge_model
+
+    def prompt_text(self) -> str:
+        o = self.options
+        evaluator = o.evaluator.model_dump(mode="json") if o.evaluator is not None else None
+        shaped = {"evaluator": evaluator, "samples": o.samples, "temperature": o.temperature}
+        shaped.update(sample_prompt=o.sample_prompt, max_context_chars=o.max_context_chars)
+        return f"{json.dumps(shaped, sort_keys=True)}\n{SELFCHECK_QA_PROMPT}"
 
     async def judge(self, sample: Sample, output: RAGOutput) -> Judgement:
-        sampler = _built(self, "generator")
-        evaluator = _built(self, "evaluator") if self.options.evaluator else sampler
         indices = range(1, self.options.samples + 1)
-        answers = await asyncio.gather(*(self._sample(sampler, sample, output, i) for i in indices))
-        replies = await asyncio.gather(
-            *(
-                ask_structured(
-                    evaluator,
-                    _user(SELFCHECK_QA_PROMPT.format(query=sample.question, answer=output.answer, stochastic_answer=b)),
-                    Agreement,
-                    params=_GREEDY,
-                )
-                for b in answers
-            )
-        )
+        answers = await asyncio.gather(*(self._sample(sample, output, i) for i in indices))
+        values = {"query": sample.question, "answer": output.answer}
+        prompts = [fill(SELFCHECK_QA_PROMPT, {**values, "stochastic_answer": b}) for b in answers]
+        replies = await asyncio.gather(*(self.ask(_user(p), Agreement) for p in prompts))
         return self._verdict(answers, replies)
 
-    async def _sample(self, sampler, sample: Sample, output: RAGOutput, index: int) -> str:
+    async def _sample(self, sample: Sample, output: RAGOutput, index: int) -> str:
         """Stochastic answer ``index`` (1..samples): a real, distinct call (its own cache entry)."""
-        from ragassay import GenerationRequest
-
         context = "\n\n".join(c for c in output.contexts if c.strip())[: self.options.max_context_chars]
         prompt = self.options.sample_prompt.format(context=context, question=sample.question)
         params = {"temperature": self.options.temperature, "sample_index": index}
         request = GenerationRequest(question=sample.question, messages=_user(prompt), params=params)
-        return (await sampler.generate(request)).text
+        return (await self.sampler().generate(request)).text
 
     def _verdict(self, answers: list[str], replies: list) -> Judgement:
         rows = [
@@ -208,7 +224,7 @@ class SelfCheckQA(Judge):
             for i, (b, r) in enumerate(zip(answers, replies), start=1)
         ]
         details = {"samples": rows, "prompt_version": PROMPT_VERSION}
-        judge_id = f"selfcheck_qa:{PROMPT_VERSION}:{self.options.samples}@{self.options.temperature:g}"
+        judge_id = self.identity  # name:generator:prompt_version:digest (evaluator, samples, temperature, prompts)
         unusable = [row for row in rows if row["agrees"] is None]
         if unusable:
             reason = f"comparison with sample {unusable[0]['sample_index']} not usable: {unusable[0]['error']}"
@@ -227,30 +243,23 @@ class SelfCheckQA(Judge):
         )
 
 
-_GREEDY = {"temperature": 0.0}
-
-
-def _built(component, option: str):
-    """The generator named by ``component.options.<option>``, built once per component (one client, one cache)."""
-    cache = component.__dict__.setdefault("_generators", {})
-    if option not in cache:
-        cache[option] = component.context.build(getattr(component.options, option))
-    return cache[option]
-
-
 def _user(content: str) -> list[dict[str, str]]:
+    """One user message."""
     return [{"role": "user", "content": content}]
 
 
 def _raw(reply) -> dict[str, str]:
+    """The raw reply (and its error, if any) for the details."""
     return {"raw": reply.raw, **({"error": reply.error} if reply.error else {})}
 
 
 @hookimpl
 def register_metrics(register):
+    """Register ``ragas_fact``."""
     register(RagasFact)
 
 
 @hookimpl
 def register_judges(register):
+    """Register ``selfcheck_qa``."""
     register(SelfCheckQA)

@@ -19,8 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, field_validator
 
 from ragassay import Judge, Judgement, RAGOutput, Sample, hookimpl
-
-from .llm_judge import JudgeOptions, LLMJudging, fill, one_verdict, verdict_words
+from ragassay.llm import JudgeOptions, LLMJudging, fill, one_verdict, verdict_words
 
 #: GRAMMAR (seeds/000) Table 6, "Ours": the reference-based correctness judge, verbatim (ASCII quotes).
 JUDGE_PROMPT = """\

@@ -9,8 +9,8 @@
 
 The thesis prints the Figure 4.4 prompt, the evaluation questions and the correctness rubric; those are quoted
 verbatim below. Its other prompt wording (the llama-index templates it used) is not printed, so the instruction
-around the quoted questions is ragassay's own. Every judge call goes through :mod:`.llm_judge`: explanation
-first, validated, re-asked, then unscored with the raw reply.
+around the quoted questions is ragassay's own. Every judge call goes through the judge base
+:class:`ragassay.llm.LLMJudging`: explanation first, validated, re-asked, then unscored with the raw reply.
 """
 
 from __future__ import annotations
@@ -20,8 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ragassay import DerivedMetric, Metric, MetricResult, RAGOutput, Sample, Unscored, hookimpl
-
-from .llm_judge import JudgeOptions, LLMJudging, fill, one_verdict
+from ragassay.llm import JudgeOptions, LLMJudging, fill, one_verdict
 
 PROMPT_VERSION = "info-thesis-1"
 

@@ -119,6 +119,23 @@ def test_the_generated_tests_catch_a_broken_component(tmp_path):
     assert "test_ranks_chunks_by_shared_words" in result.stdout
 
 
+def test_the_llm_judge_stands_on_the_public_base_and_its_tests_catch_a_broken_judge(tmp_path):
+    result = new_plugin("agrees", "--kind", "llm_judge", "--dir", str(tmp_path))
+    assert result.exit_code == 0 and "the LLM judge agrees/agrees" in result.output, result.output
+    root = tmp_path / "ragassay-agrees"
+    assert (root / "tests" / "loopback_model.py").is_file()
+    project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert any(r.startswith("ragassay[openai]") for r in project["optional-dependencies"]["test"])
+    module = root / "src" / "ragassay_agrees" / "__init__.py"
+    text = module.read_text(encoding="utf-8")
+    assert "from ragassay.llm import JudgeOptions, LLMJudging, fill, one_verdict" in text
+    assert "class AgreesJudge(LLMJudging, Judge)" in text
+    module.write_text(text.replace('"incorrect": 0.0}', '"incorrect": 1.0}'), encoding="utf-8")
+    tests = run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=root, timeout=300)
+    assert tests.returncode == 1, tests.stdout + tests.stderr
+    assert "1 failed, 7 passed" in tests.stdout and "test_the_verdict_and_explanation" in tests.stdout
+
+
 @pytest.fixture(scope="module")
 def fresh_venv(tmp_path_factory) -> Path:
     """A new virtual environment that sees this environment's packages (ragassay, pytest, setuptools, pip).
@@ -157,7 +174,7 @@ def test_each_kind_installs_into_a_fresh_venv_registers_and_passes_its_tests(fre
     data = json.loads(listed.stdout)
     mine = [c for c in data["components"] if c["plugin"] == plugin]
     assert [(c["kind"], c["name"], c["distribution"]) for c in mine] == [
-        (kind, f"{plugin}/{plugin}", f"ragassay-{name}")
+        (KINDS[kind].registers or kind, f"{plugin}/{plugin}", f"ragassay-{name}")
     ]
     assert data["failures"] == []
     assert all(option["description"] for option in mine[0]["option_list"])

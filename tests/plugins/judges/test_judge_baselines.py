@@ -67,6 +67,10 @@ def test_ragas_fact_is_the_share_of_supported_statements(tmp_path, server):
     assert nli.startswith("Natural language inference. Use only 'Yes' (1), 'No' (0) and 'Null' (-1) as verdict.")
     assert "context: Apollo is led by Ada Lovelace." in nli
     assert server.requests[1].json["response_format"]["type"] == "json_schema"
+    assert result.details["judge"] == metric.identity and metric.identity.startswith(
+        "ragas_fact:openai:grammar-table6-1:"
+    )
+    assert {r.json["temperature"] for r in server.requests} == {0.0}  # the judge base's greedy params
 
 
 def test_ragas_fact_unscored_branches(tmp_path, server):
@@ -90,7 +94,7 @@ def test_ragas_fact_unscored_branches(tmp_path, server):
     server.reset().default = lambda request: Turn(text="no JSON here")
     broken = asyncio.run(metric.ascore(SAMPLE, RAGOutput(answer="Different.", contexts=["Apollo."])))
     assert isinstance(broken, Unscored) and broken.reason.startswith("statement extraction reply not usable")
-    assert broken.details["raw"] == "no JSON here"
+    assert broken.details["raw"] == "no JSON here" and broken.details["judge"] == metric.identity
 
 
 def _selfcheck_replies(disagree_with: set[int] = frozenset(), garble: bool = False):
@@ -116,6 +120,7 @@ def test_selfcheck_qa_correct_only_when_all_four_samples_agree(tmp_path, server)
     assert isinstance(verdict, Judgement)
     assert (verdict.verdict, verdict.score) == ("correct", 1.0)
     assert verdict.explanation == "4 of 4 stochastic answers agree with the answer"
+    assert verdict.judge_id == judge.identity and judge.identity.startswith("selfcheck_qa:openai:grammar-table6-1:")
     sampled = [r for r in server.requests if r.json.get("temperature") == 1.0]
     assert len(sampled) == 4 and server.calls == 8  # four real, distinct samples, then four comparisons
     assert len({json.dumps(r.json, sort_keys=True) for r in sampled}) == 1  # identical requests: only sample_index
@@ -128,6 +133,8 @@ def test_selfcheck_qa_correct_only_when_all_four_samples_agree(tmp_path, server)
     judge = _build(tmp_path / "other", server, "judge", "selfcheck_qa")
     verdict = asyncio.run(judge.judge(SAMPLE, OUTPUT))
     assert (verdict.verdict, verdict.score) == ("incorrect", 0.0)
+    fewer = _build(tmp_path / "fewer", server, "judge", "selfcheck_qa", samples=3)
+    assert fewer.identity != judge.identity  # what shapes the procedure is part of the identity
     # the samples run concurrently, so which one the server numbered 3 varies: exactly one disagrees
     assert sorted(row["agrees"] for row in verdict.details["samples"]) == [False, True, True, True]
 
