@@ -20,7 +20,7 @@ from .results.handle import Run
 from .runner import Runner, RunSummary, plan_run
 from .store import open_store, store_url
 from .store.database import ResultsStore, UnitResult
-from .store.lease import Holder, acquire
+from .store.lease import Holder
 
 
 def results_store(loaded: LoadedConfig) -> ResultsStore:
@@ -72,7 +72,7 @@ def run(
         on_plan(plan)
     store = project.open_store()
     try:
-        with acquire(store.engine, plan.fingerprint(), wait=wait, on_wait=on_wait, healer=store.healer) as lease:
+        with store.lease(plan.fingerprint(), wait=wait, on_wait=on_wait) as lease:
             for note in lease.notes:
                 plan.context.warn(note)
             runner = Runner(
@@ -87,7 +87,7 @@ def run(
             summary = run_interruptibly(lambda: runner.run(new=new, on_start=on_start))
             if lease.lost:
                 summary.warnings.append(lease.lost)
-            summary.warnings += store.healer.recoveries  # outages of the database that the run waited out
+            summary.warnings += store.recoveries  # outages of the database that the run waited out
             return Run(summary.run_id, project.results_url, summary)
     finally:
         store.close()

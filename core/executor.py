@@ -75,7 +75,9 @@ def executor_for(config: Any, store: Any) -> Any:
     if config.project.executor == "ray":
         from .distributed.executor import RayExecutor
 
-        return RayExecutor(config.project.ray, results_is_sqlite=store.engine.dialect.name == "sqlite")
+        return RayExecutor(
+            config.project.ray, workers_can_write=store.worker_url is not None, concurrent=store.concurrent_writers
+        )
     return LocalExecutor(config.project.concurrency)
 
 

@@ -361,7 +361,7 @@ class Runner:
             repeats=self.repeats,
             concurrency=self.plan.loaded.config.project.concurrency,
             run_id=run_id,
-            store_url=self.store.engine.url.render_as_string(hide_password=False),  # the executor decides
+            store_url=self.store.worker_url,  # the executor decides whether workers write
             write_context=self.write_context,
             corpus=self.plan.corpus,
         )

@@ -305,3 +305,17 @@ def test_cli_modules_render_only():
                 names = [node.module]
             offending += [f"{path.name}:{node.lineno}: {n}" for n in names if n.split(".")[0] in ("numpy", "scipy")]
     assert not offending, "CLI modules import numerical libraries:\n" + "\n".join(offending)
+
+
+def test_only_the_store_reaches_into_a_results_store():
+    """Nothing outside ``ragassay.store`` uses a results store's engine or healer: the runner, the executors, the
+    read model and the CLI go through :mod:`ragassay.store.protocols`, so another backend works unchanged."""
+    pattern = re.compile(r"\bstores?\.(engine|healer)\b|\bstore\.engine\b")
+    offending = [
+        f"{path.relative_to(REPO)}:{number}: {line.strip()}"
+        for path in sorted((REPO / "core").rglob("*.py"))
+        if "store" not in path.relative_to(REPO / "core").parts[:1]
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+        if pattern.search(line)
+    ]
+    assert not offending, "code outside ragassay.store reaches into a results store:\n" + "\n".join(offending)

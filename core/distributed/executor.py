@@ -164,9 +164,20 @@ class _Slot:
 class RayExecutor:
     """Processes work items on Ray worker actors (see the module docstring); ``options``: ``[project.ray]``."""
 
-    def __init__(self, options: Any, *, results_is_sqlite: bool = True):
+    def __init__(self, options: Any, *, workers_can_write: bool = True, concurrent: bool = False):
+        """``workers_can_write``: the results store gives workers a URL to open; ``concurrent``: it takes many
+        writers well (a server database), so ``write = "auto"`` lets the workers write."""
+        if options.write == "workers" and not workers_can_write:
+            from ..errors import ConfigError
+
+            raise ConfigError(
+                '[project.ray] write = "workers", but workers cannot open this results store (it lives in this '
+                'process). Set write = "driver" or "auto", or use a database server for [project] results.'
+            )
         self.options = options
-        self.writes_in_workers = options.write == "workers" or (options.write == "auto" and not results_is_sqlite)
+        self.writes_in_workers = workers_can_write and (
+            options.write == "workers" or (options.write == "auto" and concurrent)
+        )
         self.warnings: list[str] = []
         self.worker_pids: list[int] = []  # live workers' process ids (tests kill one)
         self.worker_nodes: list[str] = []  # the Ray node id of each live worker (tests remove a node)

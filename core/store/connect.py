@@ -19,6 +19,7 @@ from sqlalchemy.exc import DatabaseError, SQLAlchemyError
 
 from ..errors import StoreError, StoreUnavailableError
 from . import schema as t
+from .backends import backend_for
 from .database import ResultsStore
 from .healing import DEFAULT_RETRY_S, Diagnosis, Healer, diagnose, explain
 from .migrations import current_version, migrate
@@ -33,7 +34,8 @@ _POSTGRES_DRIVER_HINT = "Install the PostgreSQL driver: pip install 'ragassay[po
 def open_store(
     url: str, *, create: bool = True, key: str = RESULTS_KEY, retry_s: float = DEFAULT_RETRY_S
 ) -> ResultsStore:
-    """Open (and migrate) the results database at ``url``.
+    """Open (and migrate) the results database at ``url``: with the backend registered for its scheme
+    (:mod:`ragassay.store.backends`), else as a SQLAlchemy database.
 
     :param url: a SQLAlchemy URL as written in the config (``${VAR}`` / ``$VAR`` are expanded here, never
         stored); see :func:`ragassay.store.urls.store_url`.
@@ -47,6 +49,9 @@ def open_store(
     missing database or driver, a read-only or uncreatable path to write, each with one message naming the URL
     (its password redacted) and what to do.
     """
+    opener = backend_for(url)
+    if opener is not None:
+        return opener(url, create=create, key=key, retry_s=retry_s)
     shown = redact(url)
     real = expand(url, key)
     read_only = False

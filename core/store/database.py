@@ -588,6 +588,30 @@ class ResultsStore(RunReads):
     def _begin(self):
         return self.engine.begin()
 
+    # -- what a run needs besides rows (ragassay.store.protocols.ResultsWriter) ------------------
+
+    @property
+    def worker_url(self) -> str | None:
+        """The database URL (password included) that Ray workers open to write their own results."""
+        return self.engine.url.render_as_string(hide_password=False)
+
+    @property
+    def concurrent_writers(self) -> bool:
+        """Whether many processes write well at once: a server database yes, a SQLite file (one writer at a
+        time) no, so with ``[project.ray] write = "auto"`` workers send their results to this process."""
+        return self.engine.dialect.name != "sqlite"
+
+    @property
+    def recoveries(self) -> list[str]:
+        """Outages of the database this store waited out (see :class:`~ragassay.store.healing.Healer`)."""
+        return self.healer.recoveries
+
+    def lease(self, key: str, *, wait: bool = False, on_wait: Any = None) -> Any:
+        """Take the run lease ``key`` in this database (:func:`ragassay.store.lease.acquire`)."""
+        from .lease import acquire
+
+        return acquire(self.engine, key, wait=wait, on_wait=on_wait, healer=self.healer)
+
     def close(self) -> None:
         self.engine.dispose()
 

@@ -6,7 +6,7 @@ that a second process's INSERT conflicts with (atomic on SQLite and PostgreSQL a
 Ctrl-C). A lease is stale when its heartbeat is older than ``stale_after_s`` or its owner is a dead process on
 this host (a crash, ``kill -9``): the next run takes it over and says so.
 
->>> with acquire(store.engine, plan.fingerprint()) as lease:     # doctest: +SKIP
+>>> with store.lease(plan.fingerprint()) as lease:     # doctest: +SKIP
 ...     lease.attach(run_id)
 """
 

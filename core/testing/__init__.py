@@ -154,18 +154,19 @@ def run_project(
 
 
 def _read_back(root: Path, store: Any, summary: Any) -> ProjectRun:
-    rows = store.metric_rows(summary.run_id)
+    from ..results import read_run
+
+    run = read_run(store, summary.run_id, payloads=True)
+    metrics = run.records(kind="metric", repeat=0)
     return ProjectRun(
         root=root,
         summary=summary,
-        metrics={(r["system"], r["question_id"], r["metric"]): r["value"] for r in rows},
-        unscored={
-            (r["system"], r["question_id"], r["metric"]): r["unscored_reason"] for r in rows if r["unscored_reason"]
+        metrics={(s.system, s.question_id, s.label): s.value for s in metrics},
+        unscored={(s.system, s.question_id, s.label): s.unscored_reason for s in metrics if s.unscored_reason},
+        judgements={(s.system, s.question_id, s.label): s.verdict for s in run.records(kind="judge", repeat=0)},
+        outputs={
+            key: run.payload(*key) for key, output in run.outputs.items() if output.ok and output.payload is not None
         },
-        judgements={
-            (r["system"], r["question_id"], r["judge"]): r["verdict"] for r in store.judgement_rows(summary.run_id)
-        },
-        outputs={(system, qid): output for system, qid, output in store.output_payloads(summary.run_id)},
     )
 
 
