@@ -29,6 +29,8 @@ class EchoOptions(BaseModel):
     delay_s: float = Field(0.0, description="Sleep before answering.")
     answer: str | None = Field(None, description="Fixed answer; default: the first reference answer.")
     wrong_ids: list[str] = Field(default_factory=list, description="question_ids answered 'no idea'.")
+    held_ids: list[str] = Field(default_factory=list, description="question_ids answered once release_file exists.")
+    release_file: str | None = Field(None, description="Path whose existence releases the held question_ids.")
 
 
 class EchoRAG(RAGSystem):
@@ -42,6 +44,11 @@ class EchoRAG(RAGSystem):
         type(self).calls += 1
         if self.options.delay_s:
             await asyncio.sleep(self.options.delay_s)
+        if sample.question_id in self.options.held_ids:  # a test decides when (progress, not time)
+            for _ in range(30_000):  # a hang guard of 10 minutes, never reached in a passing test
+                if Path(self.options.release_file).exists():
+                    break
+                await asyncio.sleep(0.02)
         if sample.question_id in self.options.fail_ids:
             raise RuntimeError(f"scripted failure on {sample.question_id}")
         answer = self.options.answer if self.options.answer is not None else (sample.reference_answers or [""])[0]

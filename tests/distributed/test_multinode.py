@@ -1,6 +1,10 @@
 """The Ray executor on a simulated multi-node cluster (``ray.cluster_utils.Cluster``: a head and three worker
-nodes, each its own raylet, every one on 127.0.0.1): a node removed mid-run, when a quarter of the units are
-stored, costs its worker and nothing else: the stored results equal a local run's."""
+nodes, each its own raylet, every one on 127.0.0.1): a node removed mid-run costs its worker and nothing else:
+the stored results equal a local run's.
+
+The second half of the samples is held (the echo system answers them once a release file exists), so the
+node is removed at a point set by progress, not by time: when the first half is stored, every worker is busy
+with a held batch (or about to be given one), and the removed worker's batch must be redone elsewhere."""
 
 from __future__ import annotations
 
@@ -50,7 +54,7 @@ CONFIG = """
     [dataset]
     options = { path = "qa.jsonl" }
     [systems.echo]
-    rag = { name = "testkit/echo", options = { delay_s = 0.1, fail_ids = ["q005"] } }
+    rag = { name = "testkit/echo", options = { delay_s = 0.05, fail_ids = ["q005"], held_ids = HELD, release_file = "RELEASE" } }
     [evaluation]
     metrics = ["token_recall", "token_f1", "exact_match"]
     judges = ["match"]
@@ -82,19 +86,7 @@ def _digest(db: Path) -> str:
     return hashlib.sha256(json.dumps(rows, sort_keys=True).encode()).hexdigest()
 
 
-def _stored_units(db: Path) -> int:
-    if not db.exists():
-        return 0
-    con = sqlite3.connect(db, timeout=30)
-    try:
-        return con.execute("select count(*) from outputs").fetchone()[0]
-    except sqlite3.OperationalError:  # the tables are not created yet
-        return 0
-    finally:
-        con.close()
-
-
-def _run(config: Path, host, executor: str, holder: list | None = None):
+def _run(config: Path, host, executor: str, holder: list | None = None, on_result=None):
     loaded = with_executor(load_config(config), executor)
     project = Project.load(loaded, host.registry)
     plan = plan_run(project)
@@ -103,19 +95,28 @@ def _run(config: Path, host, executor: str, holder: list | None = None):
     if holder is not None:
         holder.append(runner_executor)
     try:
-        return asyncio.run(Runner(plan, store, executor=runner_executor).run())
+        return asyncio.run(Runner(plan, store, executor=runner_executor, on_result=on_result).run())
     finally:
         store.close()
 
 
-class NodeRemover(threading.Thread):
-    """Removes the node of the run's first worker once ``threshold`` units are stored (progress, not time)."""
+def _config(release: Path) -> str:
+    """CONFIG with the held samples (the second half) and the file that releases them."""
+    held = json.dumps([q["question_id"] for q in QA[SAMPLES // 2 :]])
+    return CONFIG.replace("HELD", held).replace('"RELEASE"', json.dumps(str(release)))
 
-    def __init__(self, cluster, db: Path, executors: list, threshold: int):
+
+class NodeRemover(threading.Thread):
+    """Removes the node of the run's first worker once the driver has received ``threshold`` units (every unit
+    that is not held), then writes the release file (progress, not time)."""
+
+    def __init__(self, cluster, executors: list, threshold: int, release: Path):
         super().__init__(daemon=True)
-        self.cluster, self.db, self.executors, self.threshold = cluster, db, executors, threshold
+        self.cluster, self.executors, self.threshold = cluster, executors, threshold
+        self.release = release
+        self.received = 0  # units the driver has received (on_result), stored or about to be
         self.removed: str | None = None
-        self.stored_then = 0
+        self.received_then = 0
         self.error: BaseException | None = None
         self.stop = threading.Event()
 
@@ -124,16 +125,34 @@ class NodeRemover(threading.Thread):
             self._watch()
         except BaseException as exc:  # noqa: BLE001 - re-raised by the test
             self.error = exc
+        finally:
+            self.release.touch()  # whatever happened, the held units go on
 
     def _watch(self) -> None:
         while not self.stop.wait(0.05):
             nodes = self.executors[0].worker_nodes if self.executors else []
-            stored = _stored_units(self.db)
-            if nodes and stored >= self.threshold:
+            received = self.received
+            if nodes and received >= self.threshold:
+                pid = self.executors[0].worker_pids[0]
                 node = next(n for n in self.cluster.worker_nodes if n.node_id == nodes[0])
                 self.cluster.remove_node(node, allow_graceful=False)
-                self.removed, self.stored_then = nodes[0], stored
+                self.removed, self.received_then = nodes[0], received
+                _gone(pid)  # before the release: a worker outliving its raylet for a moment must not answer
                 return
+
+
+def _gone(pid: int) -> None:
+    """Wait for the process ``pid`` of a removed node to exit (a node lost takes its processes with it: one still
+    there after 60 s is killed)."""
+    import psutil
+
+    try:
+        process = psutil.Process(pid)
+        process.wait(timeout=60)
+    except psutil.NoSuchProcess:
+        return
+    except psutil.TimeoutExpired:
+        process.kill()
 
 
 def _listening_addresses(pids: set[int]) -> set[str]:
@@ -208,23 +227,30 @@ def test_a_node_removed_mid_run_leaves_the_results_of_a_local_run(tmp_path, host
     listening = _listening_addresses(_cluster_pids(cluster))
     assert listening and all(_loopback(address) for address in listening), listening  # loopback only
 
-    local = write_project(tmp_path / "local", CONFIG, qa=QA, docs={})
+    released = tmp_path / "released"
+    released.touch()
+    local = write_project(tmp_path / "local", _config(released), qa=QA, docs={})
     _run(local, host, "local")
 
-    config = write_project(tmp_path / "ray", CONFIG, qa=QA, docs={})
+    release = tmp_path / "release"
+    config = write_project(tmp_path / "ray", _config(release), qa=QA, docs={})
     executors: list = []
-    remover = NodeRemover(cluster, tmp_path / "ray" / "results.db", executors, threshold=SAMPLES // 4)
+    remover = NodeRemover(cluster, executors, SAMPLES // 2, release)
     remover.start()
+
+    def received(_result) -> None:
+        remover.received += 1
+
     try:
-        summary = _run(config, host, "ray", holder=executors)
+        summary = _run(config, host, "ray", holder=executors, on_result=received)
     finally:
         remover.stop.set()
         remover.join(timeout=60)
 
     if remover.error is not None:
         raise remover.error
-    assert remover.removed is not None, "the run ended before a quarter of its units were stored"
-    assert remover.stored_then < SAMPLES  # removed mid-run
+    assert remover.removed is not None, "the run ended before the unheld half of its units was received"
+    assert remover.received_then < SAMPLES  # removed mid-run
     executor = executors[0]
     assert executor.restarts >= 1 and remover.removed not in executor.worker_nodes
     assert any("died" in warning for warning in summary.warnings)
