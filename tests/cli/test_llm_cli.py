@@ -33,7 +33,7 @@ CONFIG = """
     retriever = "bm25"
 
     [systems.priced]
-    generator = {{ name = "openai", options = {{ model = "gpt-4o-mini", base_url = "{url}/v1", backoff_s = 0.01, timeout_s = 0.5, max_retries = 1 }} }}
+    generator = {{ name = "openai", options = {{ model = "gpt-4o-mini", base_url = "{url}/v1", backoff_s = 0.01, timeout_s = {timeout}, max_retries = 1 }} }}
     options = {{ top_k = 2 }}
 
     [systems.unpriced]
@@ -48,10 +48,12 @@ def server():
         yield server
 
 
-def _project(root: Path, server) -> Path:
+def _project(root: Path, server, timeout: float = 120) -> Path:
+    """The project; ``timeout`` (seconds) is generous unless a test is about timeouts, so that no outcome
+    depends on how fast a loaded machine answers a local request."""
     server.reset()
     server.default = lambda request: Turn(text="Ada Lovelace Labs [1]", usage=(1000, 20, 200))
-    return write_project(root, CONFIG.format(url=server.url))
+    return write_project(root, CONFIG.format(url=server.url, timeout=timeout))
 
 
 def run(config: Path, *args: str, env=None):
@@ -101,14 +103,14 @@ def test_compare_shows_tokens_and_cost_and_explains_unknown_prices(tmp_path, ser
 
 def test_failed_calls_fail_their_sample_and_no_key_leaks_anywhere(tmp_path, server):
     planted = "sk-test-PLANTED-9f8e7d6c5b4a"
-    config = _project(tmp_path, server)  # both systems inherit timeout_s = 0.5 and max_retries = 1
+    config = _project(tmp_path, server, timeout=4)  # both systems inherit timeout_s = 4 and max_retries = 1
 
     def reply(request):
         question = server.last_user_text(request)
         if "salmon" in question:  # a permanent failure whose body echoes the key back
             return Reply(401, {"error": {"message": f"Incorrect API key: {request.headers['authorization']}"}})
         if "gamma" in question:  # stalls past timeout_s on every attempt
-            return stalled(3.0, Turn(text="too late"))
+            return stalled(15.0, Turn(text="too late"))
         return Turn(text="Ada Lovelace Labs [1]")
 
     server.default = reply
@@ -116,7 +118,7 @@ def test_failed_calls_fail_their_sample_and_no_key_leaks_anywhere(tmp_path, serv
     result = run(config, env=env)
     assert "6 units done" in result.stderr and "4 failed" in result.stderr  # the run went on
     assert (
-        "HTTP 401" in result.stderr and "no response within 0.5 s (timeout); gave up after 2 attempts" in result.stderr
+        "HTTP 401" in result.stderr and "no response within 4 s (timeout); gave up after 2 attempts" in result.stderr
     )
     run_id = result.stderr.split("run ")[1].split(":")[0]
     show = ragassay_cli("show", run_id, "q2", "--config", str(config), env=env)

@@ -96,12 +96,12 @@ def test_permanent_errors_are_not_retried():
 
 
 def test_a_stalled_attempt_times_out_and_is_retried():
-    attempt, state = _flaky([5.0])
+    attempt, state = _flaky([60.0])  # far longer than any slow machine needs for the rest
     start = time.perf_counter()
     result, attempts = asyncio.run(
         call_with_retries(attempt, RetryPolicy(max_retries=1, backoff_s=0.001, timeout_s=0.1), "t")
     )
-    assert (result, attempts) == ("ok", 2) and time.perf_counter() - start < 1.0
+    assert (result, attempts) == ("ok", 2) and time.perf_counter() - start < 30  # the stall was abandoned
 
 
 def test_timeout_reason_is_clear():
@@ -114,7 +114,7 @@ def test_retry_after_wait_is_measured():
     attempt, _ = _flaky([RetryableError("HTTP 429", retry_after=0.3)])
     start = time.perf_counter()
     asyncio.run(call_with_retries(attempt, RetryPolicy(max_retries=1, backoff_s=0.001), "t"))
-    assert 0.28 <= time.perf_counter() - start < 1.0
+    assert 0.28 <= time.perf_counter() - start < 10  # waited as asked, far from the 120 s cap
 
 
 # -- a deadline, not a small count --------------------------------------------------------------------------------

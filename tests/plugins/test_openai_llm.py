@@ -229,11 +229,11 @@ def test_5xx_is_retried_with_backoff_up_to_the_limit(make, server):
 
 
 def test_a_stalled_response_times_out_with_a_clear_reason(make, server):
-    server.script(stalled(2.0), stalled(2.0))
+    server.script(stalled(30.0), stalled(30.0))
     start = time.perf_counter()
     with pytest.raises(ProviderError, match=r"no response within 0.3 s \(timeout\); gave up after 2 attempts"):
         ask(make(timeout_s=0.3, max_retries=1))
-    assert time.perf_counter() - start < 1.5 and server.calls == 2
+    assert time.perf_counter() - start < 30 and server.calls == 2  # gave up long before either stall ended
 
 
 def test_malformed_json_is_retried_then_fails(make, server):
