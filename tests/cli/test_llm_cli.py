@@ -117,9 +117,7 @@ def test_failed_calls_fail_their_sample_and_no_key_leaks_anywhere(tmp_path, serv
     env = cli_env(OPENAI_API_KEY=planted)
     result = run(config, env=env)
     assert "6 units done" in result.stderr and "4 failed" in result.stderr  # the run went on
-    assert (
-        "HTTP 401" in result.stderr and "no response within 4 s (timeout); gave up after 2 attempts" in result.stderr
-    )
+    assert "HTTP 401" in result.stderr and "no response within 4 s (timeout); gave up after 2 attempts" in result.stderr
     run_id = result.stderr.split("run ")[1].split(":")[0]
     show = ragassay_cli("show", run_id, "q2", "--config", str(config), env=env)
     compare = ragassay_cli("compare", run_id, "--config", str(config), env=env)
