@@ -29,7 +29,7 @@ class ScriptedBackend(LLMBackend):
         self.delay_s = delay_s
 
     def retry_policy(self):
-        return RetryPolicy(max_retries=2, backoff_s=0.001, timeout_s=2)
+        return RetryPolicy(max_retries=2, backoff_s=0.001, timeout_s=60)
 
     async def complete(self, request):
         self.requests.append(request)

@@ -27,7 +27,7 @@ class FlakyBackend(LLMBackend):
         self.failed = False
 
     def retry_policy(self) -> RetryPolicy:
-        return RetryPolicy(max_retries=2, backoff_s=0.001, timeout_s=2)
+        return RetryPolicy(max_retries=2, backoff_s=0.001, timeout_s=60)
 
     def requests_per_minute(self) -> int | None:
         return 42
