@@ -67,8 +67,9 @@ class ProjectSection(BaseModel):
         default=60.0,
         ge=0,
         le=86_400,
-        description="How long (seconds) a run retries transient errors of the results database (a lost "
-        "connection, a server restarting, a locked file) before it stops with exit code 2 (0: no retries).",
+        description="How long (seconds) a run, its Ray workers and the commands that read results retry "
+        "transient errors of the results database (a lost connection, a server restarting, a locked file) before "
+        "they stop with exit code 2 (0: no retries).",
     )
     cache_dir: str = Field(default=".ragassay-cache", description="Folder for caches, relative to the config file.")
     concurrency: int = Field(

@@ -185,7 +185,8 @@ class WorkerJob:
 
     ``systems`` are the distinct systems to build (one per system key), ``aliases`` the names of the other
     systems with the same key, ``failed`` the systems whose preparation failed on the driver (name -> reason).
-    With ``store_url`` set, workers write their results to that database themselves (PostgreSQL).
+    With ``store_url`` set, workers write their results to that database themselves (PostgreSQL), retrying
+    transient database errors for ``store_retry_s`` seconds (``[project] results_retry_s``), as the driver does.
     """
 
     systems: list[Any]  # ResolvedSystem
@@ -198,6 +199,7 @@ class WorkerJob:
     concurrency: int = 8
     run_id: str = ""
     store_url: str | None = None
+    store_retry_s: float = 60.0
     write_context: Any = None  # WriteContext
     corpus: Any = None  # the driver's Corpus (the executor ships it once, not inside every job copy)
 

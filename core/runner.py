@@ -362,6 +362,7 @@ class Runner:
             concurrency=self.plan.loaded.config.project.concurrency,
             run_id=run_id,
             store_url=self.store.worker_url,  # the executor decides whether workers write
+            store_retry_s=self.plan.loaded.config.project.results_retry_s,
             write_context=self.write_context,
             corpus=self.plan.corpus,
         )

@@ -116,13 +116,16 @@ class _Worker:
         if job.store_url is not None:
             from ..store import open_store
 
-            self.store = open_store(job.store_url, create=False)
+            self.store = open_store(job.store_url, create=False, retry_s=job.store_retry_s)
 
     def ready(self) -> dict[str, Any]:
-        """Who this worker is: its process id, the id of the Ray node it runs on, its budget holder id."""
+        """Who this worker is: its process id, the id of the Ray node it runs on, its budget holder id, and how
+        long its own results store retries transient errors (``None``: it does not write)."""
         import ray
 
-        return {"pid": os.getpid(), "node": ray.get_runtime_context().get_node_id(), "holder": self.holder}
+        retry_s = self.store.healer.retry_s if self.store is not None else None
+        node = ray.get_runtime_context().get_node_id()
+        return {"pid": os.getpid(), "node": node, "holder": self.holder, "store_retry_s": retry_s}
 
     async def process(self, batch: Batch) -> tuple[list[Any], bool]:
         """Process a batch, at most ``concurrency`` items at once; results, or digests when stored here."""
@@ -181,6 +184,7 @@ class RayExecutor:
         self.warnings: list[str] = []
         self.worker_pids: list[int] = []  # live workers' process ids (tests kill one)
         self.worker_nodes: list[str] = []  # the Ray node id of each live worker (tests remove a node)
+        self.worker_store_retry_s: list[float | None] = []  # each started worker's results_retry_s (None: not writing)
         self.restarts = 0
         self.budget: Any = None
         connect(options.address)  # here, in the caller's (main) thread: Ray sets signal handlers when it joins
@@ -246,6 +250,7 @@ class RayExecutor:
             except ray.exceptions.RayActorError as exc:
                 raise RagassayError(f"a Ray worker could not start: {_cause(exc)}") from None
             slot.pid, slot.node = info["pid"], info["node"]
+            self.worker_store_retry_s.append(info["store_retry_s"])
         self.worker_pids = [slot.pid for slot in slots]
         self.worker_nodes = [slot.node for slot in slots]
 

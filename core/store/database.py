@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
-import functools
 import itertools
 import json
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, TypeVar
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 
 from sqlalchemy import func, insert, select, update
 from sqlalchemy.engine import Engine
@@ -16,7 +15,7 @@ from sqlalchemy.engine import Engine
 from ..errors import StoreError
 from ..models import Judgement, MetricValue, RAGOutput, Sample, TokenUsage
 from . import schema as t
-from .healing import Healer
+from .healing import Healer, healing
 from .lease import live_holders, run_state
 from .reads import RunReads
 from .urls import redact_config
@@ -68,25 +67,12 @@ class StoredUnit:
     calling: set[str] = dataclasses.field(default_factory=set)
 
 
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def healing(method: F) -> F:
-    """Run a store method under the store's :class:`~ragassay.store.healing.Healer`: transient database errors
-    are retried (the whole method again: each is one transaction or a read), permanent ones explained."""
-
-    @functools.wraps(method)
-    def healed(self: ResultsStore, *args: Any, **kwargs: Any) -> Any:
-        return self.healer(lambda: method(self, *args, **kwargs))
-
-    return healed  # type: ignore[return-value]
-
-
 class ResultsStore(RunReads):
     """The results database of a project (the read model's queries: :class:`~ragassay.store.reads.RunReads`).
 
-    The methods a run uses retry transient database errors and explain permanent ones (see
-    :mod:`ragassay.store.healing`): ``healer`` says how long and names the database in messages.
+    Every method retries transient database errors and explains permanent ones (see
+    :mod:`ragassay.store.healing`; streamed reads retry until their first row): ``healer`` says how long and
+    names the database in messages.
     """
 
     def __init__(self, engine: Engine, healer: Healer | None = None):
@@ -146,6 +132,7 @@ class ResultsStore(RunReads):
                 .values(status=status, updated_at=time.time(), warnings_json=json.dumps(list(warnings)))
             )
 
+    @healing
     def list_runs(self) -> list[dict[str, Any]]:
         """Runs, newest first, with output and failure counts, and ``state`` (running, complete, interrupted)."""
         counts = (
@@ -178,6 +165,7 @@ class ResultsStore(RunReads):
             row["state"], row["state_detail"] = run_state(row, holders.get(row["id"]))
         return rows
 
+    @healing
     def get_run(self, run_id: str) -> dict[str, Any]:
         """A run by id or unique id prefix; raises :class:`StoreError` naming the known runs."""
         with self.engine.connect() as conn:
@@ -188,6 +176,7 @@ class ResultsStore(RunReads):
         problem = "is ambiguous" if rows else "not found"
         raise StoreError(f"run '{run_id}' {problem}. Known runs: {known}. List them with: ragassay runs")
 
+    @healing
     def run_systems(self, run_id: str) -> list[dict[str, Any]]:
         with self.engine.connect() as conn:
             rows = conn.execute(
@@ -195,6 +184,7 @@ class ResultsStore(RunReads):
             )
             return [dict(r._mapping) for r in rows]
 
+    @healing
     def run_samples(self, run_id: str) -> list[Sample]:
         with self.engine.connect() as conn:
             rows = conn.execute(
@@ -214,18 +204,21 @@ class ResultsStore(RunReads):
 
     def iter_stored_units(self, run_id: str, chunk: int = 2_000) -> Iterator[tuple[tuple[str, str], StoredUnit]]:
         """((system, question_id), what is stored) for every output of a run, read ``chunk`` outputs at a time
-        (by id ranges: memory does not grow with the run)."""
+        (by id ranges: memory does not grow with the run; each chunk is one read, retried on its own)."""
         o = t.outputs.c
         after = -1
         while True:
             query = select(o.id, o.system, o.question_id, o.status).where(o.run_id == run_id, o.id > after)
-            with self.engine.connect() as conn:
-                rows = conn.execute(query.order_by(o.id).limit(chunk)).all()
-                if not rows:
-                    return
-                units = self._with_labels(conn, rows)
+            rows, units = self.healer(lambda query=query: self._chunk_of_units(query.order_by(o.id).limit(chunk)))
+            if not rows:
+                return
             yield from units.items()
             after = rows[-1].id
+
+    def _chunk_of_units(self, query: Any) -> tuple[Sequence[Any], dict[tuple[str, str], StoredUnit]]:
+        with self.engine.connect() as conn:
+            rows = conn.execute(query).all()
+            return rows, (self._with_labels(conn, rows) if rows else {})
 
     @healing
     def stored_units_of(
@@ -408,6 +401,7 @@ class ResultsStore(RunReads):
 
     # -- reading results ------------------------------------------------------------------------
 
+    @healing
     def metric_rows(self, run_id: str) -> list[dict[str, Any]]:
         """One row per (output, metric) of repeat 0, with the output's system (repeats: :meth:`repeat_rows`)."""
         query = (
@@ -424,6 +418,7 @@ class ResultsStore(RunReads):
         with self.engine.connect() as conn:
             return _dicts(conn.execute(query))
 
+    @healing
     def judgement_rows(self, run_id: str) -> list[dict[str, Any]]:
         query = (
             select(
@@ -439,6 +434,7 @@ class ResultsStore(RunReads):
         with self.engine.connect() as conn:
             return _dicts(conn.execute(query))
 
+    @healing
     def value_rows(self, run_id: str, kind: str) -> list[dict[str, Any]]:
         """Every metric value (``kind="metric"``) or judgement (``kind="judge"``) of a run, all repeats, with
         every stored column (evaluation cost included), the output's system and question_id, and ``details``."""
@@ -451,6 +447,7 @@ class ResultsStore(RunReads):
         with self.engine.connect() as conn:
             return [_parse_details(row) for row in _dicts(conn.execute(query))]
 
+    @healing
     def repeat_rows(self, run_id: str) -> list[dict[str, Any]]:
         """Every repeat (0 included) of the metrics and judges that ``run --repeat N`` repeated in a run: one row
         per (system, question_id, label, repeat) with its value (None when unscored); judges as ``judge:<label>``
@@ -475,6 +472,7 @@ class ResultsStore(RunReads):
                 ]
         return rows
 
+    @healing
     def output_rows(self, run_id: str) -> list[dict[str, Any]]:
         """One row per stored output: status, error, latency, tokens, calls, cost, retrieval decision and count."""
         o = t.outputs.c
@@ -499,6 +497,7 @@ class ResultsStore(RunReads):
         with self.engine.connect() as conn:
             return _dicts(conn.execute(query))
 
+    @healing
     def evaluation_usage(self, run_id: str) -> dict[str, dict[str, Any]]:
         """system -> the evaluation's own usage (metric values and judgements together): tokens, calls, cache
         hits, cost and the models without a price."""
@@ -542,6 +541,7 @@ class ResultsStore(RunReads):
                     row["unpriced"] = ",".join(filter(None, [row["unpriced"], unpriced]))
         return totals
 
+    @healing
     def output_payloads(self, run_id: str, *, ok_only: bool = True) -> list[tuple[str, str, RAGOutput]]:
         """(system, question_id, output) for the stored outputs of a run (ok ones only, by default)."""
         query = select(t.outputs.c.system, t.outputs.c.question_id, t.outputs.c.output_json).where(
@@ -552,6 +552,7 @@ class ResultsStore(RunReads):
         with self.engine.connect() as conn:
             return [(s, q, RAGOutput.model_validate_json(raw)) for s, q, raw in conn.execute(query)]
 
+    @healing
     def sample_detail(self, run_id: str, question_id: str) -> dict[str, Any]:
         """A sample with every system's output, metric values and judgements."""
         with self.engine.connect() as conn:

@@ -21,15 +21,17 @@ from __future__ import annotations
 
 import dataclasses
 import errno
+import functools
 import random
 import time
-from collections.abc import Callable
-from typing import TypeVar
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 from ..errors import StoreUnavailableError
 from .urls import RESULTS_KEY
 
 T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
 
 DEFAULT_RETRY_S = 60.0
 RETRY_KEY = "[project] results_retry_s"
@@ -221,6 +223,15 @@ class Healer:
                     self._recovered(outage, time.monotonic() - start)
                 return result
 
+    def explained(self, exc: BaseException) -> StoreUnavailableError | None:
+        """The one-line error for an infrastructure failure that cannot be retried where it happened (a stream
+        broken after its first rows); None for errors that are not the infrastructure's."""
+        diagnosis = diagnose(exc)
+        if diagnosis is None:
+            return None
+        self.gave_up = explain(self.where, dataclasses.replace(diagnosis, detail=self.redact(diagnosis.detail)))
+        return StoreUnavailableError(self.gave_up)
+
     def _recovered(self, outage: Diagnosis, waited_s: float) -> None:
         """Note an outage that was waited out (shown with the run's warnings): nothing silent."""
         note = (
@@ -237,3 +248,49 @@ def _first_line(error: BaseException) -> str:
     if text.startswith("(") and ") " in text:  # SQLAlchemy's "(module.Class) message"
         text = text.split(") ", 1)[1]
     return text.splitlines()[0].strip() if text else type(error).__name__
+
+
+def healing(method: F) -> F:
+    """Run a store method under its store's ``healer``: transient database errors are retried (the whole
+    method again: each is one transaction or one read), permanent ones explained."""
+
+    @functools.wraps(method)
+    def healed(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return self.healer(lambda: method(self, *args, **kwargs))
+
+    return healed  # type: ignore[return-value]
+
+
+_END = object()
+
+
+def healing_stream(method: F) -> F:
+    """:func:`healing` for a store method that streams rows (a generator): a transient error before the first
+    row restarts the stream; an error after it (a stream cannot resume where it broke, and the rows already
+    handed over cannot be taken back) is explained like a permanent one."""
+
+    @functools.wraps(method)
+    def healed(self: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
+        def first_row() -> tuple[Iterator[Any], Any]:
+            rows = method(self, *args, **kwargs)
+            try:
+                return rows, next(rows, _END)
+            except BaseException:
+                rows.close()
+                raise
+
+        rows, row = self.healer(first_row)
+        try:
+            while row is not _END:
+                yield row
+                try:
+                    row = next(rows, _END)
+                except Exception as exc:
+                    error = self.healer.explained(exc)
+                    if error is None:
+                        raise
+                    raise error from exc
+        finally:
+            rows.close()
+
+    return healed  # type: ignore[return-value]

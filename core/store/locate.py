@@ -19,13 +19,15 @@ def open_results(config: str | Path = ".", db: str | None = None) -> ResultsStor
     :param db: a SQLite path (relative to the working directory) or a SQLAlchemy URL; overrides ``config``.
 
     Never creates a database: a missing file is a :class:`~ragassay.errors.StoreError` saying to run first.
+    Reads retry transient database errors for the project's ``[project] results_retry_s`` (60 s with ``db``).
     """
     if db is not None:
         return open_store(store_url(db, Path.cwd()), create=False, key="--db")
     from ..config import load_config
 
     loaded = load_config(config)
-    return open_store(store_url(loaded.config.project.results, loaded.base_dir), create=False)
+    project = loaded.config.project
+    return open_store(store_url(project.results, loaded.base_dir), create=False, retry_s=project.results_retry_s)
 
 
 def pick_run(store: ResultsStore, ref: str | None = None) -> dict[str, Any]:

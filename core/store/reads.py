@@ -13,6 +13,7 @@ from typing import Any
 from sqlalchemy import select
 
 from . import schema as t
+from .healing import Healer, healing, healing_stream
 from .lease import Holder, stale_reason
 
 _BATCH = 10_000  # rows fetched at a time by a streamed read
@@ -63,7 +64,9 @@ class RunReads:
     """The read-model queries of a SQLAlchemy results store (``self.engine``)."""
 
     engine: Any
+    healer: Healer
 
+    @healing_stream
     def sample_rows(self, run_id: str) -> Iterator[tuple[str, str]]:
         """(question_id, sample_json) of every sample of the run, in dataset order, streamed in batches."""
         c = t.run_samples.c
@@ -72,6 +75,7 @@ class RunReads:
             for row in conn.execution_options(yield_per=_BATCH).execute(query):
                 yield tuple(row)
 
+    @healing_stream
     def output_records(self, run_id: str, *, payloads: bool = False) -> Iterator[tuple]:
         """One tuple per stored output (:data:`OUTPUT_COLUMNS`, then ``output_json`` when ``payloads``), streamed
         in batches (one statement)."""
@@ -81,6 +85,7 @@ class RunReads:
             for row in conn.execution_options(yield_per=_BATCH).execute(select(*columns).where(o.run_id == run_id)):
                 yield tuple(row)
 
+    @healing_stream
     def score_records(self, run_id: str, kind: str) -> Iterator[tuple]:
         """Every metric value (``kind="metric"``: :data:`METRIC_COLUMNS`) or judgement (``"judge"``:
         :data:`JUDGEMENT_COLUMNS`) of the run, all repeats, streamed in batches (one statement)."""
@@ -93,6 +98,7 @@ class RunReads:
             for row in conn.execution_options(yield_per=_BATCH).execute(query):
                 yield tuple(row)
 
+    @healing
     def run_and_holder(self, ref: str) -> tuple[dict[str, Any], Holder | None]:
         """The run ``ref`` (an id or unique prefix) and the live lease on it (None when no process works on it),
         in one statement; an unknown or ambiguous ``ref`` raises :meth:`get_run`'s error."""
@@ -111,6 +117,7 @@ class RunReads:
         holder = None if lease_values["owner"] is None else Holder(**lease_values)
         return row, holder if holder is not None and stale_reason(holder) is None else None
 
+    @healing
     def payload_records(self, run_id: str, question_ids: Sequence[str]) -> list[tuple[str, str, str]]:
         """(system, question_id, output_json) of the stored outputs of the given samples."""
         o = t.outputs.c

@@ -199,10 +199,11 @@ def test_workers_write_straight_to_postgresql(tmp_path, host, ray_cluster, postg
     """With a server database the workers store their results themselves; the driver only counts digests."""
     _join(ray_cluster)
     executors, seen = [], []
-    summary = _run(
-        _project(tmp_path / "pg", results=postgres_url), host, "ray", holder=executors, on_result=seen.append
-    )
+    config = _project(tmp_path / "pg", results=postgres_url)
+    config.write_text(config.read_text().replace("concurrency = 4", "concurrency = 4\nresults_retry_s = 17"))
+    summary = _run(config, host, "ray", holder=executors, on_result=seen.append)
     assert executors[0].writes_in_workers
+    assert executors[0].worker_store_retry_s == [17.0, 17.0]  # workers heal as long as the driver would
     assert (summary.completed, summary.failed) == (120, 1)
     assert all(result.output is None for result in seen)  # payloads stayed on the workers
     got = _stored(postgres_url)

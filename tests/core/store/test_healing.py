@@ -7,10 +7,12 @@ import sqlite3
 
 import psycopg
 import pytest
+from sqlalchemy import event
 from sqlalchemy.exc import IntegrityError, OperationalError
 
 from ragassay.errors import StoreUnavailableError
-from ragassay.store.healing import Healer, diagnose
+from ragassay.store import open_store, store_url
+from ragassay.store.healing import Healer, diagnose, healing_stream
 
 
 def wrapped(error: Exception, *, invalidated: bool = False) -> OperationalError:
@@ -131,3 +133,112 @@ def test_a_conflict_is_retried_only_when_the_caller_says_so():
     assert healer.recoveries == []  # a conflict between writers is not an outage
     with pytest.raises(IntegrityError):
         healer(Flaky(conflict, times=1))
+
+
+# -- reads: what reporting commands and workers see -------------------------------------------------------------
+
+
+class Rows:
+    """A store-like object whose streamed read fails with ``error`` at row ``fail_at`` on its first
+    ``attempts_failing`` attempts (0: before the first row)."""
+
+    def __init__(self, error: Exception, *, fail_at: int, attempts_failing: int = 1):
+        self.healer = Healer("/data/results.db", sleep=lambda s: None)
+        self.error, self.fail_at, self.left = error, fail_at, attempts_failing
+        self.attempts, self.closed = 0, 0
+
+    @healing_stream
+    def rows(self):
+        self.attempts += 1
+        failing = self.left > 0
+        self.left -= 1
+        try:
+            for i in range(5):
+                if failing and i == self.fail_at:
+                    raise self.error
+                yield i
+        finally:
+            self.closed += 1
+
+
+def test_a_stream_broken_before_its_first_row_starts_again():
+    source = Rows(wrapped(sqlite3.OperationalError("database is locked")), fail_at=0, attempts_failing=3)
+    assert list(source.rows()) == [0, 1, 2, 3, 4]
+    assert source.attempts == 4 and source.closed == 4 and len(source.healer.recoveries) == 1
+
+
+def test_a_stream_broken_after_rows_were_handed_over_stops_with_one_line_not_duplicates():
+    source = Rows(wrapped(sqlite3.OperationalError("database is locked")), fail_at=2)
+    seen = []
+    with pytest.raises(StoreUnavailableError, match=r"^results database /data/results.db: .*locked") as stopped:
+        seen.extend(source.rows())
+    assert seen == [0, 1] and source.attempts == 1  # never restarted: rows 0 and 1 would come twice
+    assert "\n" not in str(stopped.value) and "INSERT" not in str(stopped.value)
+
+
+def test_a_bug_in_a_stream_is_raised_as_it_is_and_a_stream_left_early_is_closed():
+    with pytest.raises(ValueError, match="a bug"):
+        list(Rows(ValueError("a bug"), fail_at=3).rows())
+    source = Rows(ValueError("unused"), fail_at=9)
+    stream = source.rows()
+    assert next(stream) == 0
+    stream.close()
+    assert source.closed == 1
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def url(request, tmp_path):
+    if request.param == "sqlite":
+        return store_url("results.db", tmp_path)
+    return request.getfixturevalue("postgres_url")
+
+
+class FailingSelects:
+    """The next ``times`` SELECT statements on ``engine`` fail with ``error`` (as the driver raises it)."""
+
+    def __init__(self, engine, error: Exception, times: int):
+        self.error, self.left = error, times
+        event.listen(engine, "before_cursor_execute", self.statement)
+
+    def statement(self, conn, cursor, statement, parameters, context, executemany) -> None:  # noqa: ANN001
+        if self.left and statement.lstrip().upper().startswith("SELECT"):
+            self.left -= 1
+            raise self.error
+
+
+def _reads(store) -> dict:
+    """What the reading commands ask of a store, each read materialised."""
+    return {
+        "runs": lambda: [run["id"] for run in store.list_runs()],
+        "run": lambda: store.get_run("r1")["id"],
+        "holder": lambda: store.run_and_holder("r1")[1],
+        "samples": lambda: [s.question_id for s in store.run_samples("r1")],
+        "sample rows": lambda: [qid for qid, _ in store.sample_rows("r1")],
+        "outputs": lambda: sorted(row[:2] for row in store.output_records("r1")),
+        "scores": lambda: sorted(row[:4] for row in store.score_records("r1", "metric")),
+        "metric rows": lambda: sorted((r["system"], r["question_id"], r["metric"]) for r in store.metric_rows("r1")),
+        "units": lambda: sorted(key for key, _ in store.iter_stored_units("r1", chunk=2)),
+        "payloads": lambda: sorted(row[:2] for row in store.payload_records("r1", ["a", "c"])),
+        "detail": lambda: sorted(store.sample_detail("r1", "a")),
+    }
+
+
+def test_reads_wait_out_transient_errors_and_explain_permanent_ones(url):
+    from tests.core.store.test_writes import disk_full, locked, make_run, result
+
+    store = open_store(url, retry_s=600)
+    make_run(store, "r1")
+    store.write_units("r1", [result(s, q, "m1") for s in ("s1", "s2") for q in ("a", "b", "c")])
+    reads = _reads(store)
+    expected = {name: read() for name, read in reads.items()}
+    assert len(expected["outputs"]) == 6 and len(expected["units"]) == 6 and len(expected["scores"]) == 6
+    dialect = store.engine.dialect.name
+    for name, read in reads.items():
+        FailingSelects(store.engine, locked(dialect), times=2)  # its first two SELECTs fail
+        assert read() == expected[name], name
+    assert len(store.healer.recoveries) == len(reads)
+    FailingSelects(store.engine, disk_full(dialect), times=1)
+    with pytest.raises(StoreUnavailableError, match="disk is full") as stopped:
+        store.list_runs()
+    assert "\n" not in str(stopped.value) and "SELECT" not in str(stopped.value)
+    store.close()
