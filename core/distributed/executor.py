@@ -123,7 +123,7 @@ class _Worker:
         long its own results store retries transient errors (``None``: it does not write)."""
         import ray
 
-        retry_s = self.store.healer.retry_s if self.store is not None else None
+        retry_s = self.job.store_retry_s if self.store is not None else None  # what the store was opened with
         node = ray.get_runtime_context().get_node_id()
         return {"pid": os.getpid(), "node": node, "holder": self.holder, "store_retry_s": retry_s}
 
