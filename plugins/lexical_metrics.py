@@ -83,7 +83,8 @@ def contains_tokens(haystack: Sequence[str], needle: Sequence[str]) -> bool:
     n = len(needle)
     if n == 0:
         return False
-    return any(list(haystack[i : i + n]) == list(needle) for i in range(len(haystack) - n + 1))
+    hay, run, first = tuple(haystack), tuple(needle), needle[0]
+    return any(hay[i] == first and hay[i : i + n] == run for i in range(len(hay) - n + 1))
 
 
 def find_exact_match(answer: str, references: Sequence[str]) -> str | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import random
 
 import pydantic
 import pytest
@@ -162,6 +163,16 @@ def test_contains_tokens_helper():
     assert not contains_tokens(["a", "b", "c"], ["a", "c"])
     assert not contains_tokens(["a"], [])
     assert not contains_tokens([], ["a"])
+    assert contains_tokens(["a", "a", "b"], ["a", "b"])  # a false start on the first token
+
+
+def test_contains_tokens_agrees_with_a_plain_scan_on_random_token_lists():
+    rng = random.Random(7)
+    for _ in range(2000):
+        hay = [rng.choice("ab") for _ in range(rng.randint(0, 8))]
+        needle = [rng.choice("ab") for _ in range(rng.randint(1, 4))]
+        plain = any(hay[i : i + len(needle)] == needle for i in range(len(hay) - len(needle) + 1))
+        assert contains_tokens(hay, needle) is plain, (hay, needle)
 
 
 def test_exact_match_requires_whole_answer():
