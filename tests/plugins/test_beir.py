@@ -108,7 +108,9 @@ def test_reading_twice_gives_the_same_samples():
 
 
 def test_mteb_layout(tmp_path):
-    qrels = jsonl({"query-id": "q1", "corpus-id": "d1", "score": 1.0}, {"query-id": "q2", "corpus-id": "d3", "score": 2})
+    qrels = jsonl(
+        {"query-id": "q1", "corpus-id": "d1", "score": 1.0}, {"query-id": "q2", "corpus-id": "d3", "score": 2}
+    )
     folder = write(
         tmp_path / "mteb",
         {
@@ -148,7 +150,9 @@ def test_ir_datasets_layout(tmp_path):
 def test_ir_datasets_jsonl_qrels(tmp_path):
     docs = jsonl(*({"doc_id": c["_id"], "text": c["text"]} for c in CORPUS))
     qrels = jsonl({"query_id": "1", "doc_id": "d2", "relevance": 1, "iteration": "0"})
-    folder = write(tmp_path, {"docs.jsonl": docs, "queries.jsonl": jsonl({"query_id": "1", "text": "x"}), "qrels.jsonl": qrels})
+    folder = write(
+        tmp_path, {"docs.jsonl": docs, "queries.jsonl": jsonl({"query_id": "1", "text": "x"}), "qrels.jsonl": qrels}
+    )
     samples, _ = read(folder)
     assert [s.reference_context_ids for s in samples] == [["d2"]]
 
@@ -190,7 +194,11 @@ def test_file_overrides_and_gzip(tmp_path):
     (folder / "docs.jsonl.gz").write_bytes(gzip.compress(jsonl(*CORPUS).encode()))
     write(folder, {"my_queries.jsonl": jsonl({"_id": "q1", "question": "bees?"}), "judged.txt": "q1 0 d1 1\n"})
     samples, _ = read(
-        folder, corpus_file="docs.jsonl.gz", queries_file="my_queries.jsonl", qrels_file="judged.txt", query_field="question"
+        folder,
+        corpus_file="docs.jsonl.gz",
+        queries_file="my_queries.jsonl",
+        qrels_file="judged.txt",
+        query_field="question",
     )
     assert [(s.question, s.reference_context_ids) for s in samples] == [("bees?", ["d1"])]
 
@@ -261,7 +269,9 @@ def test_unknown_queries_warn_and_none_known_is_an_error(tmp_path):
     assert [s.question_id for s in samples] == ["q1"]
     assert any("1 judged query id(s) are not in" in w and "'q7'" in w for w in warnings)
     folder = beir_folder(tmp_path / "c", qrels="query-id\tcorpus-id\tscore\nq7\td1\t1\n")
-    with pytest.raises(DatasetError, match=r"none of its 1 queries is in .*queries.jsonl \(qrels: 'q7'; queries: 'q1', 'q2'\)"):
+    with pytest.raises(
+        DatasetError, match=r"none of its 1 queries is in .*queries.jsonl \(qrels: 'q7'; queries: 'q1', 'q2'\)"
+    ):
         read(folder)
 
 

@@ -261,7 +261,12 @@ def test_beir_corpus_ids_come_from_underscore_id(tmp_path):
         tmp_path,
         "corpus.jsonl",
         jsonl(
-            {"_id": "4983", "title": "Microstructural development", "text": "Alterations of the brain.", "metadata": {}},
+            {
+                "_id": "4983",
+                "title": "Microstructural development",
+                "text": "Alterations of the brain.",
+                "metadata": {},
+            },
             {"_id": 17, "title": "", "text": "Untitled."},
             {"id": "own", "_id": "beir", "text": "Both keys."},
         ),
