@@ -6,7 +6,6 @@ import asyncio
 import threading
 
 import numpy as np
-import pytest
 
 import ragassay
 from ragassay import Encoded, hookimpl
