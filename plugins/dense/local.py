@@ -37,7 +37,7 @@ _TOKENIZER_FILES = (
     "special_tokens_map.json",
 )
 #: Queries are padded to a multiple of this many tokens (see :meth:`LocalEmbedder.encode_queries`).
-QUERY_BUCKET = 16
+QUERY_BUCKET = 8
 _MODELS: dict[str, tuple[Any, Any]] = {}
 _LOCK = threading.Lock()
 
