@@ -285,6 +285,10 @@ class Embedder(Component):
         """
         return self.encode(texts)
 
+    def warm(self) -> None:
+        """Load what the first query would otherwise load (a local model), so that the first unit's latency
+        does not include it. Called by the dense retriever once its index is ready. Default: nothing."""
+
     def cache_identity(self) -> dict[str, Any]:
         """What decides the vectors (model identity and the options that change them, not batch sizes or
         thread counts): part of a vector cache key. Default: all the options."""

@@ -217,6 +217,10 @@ class LocalEmbedder(Embedder):
         ]
         return Encoded(self._run(texts, batches), list(counts), [c > limit for c in counts], limit)
 
+    def warm(self) -> None:
+        """Load the tokenizer and model now (once per process), so the first query does not pay for it."""
+        self._load()
+
     def _counts(self, texts: list[str]) -> list[int]:
         """Token count of each text, special tokens included, before truncation."""
         tokenizer, _ = self._load()

@@ -34,11 +34,26 @@ class Truncating(HashingEmbedder):
         return Encoded(self.embed(texts), counts, [c > 4 for c in counts], 4)
 
 
+class Warmed(HashingEmbedder):
+    """The hashing embedder, counting calls to warm() and to embed()."""
+
+    name = "warmed"
+    seen: list[str] = []
+
+    def warm(self):
+        type(self).seen.append("warm")
+
+    def embed(self, texts):
+        type(self).seen.append("embed")
+        return super().embed(texts)
+
+
 class Plugin:
     @hookimpl
     def register_embedders(self, register):
         register(Watching)
         register(Truncating)
+        register(Warmed)
 
 
 def context_with_events(tmp_path):
@@ -98,3 +113,15 @@ def test_truncating_a_small_share_is_only_logged(tmp_path, caplog):
         build(context, "t/truncating", chunks, cache=False)
     assert warnings == [] and context.warnings == []
     assert "1 chunk(s)" in caplog.text and "truncated" in caplog.text
+
+
+def test_the_embedder_is_warmed_once_the_index_is_ready_even_from_the_cache(tmp_path):
+    """A cached index embeds nothing while building: the model must still be loaded before the first unit, so
+    that its loading time is not counted in the first unit's latency."""
+    context, _, _ = context_with_events(tmp_path)
+    Warmed.seen = []
+    build(context, "t/warmed", make_chunks())
+    assert Warmed.seen == ["embed", "warm"]
+    Warmed.seen = []
+    build(context, "t/warmed", make_chunks())  # vectors from the cache: no embedding, still warmed
+    assert Warmed.seen == ["warm"]

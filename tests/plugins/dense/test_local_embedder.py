@@ -114,3 +114,17 @@ def test_broken_config_and_unloadable_weights_are_config_errors(tmp_path):
     (tmp_path / "config.json").write_text(json.dumps({"model_type": "bert", "hidden_size": 8}))
     with pytest.raises(ConfigError, match="cannot load an encoder"):
         LocalEmbedder(LocalEmbedder.Options(model=str(tmp_path))).embed(["x"])
+
+
+def test_warm_loads_the_model_once_per_process(monkeypatch):
+    """warm() loads the folder's tokenizer and model (what the first query would otherwise pay for), once."""
+    from ragassay.plugins.dense import local
+
+    minilm_folder()
+    monkeypatch.setattr(local, "_MODELS", {})
+    embedder = LocalEmbedder(LocalEmbedder.Options())
+    embedder.warm()
+    assert list(local._MODELS) == [str(embedder.folder)]
+    loaded = local._MODELS[str(embedder.folder)]
+    LocalEmbedder(LocalEmbedder.Options()).warm()
+    assert local._MODELS[str(embedder.folder)] is loaded
