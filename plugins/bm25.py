@@ -109,6 +109,16 @@ class BM25Options(BaseModel):
             raise ValueError(f"field_boosts names {unknown}, which are not in fields {self.fields}")
         if any(boost <= 0 for boost in self.field_boosts.values()):
             raise ValueError("field_boosts must be positive")
+        return self._resolved()
+
+    def _resolved(self) -> BM25Options:
+        """Fill in the variant's defaults, so that stored options record the values in use (k1, b, epsilon)."""
+        if self.k1 is None:
+            self.k1 = DEFAULT_K1[self.variant]
+        if self.b is None:
+            self.b = 0.75
+        if self.variant == "okapi" and self.epsilon is None:
+            self.epsilon = 0.25
         return self
 
     def effective(self) -> dict[str, Any]:

@@ -196,7 +196,7 @@ def test_plugins_options_are_readable_at_80_columns():
     assert "Cite the sources you use as [n]." in flat
     assert "needs [llm] cache" in flat
     assert "chunker recursive (recursive_chunker" in flat and "chunker kenneweg" in flat
-    assert "k1 (float; default 1.5)" in flat and "generator (GeneratorRef; required)" in flat
+    assert "tie_breaker (float; default 0.0)" in flat and "generator (GeneratorRef; required)" in flat
     data = json.loads(cli80("plugins", "--format", "json"))
     for component in data["components"]:
         for option in component["option_list"]:
@@ -207,7 +207,7 @@ def test_plugins_options_are_readable_at_80_columns():
     assert {
         "kind": "retriever",
         "component": "bm25",
-        "option": "k1",
+        "option": "tie_breaker",
         "type": "float",
-        "default": "1.5",
-    }.items() <= next(r for r in rows if r["component"] == "bm25" and r["option"] == "k1").items()
+        "default": "0.0",
+    }.items() <= next(r for r in rows if r["component"] == "bm25" and r["option"] == "tie_breaker").items()
