@@ -26,6 +26,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from .judging import Outcome
+from .model import ClaimChecks
 
 PARTS = ("answer2response", "response2answer", "retrieved2response", "retrieved2answer")
 
@@ -58,12 +59,13 @@ class ClaimRun:
     calls: int = 0  # judge questions asked (re-asks and provider retries not included)
     _checks: Any = dataclasses.field(default=None, repr=False, compare=False)
 
-    def checks(self) -> Any:
-        """The :class:`~.model.ClaimChecks` of this run (built once; see :func:`.replay.to_checks`)."""
+    def checks(self) -> ClaimChecks:
+        """The :class:`~.model.ClaimChecks` of this run, built once (claims not extracted are empty lists; the
+        lists that check them are None and missing)."""
         if self._checks is None:
-            from .replay import to_checks
-
-            self._checks = to_checks(self)
+            fields = {part: getattr(self, part) for part in PARTS}
+            claims = {"response_claims": self.response_claims or [], "gt_answer_claims": self.gt_answer_claims or []}
+            self._checks = ClaimChecks(**claims, chunk_ids=self.chunk_ids, **fields)
         return self._checks
 
 

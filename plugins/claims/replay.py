@@ -17,17 +17,6 @@ from .checking import PARTS, ClaimRun
 from .model import ClaimChecks
 
 
-def to_checks(run: ClaimRun) -> ClaimChecks:
-    """The ClaimChecks of ``run`` (claims not extracted are empty lists; their parts are None and missing)."""
-    fields = {part: getattr(run, part) for part in PARTS}
-    return ClaimChecks(
-        response_claims=run.response_claims or [],
-        gt_answer_claims=run.gt_answer_claims or [],
-        chunk_ids=run.chunk_ids,
-        **fields,
-    )
-
-
 def replayed(stored: Any) -> ClaimRun:
     """A claim run from checks stored in ``output.trace["ragchecker"]`` (the ClaimChecks layout: RAGChecker's
     result keys plus ``chunk_ids``); a part that is None there is missing ("not in the replayed checks").
