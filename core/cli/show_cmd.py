@@ -102,6 +102,7 @@ def _print_detail(out, detail: dict) -> None:
             value = fmt(metric["value"]) if metric["value"] is not None else f"unscored: {metric['unscored_reason']}"
             out.print(f"  {esc(metric['metric'])}: {esc(value)}{_cost(metric)}")
             _print_details(out, metric.get("details"))
+        _print_claims(out, item["metrics"])
         for judgement in item["judgements"]:
             score = "" if judgement.get("score") is None else f" {fmt(judgement['score'])}"
             out.print(
@@ -123,10 +124,34 @@ def _cost(row: dict) -> str:
     )
 
 
+#: Claim checks (docs/judges.md) are printed as the claim view after the metrics, not as raw JSON.
+_CLAIM_KEYS = ("checks", "explanations")
+_TONE_STYLE = {"good": "green", "warn": "yellow", "bad": "red"}
+
+
+def _print_claims(out, metrics: list[dict]) -> None:
+    """The claims of the output and their marks, from the first metric that stores claim checks."""
+    from ..claim_view import claim_view, find_checks
+
+    found = find_checks((m["metric"], m.get("details")) for m in metrics)
+    if found is None:
+        return
+    label, checks = found
+    view = claim_view(checks)
+    for side, title in (("reference", "reference answer"), ("response", "response")):
+        out.print(f"  [bold]claims of the {title}[/] ({len(view[side])}, checks stored with {esc(label)}):")
+        for claim in view[side]:
+            style = _TONE_STYLE[claim["tone"]]
+            chunk = esc(f" [chunk {claim['chunk']}]") if claim["chunk"] else ""
+            out.print(f"    [{style}]{esc(claim['mark'])}[/]{chunk}: {esc(claim['text'])}", highlight=False)
+
+
 def _print_details(out, details: dict | None, limit: int = 20) -> None:
     """A metric's or judge's details, one line per entry; list entries (segments, claims) one per line."""
     for key, value in (details or {}).items():
-        if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        if key in _CLAIM_KEYS and isinstance(details.get("checks"), dict):
+            out.print(f"    {esc(key)}: (shown as claims below; --format json has them whole)", highlight=False)
+        elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
             out.print(f"    {esc(key)}:", highlight=False)
             for entry in value[:limit]:
                 out.print("      - " + esc("; ".join(f"{k}: {_short(v)}" for k, v in entry.items())), highlight=False)

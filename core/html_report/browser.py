@@ -6,7 +6,9 @@ for each, so the page stays small for any run size; the page says how many of ho
 
 Per sample: the question, reference answers and reference context ids; per system the answer (or the
 error), the retrieved contexts with their ids (those among the reference ids marked), metric values (or why
-unscored), judge verdicts with explanations, and groundedness segment verdicts from metric or judge details.
+unscored), judge verdicts with explanations, groundedness segment verdicts from metric or judge details, and the
+claims of the reference answer and the response marked as RAGChecker marks them, with the chunk that supports
+each (from claim checks stored by a claim metric, :mod:`ragassay.claim_view`).
 """
 
 from __future__ import annotations
@@ -71,7 +73,18 @@ def _system_entry(system: str, row, output, scores: list, references: set[str]) 
         "contexts": contexts,
         "metrics": [_value(s) for s in scores if s.kind == "metric"],
         "judgements": [_value(s) for s in scores if s.kind == "judge"],
+        "claims": _claims(scores),
     }
+
+
+def _claims(scores: list) -> dict[str, Any] | None:
+    """The claim view (:mod:`ragassay.claim_view`) of the first metric that stores claim checks, or None."""
+    from ..claim_view import claim_view, find_checks
+
+    found = find_checks((s.column, s.details) for s in scores if s.kind == "metric")
+    if found is None:
+        return None
+    return {"metric": found[0], **claim_view(found[1])}
 
 
 def _value(score) -> dict[str, Any]:

@@ -19,7 +19,7 @@ small{color:#666}.best{font-weight:700}.legend,.note{color:#555;font-size:.85em}
 .plot svg{max-width:100%;height:auto}nav a{margin-right:1em}
 #browser-filters label{margin-right:1em}.case{border:1px solid #ddd;margin:.4em 0;padding:.3em .6em}
 .case summary{cursor:pointer}.ctx{margin:.2em 0 .2em 1em;font-size:.85em}.ref{background:#e8f5e9}
-.seg-true{color:#17612a}.seg-false{color:#a11}.answer{white-space:pre-wrap;background:#fafafa;padding:.3em}
+.seg-true{color:#17612a}.seg-false{color:#a11}.cl-good{color:#17612a}.cl-warn{color:#8a5a00}.cl-bad{color:#a11}.answer{white-space:pre-wrap;background:#fafafa;padding:.3em}
 """
 
 SCRIPT = r"""
@@ -70,6 +70,22 @@ SCRIPT = r"""
       });
     });
   }
+  function claimTable(claims) {
+    var table = el("table"), tbody = el("tbody");
+    table.appendChild(el("caption", "Claims (checks stored with " + claims.metric + ")"));
+    table.appendChild(tbody);
+    [["reference", "reference answer"], ["response", "response"]].forEach(function (side) {
+      claims[side[0]].forEach(function (c) {
+        var tr = el("tr");
+        tr.appendChild(el("td", side[1]));
+        tr.appendChild(el("td", c.mark, "cl-" + c.tone));
+        tr.appendChild(el("td", c.text));
+        tr.appendChild(el("td", c.chunk ? "chunk " + c.chunk : "-"));
+        tbody.appendChild(tr);
+      });
+    });
+    return table;
+  }
   function caseElement(sample, entry) {
     var box = el("details", null, "case"), vals = values(entry);
     box.dataset.system = entry.system;
@@ -85,6 +101,7 @@ SCRIPT = r"""
     table.appendChild(tbody);
     valueRows(tbody, vals);
     box.appendChild(table);
+    if (entry.claims) { box.appendChild(claimTable(entry.claims)); }
     box._values = vals;
     box._status = entry.status;
     return box;

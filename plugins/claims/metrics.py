@@ -1,0 +1,228 @@
+"""RAGChecker's metrics as ragassay metrics, all from one shared claim run per output (see :mod:`.sharing`).
+
+Each metric reads the parts of the claim run it needs (RAGChecker's ``METRIC_REQUIREMENTS``) and computes its value
+with the pure formula of :mod:`.formulas`. Two families:
+
+- ``rc_<metric>``: claims extracted and checked by an LLM judge (:mod:`.judging`), options on
+  :class:`ClaimOptions` (the judge model is required);
+- ``rc_<metric>_offline``: sentences as claims and the lexical fact-checker as checker (:mod:`.offline`): no model,
+  weak numbers (docs/judges.md says how weak).
+
+Both use the checks already stored in ``output.trace["ragchecker"]`` when present (a replayed RAGChecker result:
+no model call). The first claim metric scored for an output stores the claims and every check in its details
+(``details["checks"]``, the ClaimChecks layout; explanations, missing parts and failed calls beside); the others
+name it in ``details["checks_with"]``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Hashable
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ragassay import Metric, MetricResult, RAGOutput, Sample, Unscored
+from ragassay.llm import JudgeOptions, LLMJudging, current_repeat
+from ragassay.plugins.judges.fact_check import DEFAULT_LEXICAL_THRESHOLD
+
+from . import judging
+from .checking import PARTS, ClaimRun, Texts, run_checks
+from .offline import OfflineClaims
+from .prompts import CHECKING_PROMPT, EXTRACTION_PROMPT, PROMPT_VERSION
+from .replay import replayed, stored_checks
+from .sharing import SharedRuns
+from .specs import SPECS, MetricSpec
+
+TRACE_KEY = "ragchecker"
+
+
+class _CommonOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    replay: bool = Field(
+        True, description=f'Use the checks stored in output.trace["{TRACE_KEY}"] when present (no model call).'
+    )
+    max_text_chars: int = Field(
+        8000, ge=100, description="The response, the reference answer and each chunk are cut at this many characters."
+    )
+
+
+class ClaimOptions(_CommonOptions, JudgeOptions):
+    """Options of the LLM claim metrics (``rc_*``): the judge model, the claim format, the batching."""
+
+    prompt_version: Literal["ragassay-claims-1"] = Field(
+        PROMPT_VERSION, description="Version of the extraction and checking prompts (part of the identity)."
+    )
+    claim_format: Literal["triplets", "sentences"] = Field(
+        "triplets",
+        description="'triplets': subject-predicate-object claims (RAGChecker's); 'sentences': short sentences.",
+    )
+    claims_per_call: int = Field(
+        20, ge=1, le=200, description="Most claims checked in one call against one text (RAGChecker: 5)."
+    )
+    max_claims: int = Field(64, ge=1, le=500, description="Most claims one extraction may return (more is re-asked).")
+
+
+class OfflineOptions(_CommonOptions):
+    """Options of the offline claim metrics (``rc_*_offline``): the lexical checker's threshold."""
+
+    threshold: float = Field(
+        DEFAULT_LEXICAL_THRESHOLD,
+        ge=0,
+        le=1,
+        description="Share of a claim's content words that must occur in the target text for Entailment.",
+    )
+
+
+class _ClaimMetric(Metric):
+    """Shared plumbing: the shared claim run, the value by the spec's formula, the details."""
+
+    spec: ClassVar[MetricSpec]
+    offline: ClassVar[bool] = False
+
+    def __init__(self, options: BaseModel | None = None, **kwargs: Any):
+        super().__init__(options, **kwargs)
+        needs = self.spec.needs_with(getattr(self.options, "readings", None))
+        self._shared().register(self.checks_key(), self.name, needs)
+
+    def _shared(self) -> SharedRuns:
+        return self.context.shared(("ragassay.plugins.claims", "runs"), SharedRuns)
+
+    def checks_key(self) -> Hashable:
+        """What decides the claim run: the options but the metric's own ``readings``."""
+        dumped = self.options.model_dump(mode="json", exclude={"readings"})
+        return ("offline" if self.offline else "llm", json.dumps(dumped, sort_keys=True, default=str))
+
+    def parts(self) -> set[str]:
+        """The check lists the claim metrics of these options read (computed once for all of them)."""
+        return self._shared().needs(self.checks_key()) or set(PARTS)
+
+    def score(self, sample: Sample, output: RAGOutput) -> float | Unscored:
+        raise NotImplementedError("a claim metric is asynchronous: use ascore")
+
+    async def ascore(self, sample: Sample, output: RAGOutput) -> MetricResult | Unscored:
+        run, owner = await self._shared().get(
+            self.checks_key(), _output_key(sample, output), self.name, lambda: self._run(sample, output)
+        )
+        value, note = self.spec.value(run, getattr(self.options, "readings", None))
+        details = self._details(run, owner)
+        if value is None:
+            return Unscored(reason=note or "undefined", details=details)
+        if note:
+            details["note"] = note
+        return MetricResult(value=value, details=details)
+
+    async def _run(self, sample: Sample, output: RAGOutput) -> ClaimRun:
+        if self.options.replay and TRACE_KEY in output.trace:
+            run = replayed(output.trace[TRACE_KEY])
+            run.explanations["source"] = f'replayed from output.trace["{TRACE_KEY}"]'
+            return run
+        texts = _texts(sample, output, self.options.max_text_chars)
+        extract, check, per_call = self._judges(texts.question)
+        run = await run_checks(texts, extract, check, per_call, self.parts())
+        if self.offline:
+            run.calls = 0  # no model behind the offline checker
+        return run
+
+    def _judges(self, question: str):
+        offline = OfflineClaims(self.options.threshold)
+        return offline.extract, offline.check, 10**6
+
+    def judge_name(self) -> str:
+        return f"offline lexical checker (threshold {self.options.threshold})"
+
+    def _details(self, run: ClaimRun, owner: str | None) -> dict[str, Any]:
+        details: dict[str, Any] = {
+            "judge": self.judge_name(),
+            "response_claims": _count(run.response_claims),
+            "gt_answer_claims": _count(run.gt_answer_claims),
+            "chunks": len(run.chunk_ids),
+            "labels": {part: _tally(getattr(run, part)) for part in self.spec.needs},
+        }
+        if self.offline:
+            details["offline"] = "weak: sentences as claims, word overlap as checker (docs/judges.md)"
+        if owner is not None:
+            details["checks_with"] = owner
+        else:
+            details.update(stored_checks(run))
+        return details
+
+
+class _LLMClaimMetric(LLMJudging, _ClaimMetric):
+    """An ``rc_*`` metric: claims extracted and checked by the judge model."""
+
+    Options = ClaimOptions
+
+    def prompt_text(self) -> str:
+        o = self.options
+        shape = f"{o.claim_format} {o.claims_per_call} {o.max_claims} {o.max_text_chars}"
+        return f"{shape}\n{EXTRACTION_PROMPT}\n{CHECKING_PROMPT}"
+
+    def _judges(self, question: str):
+        o = self.options
+
+        async def extract(text: str):
+            return await judging.extract_claims(self, text, question, form=o.claim_format, max_claims=o.max_claims)
+
+        async def check(claims, target: str):
+            return await judging.check_claims(self, claims, target, question)
+
+        return extract, check, o.claims_per_call
+
+    def judge_name(self) -> str:
+        return self.identity
+
+
+def _texts(sample: Sample, output: RAGOutput, limit: int) -> Texts:
+    reference = sample.reference_answers[0][:limit] if sample.reference_answers else None
+    ids = list(output.context_ids) or [str(i) for i in range(len(output.contexts))]
+    return Texts(sample.question, output.answer[:limit], reference, [c[:limit] for c in output.contexts], ids)
+
+
+def _output_key(sample: Sample, output: RAGOutput) -> Hashable:
+    shaped = [sample.question_id, output.answer, output.contexts, output.context_ids, output.trace.get(TRACE_KEY)]
+    digest = hashlib.sha256(json.dumps(shaped, sort_keys=True, default=str).encode()).hexdigest()
+    return digest, current_repeat()
+
+
+def _count(claims: list[Any] | None) -> int | None:
+    return None if claims is None else len(claims)
+
+
+def _tally(labels: Any) -> dict[str, int] | None:
+    if labels is None:
+        return None
+    flat = [x for row in labels for x in row] if labels and isinstance(labels[0], list) else list(labels)
+    return {label: flat.count(label) for label in ("Entailment", "Neutral", "Contradiction")}
+
+
+def _metric_class(spec: MetricSpec, offline: bool) -> type[_ClaimMetric]:
+    base = _ClaimMetric if offline else _LLMClaimMetric
+    options = spec.options(OfflineOptions if offline else ClaimOptions)
+    name = f"rc_{spec.name}_offline" if offline else f"rc_{spec.name}"
+    label = "; offline, weak" if offline else ""
+    attributes = {
+        "__doc__": f"{spec.title} (RAGChecker{label}): {spec.doc}",
+        "__module__": __name__,
+        "name": name,
+        "spec": spec,
+        "offline": offline,
+        "Options": options,
+        "formula": spec.formula,
+        "source": spec.source,
+        "direction": spec.direction,
+        "value_range": (0.0, 1.0),
+        "uses_answer": spec.uses_answer,
+    }
+    return type(name, (base,), attributes)
+
+
+SPECS_BY_NAME: dict[str, MetricSpec] = {}
+METRICS: list[type[_ClaimMetric]] = []
+for _spec in SPECS:
+    for _offline in (False, True):
+        _cls = _metric_class(_spec, _offline)
+        SPECS_BY_NAME[_cls.name] = _spec
+        METRICS.append(_cls)
