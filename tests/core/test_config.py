@@ -154,7 +154,8 @@ def test_bad_component_option_names_the_path(tmp_path, host):
         write(tmp_path, '[systems.a]\nretriever = { name = "bm25", options = { k9 = 1 } }\ngenerator = "extractive"\n')
     )
     with pytest.raises(
-        ConfigError, match=r"systems.a.retriever.options.k9: unknown key; did you mean 'k1'\? Allowed keys: variant, k1, b"
+        ConfigError,
+        match=r"systems.a.retriever.options.k9: unknown key; did you mean 'k1'\? Allowed keys: variant, k1, b",
     ):
         resolve_systems(loaded, host.registry)
 
