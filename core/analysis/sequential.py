@@ -75,9 +75,9 @@ def check_range(values: np.ndarray, low: float, high: float, what: str) -> None:
     tolerance = 8 * np.finfo(np.float64).eps * max(abs(low), abs(high), 1.0)
     outside = ~np.isnan(values) & ((values < low - tolerance) | (values > high + tolerance))
     if outside.any():
-        index = np.argwhere(outside)[0]
+        index = tuple(int(i) for i in np.argwhere(outside)[0])
         raise DatasetError(
-            f"{what}: value {values[tuple(index)]!r} at position {tuple(int(i) for i in index)} is outside the "
+            f"{what}: value {float(values[index])!r} at index {index[0] if len(index) == 1 else index} is outside the "
             f"declared range [{low}, {high}]; declare the metric's true range or fix the values"
         )
 
