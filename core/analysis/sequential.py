@@ -17,19 +17,24 @@ K_0 = 1, so by Ville's inequality P(sup_t K_t(m) >= 2 / alpha) <= alpha / 2: the
 ever pushed to 2 / alpha is a (1 - alpha) confidence sequence, valid at every t at once, hence at any stopping
 time, however data-dependent (the lower and upper sides split alpha, a union bound).
 
-**The bets** are the aGRAPA bets (approximate growth-rate adaptive; Waudby-Smith & Ramdas 2024), aimed at the
-point whose rejection decides (m(0) for "better"/"worse", m(-margin) for "non-inferior" when a margin is set):
+**The bets.** Each side's capital is an even mix of two bettors, K = (K_aim + K_plug) / 2 (a mixture of
+nonnegative martingales is one, so the guarantee holds unchanged). K_aim bets the aGRAPA fraction (approximate
+growth-rate adaptive; Waudby-Smith & Ramdas 2024) aimed at the point whose rejection decides (m(0) for
+"better"/"worse", m(-margin) for "non-inferior" when a margin is set); K_plug bets their predictable plug-in
+fraction (PrPl), which keeps the interval narrow for every m:
 
     mu_t     = (1/2 + sum_{i <= t} x_i) / (t + 1)
     sigma2_t = (1/4 + sum_{i <= t} (x_i - mu_i)^2) / (t + 1)
-    lambda_t = (mu_{t-1} - target) / (sigma2_{t-1} + (mu_{t-1} - target)^2)
-    lambda+_t(m) = min(max(lambda_t, 0), c / m)          lambda-_t(m) = min(max(-lambda_t, 0), c / (1 - m))
+    aim_t    = (mu_{t-1} - target) / (sigma2_{t-1} + (mu_{t-1} - target)^2)
+    plug_t   = sqrt(2 log(2 / alpha) / (sigma2_{t-1} t log(1 + t)))
+    lambda+_t(m) = min(max(bet_t, 0), c / m)              lambda-_t(m) = min(max(-bet_t, 0), c / (1 - m))
 
-The bet does not depend on m except through the truncation, so K+_t(m) decreases and K-_t(m) increases in m:
-the rejected sets are half-lines, the sequence is an interval [L_t, U_t], and "the interval excludes 0" is exactly
-"a process rejected m(0)". Any predictable bet keeps the guarantee; this one is chosen for power at the
-deciding point (the plug-in bets of the same paper aim at a narrow interval for every m instead, and settle a
-10-point difference later; docs/statistics.md gives the figures).
+(for K_plug, bet_t = plug_t on the lower side and -plug_t on the upper). No bet depends on m except through the
+truncation, so K+_t(m) decreases and K-_t(m) increases in m: the rejected sets are half-lines, the sequence is
+an interval [L_t, U_t], and "the interval excludes 0" is exactly "a process rejected m(0)". Any predictable bet
+keeps the guarantee; the mix is chosen for power at the deciding point without a wide interval elsewhere
+(aGRAPA alone leaves the interval wide away from the deciding point, PrPl alone settles a 10-point difference
+later; docs/statistics.md gives the figures).
 
 **Rules**, checked after each batch (the rejection uses every sample so far: Ville's bound covers every t):
 "better" once L > 0, "worse" once U < 0, "non-inferior" once L > -margin (margin set), "not settled" when the
@@ -101,6 +106,18 @@ def bets(x: np.ndarray, target: float) -> np.ndarray:
     return gap / (sigma2_before + gap * gap)
 
 
+def plug_in(x: np.ndarray, alpha: float) -> np.ndarray:
+    """The predictable plug-in bet size before each sample (module docstring), unsigned; NaN = unpaired."""
+    paired = ~np.isnan(x)
+    values = np.where(paired, x, 0.0)
+    count = np.cumsum(paired, axis=1)
+    mu = (0.5 + np.cumsum(values, axis=1)) / (count + 1)
+    sigma2 = (0.25 + np.cumsum(np.where(paired, (values - mu) ** 2, 0.0), axis=1)) / (count + 1)
+    sigma2_before = np.concatenate([np.full((len(x), 1), 0.25), sigma2[:, :-1]], axis=1)
+    t = np.maximum(count, 1)
+    return np.sqrt(2 * math.log(2 / alpha) / (sigma2_before * t * np.log1p(t)))
+
+
 def log_capital(x: np.ndarray, bet: np.ndarray, m: float | np.ndarray, side: int) -> np.ndarray:
     """log K+_t(m) (``side`` = 1) or log K-_t(m) (``side`` = -1) after every t, for rows of ``x`` (rows, n);
     ``m`` is a number or one value per row."""
@@ -134,15 +151,16 @@ def settle(
     ``alpha``: checked after every ``batch`` samples, until ``limit`` samples (default all)."""
     x = _rows(gains, width)
     points = checkpoints(x.shape[1], batch, limit)
+    bettors = _Bettors.of(x, alpha, width, margin)
     threshold = math.log(2 / alpha)
-    zero = 0.5
-    upper = np.maximum.accumulate(log_capital(x, bets(x, zero), zero, -1), axis=1)[:, points - 1]
-    lower_bet = bets(x, zero) if margin is None else bets(x, float(rescale(-margin, width)))
-    lower = np.maximum.accumulate(log_capital(x, lower_bet, zero, 1), axis=1)[:, points - 1]
+
+    def ever(m: float, side: int) -> np.ndarray:
+        return np.maximum.accumulate(bettors.log_capital(m, side), axis=1)[:, points - 1]
+
+    lower, upper = ever(0.5, 1), ever(0.5, -1)
     hits = {BETTER: lower >= threshold, WORSE: upper >= threshold}
     if margin is not None:
-        at_margin = log_capital(x, lower_bet, float(rescale(-margin, width)), 1)
-        hits[NON_INFERIOR] = np.maximum.accumulate(at_margin, axis=1)[:, points - 1] >= threshold
+        hits[NON_INFERIOR] = ever(bettors.lower_target, 1) >= threshold
     return _first(hits, lower - upper, points)
 
 
@@ -153,12 +171,36 @@ def bounds(
     intersection over every t <= upto (each side by bisection on its monotone capital; every gain at or below L,
     and at or above U, was rejected at some t)."""
     x = _rows(gains, width)[:, :upto]
+    bettors = _Bettors.of(x, alpha, width, margin)
     threshold = math.log(2 / alpha)
-    lower_bet = bets(x, 0.5 if margin is None else float(rescale(-margin, width)))
-    upper_bet = bets(x, 0.5)
-    low = _bisect(lambda m: _ever(x, lower_bet, m, 1) >= threshold, rejected_below=True)
-    high = _bisect(lambda m: _ever(x, upper_bet, m, -1) >= threshold, rejected_below=False)
+    low = _bisect(lambda m: np.max(bettors.log_capital(m, 1)) >= threshold, rejected_below=True)
+    high = _bisect(lambda m: np.max(bettors.log_capital(m, -1)) >= threshold, rejected_below=False)
     return low * 2 * width - width, high * 2 * width - width
+
+
+@dataclasses.dataclass(frozen=True)
+class _Bettors:
+    """The bets of one comparison's rows: aGRAPA aimed at the lower side's and at the upper side's deciding
+    points, and the plug-in size; ``log_capital`` mixes them evenly (module docstring)."""
+
+    x: np.ndarray
+    lower_target: float
+    lower_aim: np.ndarray
+    upper_aim: np.ndarray
+    plug: np.ndarray
+
+    @classmethod
+    def of(cls, x: np.ndarray, alpha: float, width: float, margin: float | None) -> _Bettors:
+        lower_target = 0.5 if margin is None else float(rescale(-margin, width))
+        upper_aim = bets(x, 0.5)
+        lower_aim = upper_aim if margin is None else bets(x, lower_target)
+        return cls(x, lower_target, lower_aim, upper_aim, plug_in(x, alpha))
+
+    def log_capital(self, m: float, side: int) -> np.ndarray:
+        """log of (K_aim + K_plug) / 2 on ``side`` at ``m``, after every t."""
+        aim = log_capital(self.x, self.lower_aim if side > 0 else self.upper_aim, m, side)
+        plug = log_capital(self.x, side * self.plug, m, side)
+        return np.logaddexp(aim, plug) - math.log(2)
 
 
 def _rows(gains: np.ndarray, width: float) -> np.ndarray:
@@ -167,10 +209,6 @@ def _rows(gains: np.ndarray, width: float) -> np.ndarray:
         raise ValueError("a sequential comparison needs at least one sample")
     check_range(gains, -width, width, "paired gains")
     return np.clip(rescale(gains, width), 0.0, 1.0)
-
-
-def _ever(x: np.ndarray, bet: np.ndarray, m: float, side: int) -> float:
-    return float(np.max(log_capital(x, bet, m, side)))
 
 
 def _bisect(rejects, rejected_below: bool) -> float:

@@ -16,6 +16,7 @@ from ragassay.analysis.sequential import (
     bets,
     bounds,
     log_capital,
+    plug_in,
     settle,
 )
 from ragassay.analysis.sequential_replay import Comparison, SequentialSettings, replay
@@ -80,17 +81,20 @@ def _two(a, b):
 
 
 def test_constant_wins_settle_when_the_capital_reaches_two_over_alpha():
-    # every gain +1 on a 0-1 metric: x = 1; the first bet is 0 (mu_0 = 1/2), every later bet is truncated to
-    # c / m(0) = 1, so the capital is 1.5^(t-1) and first reaches 2 / 0.05 = 40 at t = 11 (1.5^10 = 57.7)
+    # every gain +1 on a 0-1 metric: x = 1, m(0) = 1/2, both bets truncated at c / m(0) = 1 once they exceed it:
+    # the aimed bet is 0 first (mu_0 = 1/2), then >= 1; the plug-in bet is >= 1 from the start. So the aimed
+    # capital is 1.5^(t-1), the plug-in one 1.5^t, their mix 1.25 x 1.5^(t-1), which first reaches
+    # 2 / 0.05 = 40 at t = 10 (1.25 x 1.5^9 = 48.1; at t = 9, 32.0)
     gains = np.ones(40)
     x = np.ones((1, 40))
     assert np.exp(log_capital(x, bets(x, 0.5), 0.5, 1)[0, :3]) == pytest.approx([1.0, 1.5, 2.25])
-    assert settle(gains, 1.0, ALPHA, batch=1).settled_at[0] == 11
-    assert settle(gains, 1.0, ALPHA, batch=5).settled_at[0] == 15
+    assert np.all(plug_in(x, ALPHA)[0, :12] >= 1) and np.all(bets(x, 0.5)[0, 1:12] >= 1)
+    assert settle(gains, 1.0, ALPHA, batch=1).settled_at[0] == 10
+    assert settle(gains, 1.0, ALPHA, batch=3).settled_at[0] == 12
     assert settle(-gains, 1.0, ALPHA, batch=1).decisions == [WORSE]
-    low, high = bounds(gains, 1.0, ALPHA, 11)
+    low, high = bounds(gains, 1.0, ALPHA, 10)
     assert 0 < low < 1 and high == 1.0
-    assert bounds(gains, 1.0, ALPHA, 10)[0] < 0  # 1.5^9 = 38.4 < 40: not yet
+    assert bounds(gains, 1.0, ALPHA, 9)[0] < 0  # 32 < 40: not yet
 
 
 def test_equal_systems_settle_non_inferior_with_a_margin_and_never_otherwise():
