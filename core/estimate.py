@@ -88,10 +88,9 @@ class Row:
 
 
 def _calls_models(component: Any) -> bool:
-    """Whether a resolved component (or one it names) is a model generator."""
-    from .llm.generator import LLMGenerator
-
-    if issubclass(component.info.cls, LLMGenerator):
+    """Whether a resolved component (or one it names) is a model generator (an LLMGenerator: it has
+    ``make_backend``)."""
+    if component.info.kind == "generator" and callable(getattr(component.info.cls, "make_backend", None)):
         return True
     return any(_calls_models(part) for part in component.nested.values())
 
