@@ -102,6 +102,11 @@ _EXPORTS = {
     "stratify_group": "ragassay.analysis.sampling",
     "keep_unbalanced": "ragassay.analysis.sampling",
     "check_fractions": "ragassay.analysis.settings",
+    # estimates and budgets (docs/llm.md)
+    "CallPattern": "ragassay.estimate",
+    "Hints": "ragassay.estimate",
+    "Budget": "ragassay.llm.budget",
+    "BudgetExhausted": "ragassay.llm.budget",
     # running
     "run": "ragassay.api",
     "Run": "ragassay.results.handle",

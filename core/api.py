@@ -45,6 +45,7 @@ def run(
     on_plan: Callable[[Any], None] | None = None,
     on_progress: Callable[[PhaseProgress], None] | None = None,
     on_warning: Callable[[str], None] | None = None,
+    budget: Any = None,
 ) -> Run:
     """Run (or resume) the evaluation a config describes and return it as a :class:`~ragassay.Run`.
 
@@ -68,6 +69,8 @@ def run(
         systems are built (chunking, indexing, corpus embedding); ``ragassay run`` shows them.
     :param on_warning: called with each warning components report (``context.warn``) when it is reported; all
         of them are also in ``run.warnings`` and stored with the run.
+    :param budget: a :class:`~ragassay.llm.budget.Budget` (or its dict) for this session, in place of
+        ``[evaluation] budget``; a session stopped by it has ``run.summary.budget_limited`` set (docs/llm.md).
     """
     if repeats < 1:
         from .errors import ConfigError
@@ -91,6 +94,7 @@ def run(
                 description=description,
                 lease=lease,
                 repeats=repeats,
+                budget=_budget(budget),
             )
             summary = run_interruptibly(lambda: runner.run(new=new, on_start=on_start))
             if lease.lost:
@@ -99,6 +103,12 @@ def run(
             return Run(summary.run_id, project.results_url, summary)
     finally:
         store.close()
+
+
+def _budget(budget: Any) -> Any:
+    from .llm.budget import Budget
+
+    return None if budget is None else budget if isinstance(budget, Budget) else Budget.model_validate(budget)
 
 
 def _host(plugins: Iterable[tuple[str, Any]]) -> PluginHost:

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .analysis.settings import AnalysisSection
 from .errors import ConfigError
+from .llm.budget import Budget
 from .llm.settings import LLMSection
 from .refs import ComponentRef
 
@@ -177,6 +178,17 @@ class EvaluationSection(BaseModel):
         description="The decision family: the metrics (and judge:LABEL, latency_s) whose paired comparisons decide "
         "'better' or 'worse' in compare, run and the gate, Holm-adjusted together. Default: every metric and judge "
         "that is not constant across every system.",
+    )
+    budget: Budget | None = Field(
+        None,
+        description="Limits of one run session, any subset of { usd, calls, tokens, seconds }: no model call starts "
+        "that could pass one (docs/llm.md, Estimates and budgets); a run that reaches one stops, is marked "
+        "budget-limited and resumes with a larger budget. 'ragassay run --budget calls=100,usd=5' overrides it.",
+    )
+    seed: int = Field(
+        42,
+        description="Seed of the order in which samples are processed when the run has a budget: a hash of the seed "
+        "and the question id, so a budget-limited or interrupted run has scored a uniform random subset.",
     )
     compat: Literal["ragassay", "unitxt"] = Field(
         "ragassay",

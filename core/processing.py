@@ -20,6 +20,7 @@ from typing import Any
 
 from .components import RAGSystem
 from .errors import RagassayError
+from .llm.budget import BudgetExhausted
 from .models import Judgement, MetricValue, RAGOutput, Sample
 from .scoring import Scorers, describe
 from .store.database import StoredUnit, UnitResult
@@ -88,6 +89,8 @@ class UnitProcessor:
         start = time.perf_counter()
         try:
             output = await rag.answer(item.sample)
+        except BudgetExhausted:
+            return []  # the budget refused a call: nothing is stored, a resume answers it
         except Exception as exc:  # noqa: BLE001 - a component error fails this sample only
             return self._failed(item, describe(exc))
         output.latency_s = time.perf_counter() - start

@@ -22,7 +22,7 @@ import functools
 import hashlib
 import json
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from . import __version__
@@ -30,6 +30,7 @@ from .components import ComponentContext, Corpus, DerivedMetric, RAGSystem
 from .config import LoadedConfig
 from .errors import ConfigError, RagassayError
 from .executor import Executor, LocalExecutor
+from .llm.budget import Budget, BudgetLedger, using
 from .processing import (
     ItemInputs,
     UnitDigest,
@@ -152,6 +153,20 @@ class RunSummary:
     failures: list[tuple[str, str, str]] = dataclasses.field(default_factory=list)  # (system, qid, reason)
     warnings: list[str] = dataclasses.field(default_factory=list)
     empty_retrievals: dict[str, int] = dataclasses.field(default_factory=dict)  # system -> outputs without context
+    budget_limited: str | None = None  # why the session stopped at its budget (None: it did not)
+    samples_done: int = 0  # with budget_limited: samples whose every unit is complete (a seeded random subset)
+    samples: int = 0  # the run's samples
+    units_missing: int = 0  # with budget_limited: units not run or not fully scored
+
+    def partial_note(self) -> str | None:
+        """``partial: N of M samples, a uniform random subset (...)`` for a budget-limited session, else None."""
+        if self.budget_limited is None:
+            return None
+        return (
+            f"partial: {self.samples_done} of {self.samples} samples, a uniform random subset "
+            f"(budget-limited: {self.budget_limited}; {self.units_missing} of {self.units} units not run or "
+            "not fully scored; re-run with a larger budget to resume)"
+        )
 
 
 def plan_run(loaded: LoadedConfig | Project, registry: Registry | None = None, *, no_cache: bool = False) -> RunPlan:
@@ -214,6 +229,7 @@ class Runner:
         description: str = "",
         lease: Lease | None = None,
         repeats: int = 1,
+        budget: Budget | None = None,
     ):
         self.plan = plan
         self.lease = lease  # held by the caller for this plan's fingerprint; told which run it covers
@@ -231,6 +247,17 @@ class Runner:
         self.system_keys = {s.name: plan.system_key(s) for s in plan.systems}
         self.write_context = plan.write_context()
         self._sample_keys: dict[str, str] = {}
+        evaluation = plan.loaded.config.evaluation
+        self.budget = budget if budget is not None else evaluation.budget
+        if self.budget is not None and not self.budget.is_set():
+            self.budget = None
+        if self.budget is not None and hasattr(self.executor, "process"):
+            raise ConfigError(
+                "a budget needs the local executor (its ledger is one per process); run without --budget and "
+                "[evaluation] budget, or with --executor local"
+            )
+        self.order_seed = evaluation.seed if self.budget is not None else None  # seeded order: with a budget
+        self._ordered: SampleSpool | None = None
 
     def open_run(self, *, new: bool = False) -> tuple[str, bool]:
         """Find the run with this plan's fingerprint (resume) or create one. Returns (run id, resumed)."""
@@ -264,8 +291,17 @@ class Runner:
         With ``reuse``, outputs of earlier runs with the same keys are marked for copying.
         """
         return WorkStream(
-            self.plan.samples, self.plan.systems, self.system_keys, self._is_done, self.store, run_id, reuse=reuse
+            self.samples(), self.plan.systems, self.system_keys, self._is_done, self.store, run_id, reuse=reuse
         )
+
+    def samples(self) -> SampleSpool:
+        """The samples in processing order: the dataset's, or with a budget the seeded random order of
+        :meth:`SampleSpool.shuffled <ragassay.spool.SampleSpool.shuffled>` (``[evaluation] seed``)."""
+        if self.order_seed is None:
+            return self.plan.samples
+        if self._ordered is None:
+            self._ordered = self.plan.samples.shuffled(self.order_seed)
+        return self._ordered
 
     def _is_done(self, unit: StoredUnit) -> bool:
         """Whether a stored unit is complete: an ok output with every metric, judge and repeat."""
@@ -300,10 +336,12 @@ class Runner:
             if not isinstance(rag, Exception):
                 summary.warnings += [f"{name}: {w}" for w in rag.check_samples(self.plan.samples)]
         status = "interrupted"
+        ledger = BudgetLedger(self.budget, self.write_context.prices) if self.budget is not None else None
         try:
             if units > skipped:  # nothing to do starts no executor (no Ray workers for a complete run)
-                await self._execute(run_id, built, work.items(), summary)
-            status = "complete"
+                with using(ledger):
+                    await self._execute(run_id, built, _until_stopped(work.items(), ledger), summary)
+            status = self._budget_status(run_id, ledger, summary)
         finally:
             summary.warnings += [w for w in getattr(self.executor, "warnings", []) if w not in summary.warnings]
             summary.warnings += _empty_retrieval_warnings(summary)
@@ -313,6 +351,20 @@ class Runner:
                 if not isinstance(rag, Exception):
                     await rag.aclose()
         return summary
+
+    def _budget_status(self, run_id: str, ledger: BudgetLedger | None, summary: RunSummary) -> str:
+        """'complete', or 'budget-limited' (with the summary's account of what is missing) when the budget
+        stopped the session before every unit was complete."""
+        summary.samples = len(self.plan.samples)
+        if ledger is None or ledger.stopped is None:
+            return "complete"
+        done_units, done_samples = self.work(run_id).done()
+        if done_units >= summary.units:
+            return "complete"
+        summary.budget_limited = ledger.stopped
+        summary.samples_done, summary.units_missing = done_samples, summary.units - done_units
+        summary.warnings.append(summary.partial_note() or "")
+        return "budget-limited"
 
     async def _execute(self, run_id: str, built: dict, todo: Iterable[WorkItem], summary: RunSummary) -> None:
         if hasattr(self.executor, "process"):  # a distributed executor: workers build their own processors
@@ -435,6 +487,14 @@ class Runner:
         elif result.empty_retrieval:
             summary.empty_retrievals[result.system] = summary.empty_retrievals.get(result.system, 0) + 1
         summary.metric_errors += result.metric_errors
+
+
+def _until_stopped(items: Iterable[WorkItem], ledger: BudgetLedger | None) -> Iterator[WorkItem]:
+    """``items`` until the budget stops the session (no new work starts after that)."""
+    for item in items:
+        if ledger is not None and ledger.check_time() is not None:
+            return
+        yield item
 
 
 def _own_pairs(unit: StoredUnit | None) -> set[tuple[str, int]]:

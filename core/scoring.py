@@ -23,6 +23,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from .components import DerivedMetric, Judge, Metric
+from .llm.budget import BudgetExhausted
 from .llm.meter import UsageMeter, metering
 from .llm.repeats import repeating
 from .models import Judgement, MetricResult, MetricValue, RAGOutput, Sample, Unscored
@@ -85,33 +86,36 @@ class Scorers:
         metric_values: list[MetricValue] = []
         judgements: list[Judgement] = []
         with metering() as meter:  # one meter per unit; the scorers below run one after another
-            for label, metric in self.metrics:
-                if label in skip_metrics:
-                    continue
-                value = reuse(label)
-                if no_answer is not None and metric.uses_answer:
-                    value = MetricValue(metric=label, value=None, unscored_reason=no_answer)
-                elif not isinstance(value, MetricValue):
-                    value = await metric_value(label, metric, sample, output, values, meter)
-                values[label] = value.value
-                metric_values.append(value)
-            for label, judge in self.judges:
-                if label in skip_judges:
-                    continue
-                if no_answer is not None and judge.uses_answer:
-                    judgements.append(Judgement(judge=label, verdict="unscored", score=None, explanation=no_answer))
-                else:
-                    reused = reuse(f"judge:{label}")
-                    judgements.append(
-                        reused
-                        if isinstance(reused, Judgement)
-                        else await judgement(label, judge, sample, output, meter)
-                    )
-            if repeats > 1:
-                called = set(calling) | {v.metric for v in metric_values if _called(v.usage)}
-                called |= {f"judge:{j.judge}" for j in judgements if _called(j.usage)}
-                more = await self._repeats(sample, output, range(1, repeats), called, stored_repeats, values, meter)
-                metric_values, judgements = metric_values + more[0], judgements + more[1]
+            try:
+                for label, metric in self.metrics:
+                    if label in skip_metrics:
+                        continue
+                    value = reuse(label)
+                    if no_answer is not None and metric.uses_answer:
+                        value = MetricValue(metric=label, value=None, unscored_reason=no_answer)
+                    elif not isinstance(value, MetricValue):
+                        value = await metric_value(label, metric, sample, output, values, meter)
+                    values[label] = value.value
+                    metric_values.append(value)
+                for label, judge in self.judges:
+                    if label in skip_judges:
+                        continue
+                    if no_answer is not None and judge.uses_answer:
+                        judgements.append(Judgement(judge=label, verdict="unscored", score=None, explanation=no_answer))
+                    else:
+                        reused = reuse(f"judge:{label}")
+                        judgements.append(
+                            reused
+                            if isinstance(reused, Judgement)
+                            else await judgement(label, judge, sample, output, meter)
+                        )
+                if repeats > 1:
+                    called = set(calling) | {v.metric for v in metric_values if _called(v.usage)}
+                    called |= {f"judge:{j.judge}" for j in judgements if _called(j.usage)}
+                    more = await self._repeats(sample, output, range(1, repeats), called, stored_repeats, values, meter)
+                    metric_values, judgements = metric_values + more[0], judgements + more[1]
+            except BudgetExhausted:
+                pass  # a call was refused: keep what was scored, the rest stays missing (a resume adds it)
         return metric_values, judgements
 
     def repeated(self, calling: set[str]) -> list[str]:

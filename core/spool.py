@@ -12,6 +12,7 @@ when the spool is closed or the process ends (it has no name on disk, so even ``
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
@@ -20,6 +21,29 @@ from collections.abc import Callable, Iterable, Iterator
 from .models import Sample
 
 _BLOCK = 1 << 20  # bytes read at a time
+_BUCKET = 1024  # samples per bucket (on average) when shuffling
+
+
+def order_key(seed: int, question_id: str) -> int:
+    """The seeded sort key of a sample: the first 8 bytes of sha256("<seed>:<question id>"), an integer."""
+    return int.from_bytes(hashlib.sha256(f"{seed}:{question_id}".encode()).digest()[:8], "big")
+
+
+def _bucket(key: int, buckets: int) -> int:
+    return (key * buckets) >> 64
+
+
+def _qid(line: bytes) -> str:
+    return json.loads(line.partition(b"\t")[0])
+
+
+def _flush_all(fd: int, staged: dict[int, list[bytes]], offsets: list[int]) -> None:
+    """Write each bucket's staged lines at its next offset, and empty ``staged``."""
+    for index, lines in staged.items():
+        data = b"".join(lines)
+        os.pwrite(fd, data, offsets[index])
+        offsets[index] += len(data)
+    staged.clear()
 
 
 class SampleSpool:
@@ -94,6 +118,41 @@ class SampleSpool:
             yield from lines
         if rest:
             yield rest
+
+    def shuffled(self, seed: int) -> SampleSpool:
+        """A new spool of the same samples in a seeded random order: ascending :func:`order_key` (a hash of
+        ``seed`` and the question id), the same order in every process and for every subset of the samples.
+
+        Two passes, memory flat: the first counts the bytes of each of ``len/1024`` buckets (ranges of the key),
+        the second writes every line into its bucket's region of the new file; then each bucket is sorted on
+        its own, in memory (about 1,024 samples)."""
+        buckets = max(1, -(-self._count // _BUCKET))
+        sizes = [0] * buckets
+        for line in self._lines():
+            sizes[_bucket(order_key(seed, _qid(line)), buckets)] += len(line) + 1
+        offsets = [0] * buckets
+        for index in range(1, buckets):
+            offsets[index] = offsets[index - 1] + sizes[index - 1]
+        starts = list(offsets)
+        out = SampleSpool()
+        try:
+            staged: dict[int, list[bytes]] = {}
+            for number, line in enumerate(self._lines(), 1):
+                staged.setdefault(_bucket(order_key(seed, _qid(line)), buckets), []).append(line + b"\n")
+                if number % 4096 == 0:  # at most 4,096 lines held at a time
+                    _flush_all(out._file.fileno(), staged, offsets)
+            _flush_all(out._file.fileno(), staged, offsets)
+            for index in range(buckets):  # sort each bucket in place
+                if sizes[index]:
+                    data = os.pread(out._file.fileno(), sizes[index], starts[index])
+                    lines = data.rstrip(b"\n").split(b"\n")
+                    lines.sort(key=lambda line: order_key(seed, _qid(line)))
+                    os.pwrite(out._file.fileno(), b"\n".join(lines) + b"\n", starts[index])
+            out._size, out._count = sum(sizes), self._count
+        except BaseException:
+            out.close()
+            raise
+        return out
 
     def close(self) -> None:
         """Remove the file (idempotent)."""

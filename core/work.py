@@ -79,6 +79,19 @@ class WorkStream:
             names |= {system.name for group in groups if group.reusable is None for system, _ in group.units}
         return skipped, names
 
+    def done(self) -> tuple[int, int]:
+        """(units complete, samples whose every unit is complete), read back from the store chunk by chunk."""
+        records = self.samples.records()
+        names = [system.name for system in self.systems]
+        units = samples = 0
+        while chunk := [qid for qid, _ in itertools.islice(records, CHUNK)]:
+            stored = self.store.stored_units_of(self.run_id, names, chunk)
+            for qid in chunk:
+                complete = sum(1 for name in names if (u := stored.get((name, qid))) is not None and self.is_done(u))
+                units += complete
+                samples += complete == len(names)
+        return units, samples
+
     def items(self) -> Iterator[WorkItem]:
         """The work items, chunk by chunk (samples parsed once per chunk)."""
         for _, groups in self._chunks():
@@ -99,9 +112,9 @@ class WorkStream:
             groups: dict[tuple[str, str], _Group] = {}
             keys: dict[str, str] = {}  # question id -> sample key (a hash of the sample as given)
             done = 0
-            for system in self.systems:
-                system_key = self.system_keys[system.name]
-                for qid, raw in chunk:
+            for qid, raw in chunk:  # sample by sample: a run stopped early has every system on the same samples
+                for system in self.systems:
+                    system_key = self.system_keys[system.name]
                     unit = stored.get((system.name, qid))
                     if unit is not None and self.is_done(unit):
                         done += 1

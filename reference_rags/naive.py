@@ -6,9 +6,12 @@ asks the model to cite its sources as [n], so citation-segment groundedness can 
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragassay import Corpus, DatasetError, GenerationRequest, RAGOutput, RAGSystem, Role, Sample, hookimpl
+from ragassay.llm import LLMGenerator
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are a helpful assistant. Answer the question using only the numbered sources below. "
@@ -62,6 +65,16 @@ class NaiveRAG(RAGSystem):
             usage=generation.usage,
             trace={"scores": [round(h.score, 6) for h in hits], "generator": generation.raw, "retrieval": retrieval},
         )
+
+    def call_pattern(self, sample: Sample, hints: Any) -> Any:
+        """One generator call per sample (none when the generator calls no model)."""
+        generator = self.parts["generator"]
+        if not isinstance(generator, LLMGenerator):
+            return generator.call_pattern(sample, hints)
+        if hints.context_chars is None:
+            return None
+        prompt = sum(len(m["content"]) for m in build_messages(self.options.system_prompt, sample.question, []))
+        return generator.calls(prompt + hints.context_chars + 16 * self.options.top_k)
 
 
 def build_messages(system_prompt: str, question: str, contexts: list[str]) -> list[dict[str, str]]:

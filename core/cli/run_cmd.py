@@ -55,6 +55,15 @@ from .common import config_option, console, project_path
     "--workers", type=click.IntRange(min=1), default=None, help="Ray worker actors (default: [project.ray] workers)."
 )
 @click.option(
+    "--budget",
+    "budget_text",
+    default=None,
+    metavar="KEY=VALUE,...",
+    help="Limits of this session, any of usd, calls, tokens, seconds (e.g. calls=100,usd=5), in place of "
+    "[evaluation] budget. A run that reaches one stops, prints its partial verdicts and exits with code 3; "
+    "re-running with a larger budget resumes.",
+)
+@click.option(
     "--progress-every",
     "progress_every_s",
     type=float,
@@ -75,6 +84,7 @@ def run_command(
     address: str | None,
     workers: int | None,
     progress_every_s: float | None,
+    budget_text: str | None,
 ) -> None:
     """Run every system on every sample of the project (--config, or CONFIG: the same) and score the outputs.
 
@@ -85,8 +95,10 @@ def run_command(
     from ..config import load_config
     from ..executor import with_executor
     from ..interruptible import exit_interrupted
+    from ..llm.budget import Budget
     from .progress import build_callbacks, make_progress, progress_every, run_callbacks, system_count
 
+    budget = Budget.parse(budget_text) if budget_text is not None else None
     progress = make_progress(quiet, progress_every(progress_every_s))
     loaded = with_executor(load_config(project_path(config, config_path)), executor, address, workers)
     out = console()
@@ -104,6 +116,7 @@ def run_command(
             on_start=on_start,
             on_result=on_result,
             repeats=repeats,
+            budget=budget,
             **build_callbacks(progress),
         )
     except KeyboardInterrupt:
@@ -121,11 +134,15 @@ def run_command(
         err=True,
     )
     for warning in summary.warnings:
+        if warning == summary.partial_note():
+            continue  # said below, on its own line
         click.echo(f"  warning: {terminal_safe(warning)}", err=True)
     for system, qid, reason in summary.failures[:10]:
         click.echo(terminal_safe(f"  failed: {system} / {qid}: {reason}"), err=True)
     if len(summary.failures) > 10:
         click.echo(f"  ... and {len(summary.failures) - 10} more (see: ragassay show RUN SAMPLE)", err=True)
+    if summary.budget_limited:
+        click.echo(terminal_safe(summary.partial_note() or ""), err=True)
     if not quiet:
         from ..analysis.comparison import compare
         from ..api import results_store
@@ -137,7 +154,14 @@ def run_command(
             data = read_run(store, summary.run_id)
         finally:
             store.close()
+        if summary.budget_limited:
+            out.print("[bold]Partial verdicts[/bold] (budget-limited: on the samples scored so far)")
         print_comparison(out, compare([data], baseline=baseline, family=loaded.config.evaluation.decide))
+    if summary.budget_limited:
+        raise SystemExit(BUDGET_LIMITED_EXIT)
+
+
+BUDGET_LIMITED_EXIT = 3  # the run stopped at its budget (docs/llm.md, Estimates and budgets)
 
 
 def _say_waiting(holder) -> None:

@@ -23,6 +23,7 @@ from pydantic import BaseModel
 from ..errors import ProviderError, RagassayError
 from ..models import TokenUsage
 from .backend import LLMBackend
+from .budget import current as current_budget
 from .cache import ResponseCache, cache_key, canonical
 from .keys import scrub
 from .limits import limiter_for
@@ -168,8 +169,9 @@ class LLMClient:
         label = self.backend.label
         backend = self.backend
         limiter = limiter_for(backend.name, backend.endpoint(), backend.concurrency(), backend.requests_per_minute())
+        attempt = functools.partial(self._attempt, request)
         try:
-            response, attempts = await call_with_retries(lambda: backend.complete(request), self.policy, label, limiter)
+            response, attempts = await call_with_retries(attempt, self.policy, label, limiter)
         except RagassayError as exc:
             self.stats.failures += 1
             self.stats.calls += getattr(exc, "attempts", 1)
@@ -181,6 +183,21 @@ class LLMClient:
         self.stats.calls += attempts
         self.stats.retries += attempts - 1
         return self._account(response, calls=1, hits=0)
+
+    async def _attempt(self, request: LLMRequest) -> LLMResponse:
+        """One attempt at the backend, within the session's budget if it has one (:mod:`ragassay.llm.budget`:
+        a refused attempt raises :class:`~ragassay.llm.budget.BudgetExhausted` and is never sent)."""
+        budget = current_budget()
+        if budget is None:
+            return await self.backend.complete(request)
+        ticket = budget.reserve(request, f"{self.backend.name}/{self.backend.model}")
+        usage = None
+        try:
+            response = await self.backend.complete(request)
+            usage = response.usage
+            return response
+        finally:
+            budget.settle(ticket, usage)
 
     def _from_cache(self, response: LLMResponse) -> LLMResponse:
         return self._account(response, calls=0, hits=1)

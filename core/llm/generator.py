@@ -111,6 +111,15 @@ class LLMGenerator(Generator):
             )
         return self._client
 
+    def calls(self, prompt_chars: int, low: int = 1, high: int | None = 1, note: str = "") -> Any:
+        """A :class:`~ragassay.estimate.CallPattern` of ``low``..``high`` calls to this generator sending
+        ``prompt_chars`` characters in all (for :meth:`Component.call_pattern <ragassay.Component.call_pattern>`
+        hooks; no network)."""
+        from ..estimate import CallPattern
+
+        key = f"{self.make_backend().name}/{self.options.model}"
+        return CallPattern(low, high, prompt_chars, self.options.max_tokens, key, note)
+
     def decoding(self, overrides: dict[str, Any] | None = None) -> DecodingParams:
         """The options' decoding parameters with per-call ``overrides``."""
         if not overrides and self._defaults is not None:

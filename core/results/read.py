@@ -20,6 +20,7 @@ from .scores import TableBuilder
 from .usage import Usage
 
 _STATE_RUNNING, _STATE_COMPLETE, _STATE_INTERRUPTED = "running", "complete", "interrupted"
+BUDGET_LIMITED = "budget-limited"  # a run session stopped by its budget (ragassay.llm.budget)
 
 
 def read_run(store: Any, ref: str, *, payloads: bool | str = False) -> RunData:
@@ -95,6 +96,8 @@ def _info(row: dict[str, Any], holder: Any, systems: int, outputs: int) -> RunIn
         state, detail = _STATE_RUNNING, f"pid {holder.pid} on {holder.host}"
     elif row["status"] == "complete" and outputs >= systems * row["sample_count"]:
         state, detail = _STATE_COMPLETE, ""
+    elif row["status"] == BUDGET_LIMITED:
+        state, detail = BUDGET_LIMITED, "re-run with a larger budget to resume"
     else:
         state, detail = _STATE_INTERRUPTED, "run again to resume"
     return RunInfo(

@@ -256,6 +256,7 @@ def run_state(run: dict[str, Any], holder: Holder | None) -> tuple[str, str]:
     """(state, detail) of a stored run, from its lease rather than from its status column.
 
     ``running``: a live process holds its lease; ``complete``: it finished with every unit stored;
+    ``budget-limited``: its last session stopped at its budget (:mod:`ragassay.llm.budget`);
     ``interrupted``: no live lease and work is missing (a crash, Ctrl-C, ``kill -9``), so a re-run resumes it.
     """
     if holder is not None:
@@ -263,4 +264,6 @@ def run_state(run: dict[str, Any], holder: Holder | None) -> tuple[str, str]:
     expected = run.get("systems", 0) * run.get("sample_count", 0)
     if run.get("status") == "complete" and run.get("outputs", 0) >= expected:
         return "complete", ""
+    if run.get("status") == "budget-limited":
+        return "budget-limited", "re-run with a larger budget to resume"
     return "interrupted", "run again to resume"

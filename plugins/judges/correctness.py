@@ -14,6 +14,7 @@ A reply without a judgement after the bounded re-asks is an unscored judgement w
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
@@ -83,6 +84,17 @@ class CorrectnessJudge(LLMJudging, Judge):
     def judge_id(self) -> str:
         """The judge's identity: name, generator, prompt version and a digest of options and prompt."""
         return self.identity
+
+    def call_pattern(self, sample: Sample, hints: Any) -> Any:
+        """One call per sample with a reference answer (up to 1 + structured_retries with corrective re-asks)."""
+        model = self.judge_model()
+        if not sample.reference_answers or not hasattr(model, "calls"):
+            return model.calls(0, 0, 0) if hasattr(model, "calls") else None
+        values = {"query": sample.question, "given_response": "x" * hints.answer_chars}
+        prompt = len(fill(self.options.prompt, {**values, "true_answer": " | ".join(sample.reference_answers)}))
+        if self.options.reply == "structured":
+            prompt += len(json.dumps(Judged.model_json_schema()))
+        return model.calls(prompt, 1, 1 + model.options.structured_retries)
 
     async def judge(self, sample: Sample, output: RAGOutput) -> Judgement:
         if not sample.reference_answers:

@@ -34,3 +34,21 @@ def test_iterators_are_independent_and_the_observer_sees_every_sample():
     assert len(list(first)) == len(SAMPLES) - 2
     assert seen == [s.question_id for s in SAMPLES]
     spool.close()
+
+
+def test_shuffled_is_the_seeded_hash_order_for_any_size_and_keeps_every_sample():
+    from ragassay.spool import order_key
+
+    for n in (0, 1, 3000):
+        samples = [Sample(question=f"q{i}", question_id=f"id{i}") for i in range(n)]
+        spool = SampleSpool.write(samples)
+        shuffled = spool.shuffled(7)
+        expected = sorted(samples, key=lambda s: order_key(7, s.question_id))
+        assert [s.model_dump_json() for s in shuffled] == [s.model_dump_json() for s in expected]
+        assert len(shuffled) == n
+    ids = [q for q, _ in SampleSpool.write(samples).shuffled(8).records()]
+    assert ids != [s.question_id for s in expected]  # another seed, another order
+    subset = [s for s in samples if s.question_id.endswith("1")]  # the order of a subset is the same order
+    assert [q for q, _ in SampleSpool.write(subset).shuffled(7).records()] == [
+        s.question_id for s in expected if s.question_id.endswith("1")
+    ]

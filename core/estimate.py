@@ -1,0 +1,179 @@
+"""``ragassay estimate``: the model calls, tokens and cost a run will make, before it makes any.
+
+Per system, metric and judge, summed over the samples:
+
+- **calls**: from the component's :meth:`~ragassay.components.Component.call_pattern` hook (a
+  :class:`CallPattern` per sample: exact, or a range where the count depends on the content, e.g. claims per
+  answer or corrective re-asks). A component with no model component anywhere in its options (and, for a system,
+  in its parts) makes no calls: 0, exact. A component with a model component that does not implement the hook is
+  reported as *unknown*, with that reason (never as 0).
+- **tokens**: the pattern's prompt tokens, estimated as characters / 4 (:data:`~ragassay.llm.budget.CHARS_PER_TOKEN`)
+  of the prompt templates filled with the sample; the answer, not known before the run, is taken to be as long as
+  the sample's longest reference answer (:attr:`Hints.answer_chars`); retrieved contexts as ``top_k`` chunks of the
+  chunker's ``size`` (:attr:`Hints.context_chars`). Output tokens: the model's ``max_tokens`` where set, else
+  unknown (the cost is then a lower bound and says so).
+- **cost**: tokens at the price table's prices (:mod:`ragassay.llm.pricing`); None (unknown) for an unpriced model.
+
+Cache hits are not subtracted yet (the estimate is an upper bound for a run that re-uses cached replies).
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import functools
+import io
+import json
+import math
+from collections.abc import Iterable
+from typing import Any
+
+from .llm.budget import CHARS_PER_TOKEN
+
+
+@dataclasses.dataclass
+class CallPattern:
+    """The model calls a component makes for one sample (what :meth:`Component.call_pattern` returns).
+
+    ``calls_high`` None: no upper bound is known. ``prompt_chars``: characters sent over all the sample's calls
+    (at ``calls_low`` calls). ``output_tokens``: most output tokens per call (None: not bounded by an option).
+    ``model``: the ``backend/model`` key the calls go to (for the price)."""
+
+    calls_low: int
+    calls_high: int | None
+    prompt_chars: int
+    output_tokens: int | None
+    model: str | None
+    note: str = ""
+
+
+@dataclasses.dataclass
+class Hints:
+    """What an estimate assumes of a sample's run-time inputs (see the module docstring)."""
+
+    answer_chars: int
+    context_chars: int | None  # all retrieved contexts together; None: unknown
+
+
+@dataclasses.dataclass
+class Row:
+    """The estimate of one component over every sample."""
+
+    system: str
+    component: str  # "system", "metric:LABEL" or "judge:LABEL"
+    calls_low: int | None = 0
+    calls_high: int | None = 0
+    input_tokens: int = 0
+    output_tokens_max: int | None = 0
+    usd: float | None = 0.0
+    note: str = ""
+
+    def add(self, pattern: CallPattern, prices: Any) -> None:
+        self.calls_low = (self.calls_low or 0) + pattern.calls_low
+        if self.calls_high is not None:
+            self.calls_high = None if pattern.calls_high is None else self.calls_high + pattern.calls_high
+        tokens = math.ceil(pattern.prompt_chars / CHARS_PER_TOKEN)
+        self.input_tokens += tokens
+        out = None if pattern.output_tokens is None else pattern.output_tokens * pattern.calls_low
+        self.output_tokens_max = None if out is None or self.output_tokens_max is None else self.output_tokens_max + out
+        if self.usd is not None and pattern.calls_low:
+            from .models import TokenUsage
+
+            cost = prices.cost(TokenUsage(input_tokens=tokens, output_tokens=out or 0), pattern.model or "")
+            self.usd = None if cost is None else self.usd + cost
+        if pattern.note and pattern.note not in self.note:
+            self.note = pattern.note
+        if out is None and pattern.calls_low and "no max_tokens" not in self.note:
+            self.note = (self.note + "; " if self.note else "") + "no max_tokens: output unknown, USD input only"
+
+
+def _calls_models(component: Any) -> bool:
+    """Whether a resolved component (or one it names) is a model generator (an LLMGenerator: it has
+    ``make_backend``)."""
+    if component.info.kind == "generator" and callable(getattr(component.info.cls, "make_backend", None)):
+        return True
+    return any(_calls_models(part) for part in component.nested.values())
+
+
+def estimate(plan: Any) -> list[Row]:
+    """One :class:`Row` per (system, component) of ``plan`` (a :class:`~ragassay.runner.RunPlan`)."""
+    from .llm.pricing import PriceTable
+
+    prices = PriceTable(plan.loaded.config.llm.prices)
+    rows: list[Row] = []
+    judges = [(f"judge:{label}", j) for label, j in plan.judges]
+    scorers = [(f"metric:{label}", m) for label, m in plan.metrics] + judges
+    for system in plan.systems:
+        parts = [system.rag, *system.parts.values()]
+        build = functools.partial(build_system_for_estimate, system, plan)
+        rows.append(_row(system.name, "system", parts, build, plan, prices))
+        for label, resolved in scorers:
+            rows.append(_row(system.name, label, [resolved], lambda r=resolved: r.build(plan.context), plan, prices))
+    return rows
+
+
+def build_system_for_estimate(system: Any, plan: Any) -> Any:
+    from .systems import build_system
+
+    return build_system(system, plan.context)
+
+
+def _row(system: str, label: str, resolved: list[Any], build: Any, plan: Any, prices: Any) -> Row:
+    row = Row(system, label)
+    if not any(_calls_models(r) for r in resolved):
+        row.note = "calls no model"
+        return row
+    component = build()
+    for sample in plan.samples:
+        pattern = component.call_pattern(sample, _hints(sample, plan, system))
+        if pattern is None:
+            name = type(component).__name__
+            return Row(system, label, None, None, 0, None, None, f"unknown: {name} does not declare call_pattern()")
+        row.add(pattern, prices)
+    return row
+
+
+def _hints(sample: Any, plan: Any, system_name: str) -> Hints:
+    answer = max((len(a) for a in sample.reference_answers), default=0)
+    system = next(s for s in plan.systems if s.name == system_name)
+    top_k = getattr(system.rag.options, "top_k", None)
+    chunker = system.parts.get("chunker")
+    size = getattr(chunker.options, "size", None) if chunker is not None else None
+    unit = getattr(chunker.options, "unit", "chars") if chunker is not None else None
+    per_chunk = size * (CHARS_PER_TOKEN if unit == "tokens" else 1) if size else None
+    context = top_k * per_chunk if top_k and per_chunk else None
+    return Hints(answer_chars=answer, context_chars=context)
+
+
+FIELDS = ("system", "component", "calls_low", "calls_high", "input_tokens", "output_tokens_max", "usd", "note")
+
+
+def as_json(rows: Iterable[Row]) -> str:
+    return json.dumps([dataclasses.asdict(r) for r in rows], indent=2)
+
+
+def as_csv(rows: Iterable[Row]) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, FIELDS, lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow(dataclasses.asdict(row))
+    return buffer.getvalue()
+
+
+def as_markdown(rows: Iterable[Row]) -> str:
+    lines = ["| system | component | calls | input tokens | output tokens (max) | USD | note |", "|---" * 7 + "|"]
+    for r in rows:
+        calls = _range(r.calls_low, r.calls_high)
+        out = "unknown" if r.output_tokens_max is None else str(r.output_tokens_max)
+        usd = "unknown" if r.usd is None else f"{r.usd:.4f}"
+        lines.append(f"| {r.system} | {r.component} | {calls} | {r.input_tokens} | {out} | {usd} | {r.note} |")
+    return "\n".join(lines) + "\n"
+
+
+def _range(low: int | None, high: int | None) -> str:
+    if low is None:
+        return "unknown"
+    if high == low:
+        return str(low)
+    return f"{low}-{high}" if high is not None else f"{low}+"
