@@ -307,6 +307,11 @@ class Metric(Component):
     direction: ClassVar[Literal["higher", "lower"]] = "higher"
     #: Inclusive (low, high) bounds of a value; None for an open end (the default: unbounded).
     value_range: ClassVar[tuple[float | None, float | None]] = (None, None)
+    #: Whether the value depends on the generated answer. On the output of a system that gives no answer
+    #: (``RAGSystem.answers = False``, e.g. the ``retrieval`` rag) such a metric is stored as unscored with the
+    #: reason instead of being called. Set it to False in a metric that reads only the question, the contexts
+    #: and the references (retrieval metrics); the default (True) is the safe one.
+    uses_answer: ClassVar[bool] = True
 
     @classmethod
     def declared(cls, options: BaseModel) -> tuple[str, tuple[float | None, float | None]]:
@@ -330,6 +335,8 @@ class DerivedMetric(Metric):
     metric whose input is not configured is a configuration error.
     """
 
+    uses_answer: ClassVar[bool] = False  # reads its inputs' values (an answer-based input is unscored itself)
+
     def inputs(self) -> list[str]:
         """The metric labels this metric is computed from."""
         raise NotImplementedError
@@ -349,6 +356,9 @@ class Judge(Component):
     #: True for a judge that compares the answer with the sample's reference answers, so that its verdicts can
     #: stand for the truth (``ragassay meta-eval``'s default ground truth is the first such judge of a run).
     reference_based: ClassVar[bool] = False
+    #: Whether the verdict depends on the generated answer (see :attr:`Metric.uses_answer`): on the output of a
+    #: system that gives no answer, such a judge's verdict is stored as unscored with the reason.
+    uses_answer: ClassVar[bool] = True
 
     async def judge(self, sample: Sample, output: RAGOutput) -> Judgement:
         """The verdict on one output; an exception is stored as an unscored judgement with ``error: ...``."""
@@ -411,6 +421,10 @@ class RAGSystem(Component):
     #: "always" (retrieves for every sample), "never" (answers from the model alone), "decides" (an agent that
     #: chooses per sample), or None (not declared).
     retrieval: ClassVar[Literal["always", "never", "decides"] | None] = None
+    #: False for a system that gives no answer (a retrieval-only system: ranked contexts only). Metrics and
+    #: judges that read the answer (``uses_answer``) are then unscored with the reason, never scored on an empty
+    #: answer; stored with the run as the trait ``answers = false``.
+    answers: ClassVar[bool] = True
 
     def __init__(
         self,

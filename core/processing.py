@@ -65,10 +65,17 @@ class UnitProcessor:
     run goes on.
     """
 
-    def __init__(self, scorers: Scorers, systems: dict[str, RAGSystem | Exception | str], repeats: int = 1):
+    def __init__(
+        self,
+        scorers: Scorers,
+        systems: dict[str, RAGSystem | Exception | str],
+        repeats: int = 1,
+        no_answer: dict[str, str] | None = None,
+    ):
         self.scorers = scorers
         self.systems = systems
         self.repeats = repeats
+        self.no_answer = no_answer or {}  # system name -> why its outputs have no answer (see no_answer_reasons)
 
     async def process(self, item: WorkItem, inputs: ItemInputs) -> list[UnitResult]:
         """One shared output for every unit of ``item``: stored, reused from an earlier run, or answered."""
@@ -113,6 +120,7 @@ class UnitProcessor:
             repeats=self.repeats,
             stored_repeats=source.repeats if source is not None else set(),
             calling=source.calling if source is not None else set(),
+            no_answer=self.no_answer.get(item.units[0][0].name),
         )
         labels = self.scorers.labels | {f"judge:{label}" for label in self.scorers.judge_labels}
         results = []
@@ -138,6 +146,34 @@ class UnitProcessor:
                 result.judgements += [j for j in inputs.stored_judgements if (f"judge:{j.judge}", j.repeat) in copied]
             results.append(result)
         return results
+
+
+def no_answer_reasons(systems: list[Any]) -> dict[str, str]:
+    """System name -> the reason its outputs have no answer, for the resolved systems whose RAG class declares
+    ``answers = False`` (answer-based metrics and judges are stored as unscored with it)."""
+    return {
+        system.name: f"system '{system.name}' is retrieval-only: it gives no answer"
+        for system in systems
+        if not system.rag.info.cls.answers
+    }
+
+
+def answer_metric_warnings(
+    config: Any, systems: list[Any], metrics: list[tuple[str, Any]], judges: list[tuple[str, Any]]
+) -> list[str]:
+    """A warning for answer-based metrics and judges configured explicitly on a run with retrieval-only systems
+    (the default metrics are unscored there quietly: their reason says why)."""
+    answerless = [s.name for s in systems if not s.rag.info.cls.answers]
+    explicit = config.evaluation.model_fields_set & {"metrics", "judges"}
+    labels = [label for label, m in metrics if "metrics" in explicit and m.info.cls.uses_answer]
+    labels += [f"judge:{label}" for label, j in judges if j.info.cls.uses_answer]
+    if not answerless or not labels:
+        return []
+    return [
+        f"[evaluation]: {', '.join(labels)} read{'s' if len(labels) == 1 else ''} the answer, and system(s) "
+        f"{', '.join(answerless)} give none (retrieval-only): their values will be unscored for "
+        f"{'it' if len(answerless) == 1 else 'them'}"
+    ]
 
 
 def _not_built(rag: Exception | str | None) -> str:
@@ -202,6 +238,7 @@ class WorkerJob:
     store_retry_s: float = 60.0
     write_context: Any = None  # WriteContext
     corpus: Any = None  # the driver's Corpus (the executor ships it once, not inside every job copy)
+    no_answer: dict[str, str] = dataclasses.field(default_factory=dict)  # see no_answer_reasons
 
     def build(self, corpus: Any) -> UnitProcessor:
         """Build the systems (prepared over ``corpus``), metrics and judges, once."""
@@ -223,7 +260,7 @@ class WorkerJob:
             [(label, m.build(self.context)) for label, m in self.metrics],
             [(label, j.build(self.context)) for label, j in self.judges],
         )
-        return UnitProcessor(scorers, built, self.repeats)
+        return UnitProcessor(scorers, built, self.repeats, self.no_answer)
 
 
 @dataclasses.dataclass(frozen=True)

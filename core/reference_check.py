@@ -17,8 +17,8 @@ from .models import Document, Sample
 
 HOW_IDS_ARE_FORMED = (
     "Corpus document ids come from the corpus source: a .md/.txt file under [corpus] paths has its path relative "
-    "to the config's folder (e.g. 'corpus/library-cards.md'); a .jsonl/.json record its 'id' (else 'url', else "
-    "'title'). Write reference_context_ids the same way."
+    "to the config's folder (e.g. 'corpus/library-cards.md'); a .jsonl/.json record its 'id' (else '_id', else "
+    "'url', else 'title'). Write reference_context_ids the same way."
 )
 
 

@@ -30,7 +30,17 @@ from .components import ComponentContext, Corpus, DerivedMetric, RAGSystem
 from .config import LoadedConfig
 from .errors import ConfigError, RagassayError
 from .executor import Executor, LocalExecutor
-from .processing import ItemInputs, UnitDigest, UnitProcessor, WorkerJob, WorkItem, slim, stored_pairs
+from .processing import (
+    ItemInputs,
+    UnitDigest,
+    UnitProcessor,
+    WorkerJob,
+    WorkItem,
+    answer_metric_warnings,
+    no_answer_reasons,
+    slim,
+    stored_pairs,
+)
 from .project import Project
 from .reference_check import reference_warnings
 from .registry import Registry
@@ -170,6 +180,7 @@ def plan_run(loaded: LoadedConfig | Project, registry: Registry | None = None, *
     samples = SampleSpool.write(project.samples(), observe=lambda s: referenced.update(s.reference_context_ids))
     corpus = project.corpus()
     warnings = reference_warnings(samples, corpus.documents, project.loaded.where("dataset"), referenced)
+    warnings += answer_metric_warnings(config, systems, metrics, judges)
     return RunPlan(project.loaded, systems, metrics, judges, samples, corpus, project.context, warnings)
 
 
@@ -307,7 +318,7 @@ class Runner:
         if hasattr(self.executor, "process"):  # a distributed executor: workers build their own processors
             stream = self.executor.process(self._worker_job(run_id, built), self._with_inputs(todo))
         else:
-            processor = UnitProcessor(self.scorers, built, self.repeats)
+            processor = UnitProcessor(self.scorers, built, self.repeats, no_answer_reasons(self.plan.systems))
             stream = self._local_batches(processor, todo)
         buffer: list[UnitResult] = []
         last_flush = time.perf_counter()
@@ -365,6 +376,7 @@ class Runner:
             store_retry_s=self.plan.loaded.config.project.results_retry_s,
             write_context=self.write_context,
             corpus=self.plan.corpus,
+            no_answer=no_answer_reasons(self.plan.systems),
         )
 
     def _build_systems(self, names: set[str]) -> dict[str, RAGSystem | Exception]:

@@ -7,6 +7,9 @@ Rules that make every stored value trustworthy:
   with ``error: ...`` (never guessed, never NaN);
 - a :class:`DerivedMetric` gets the values of its inputs for the same unit (computed now or stored earlier);
 - model calls made while a metric or judge works are recorded as that value's evaluation cost;
+- on the output of a system that gives no answer (``RAGSystem.answers = False``), a metric or judge that reads
+  the answer (``uses_answer``) is not called: it is stored as unscored with the reason (``no_answer``), never
+  as the score of an empty answer;
 - with ``repeats = N > 1`` (``ragassay run --repeat N``), every metric and judge whose value made model calls
   (and every derived metric over one) is scored again for repeats 1..N-1 inside
   :func:`ragassay.llm.repeating`, so each repeat is a real call with its own cache key.
@@ -67,6 +70,7 @@ class Scorers:
         repeats: int = 1,
         stored_repeats: set[tuple[str, int]] = frozenset(),
         calling: set[str] = frozenset(),
+        no_answer: str | None = None,
     ) -> tuple[list[MetricValue], list[Judgement]]:
         """Values of the metrics and judges not in ``skip_*``; ``known`` holds stored values of skipped
         metrics (inputs of derived metrics); ``reuse(label)`` may return a value stored for the same output
@@ -74,7 +78,9 @@ class Scorers:
 
         With ``repeats > 1``, also repeats 1..repeats-1 of the model-calling labels (``calling``: those known
         from stored values, plus those whose value computed now made calls) not in ``stored_repeats``
-        (``(label, repeat)`` pairs, judges as ``judge:<label>``)."""
+        (``(label, repeat)`` pairs, judges as ``judge:<label>``).
+
+        ``no_answer``: the reason the output has no answer (its system is retrieval-only), or None."""
         values: dict[str, float | None] = dict(known or {})
         metric_values: list[MetricValue] = []
         judgements: list[Judgement] = []
@@ -83,12 +89,18 @@ class Scorers:
                 if label in skip_metrics:
                     continue
                 value = reuse(label)
-                if not isinstance(value, MetricValue):
+                if no_answer is not None and metric.uses_answer:
+                    value = MetricValue(metric=label, value=None, unscored_reason=no_answer)
+                elif not isinstance(value, MetricValue):
                     value = await metric_value(label, metric, sample, output, values, meter)
                 values[label] = value.value
                 metric_values.append(value)
             for label, judge in self.judges:
-                if label not in skip_judges:
+                if label in skip_judges:
+                    continue
+                if no_answer is not None and judge.uses_answer:
+                    judgements.append(Judgement(judge=label, verdict="unscored", score=None, explanation=no_answer))
+                else:
                     reused = reuse(f"judge:{label}")
                     judgements.append(
                         reused

@@ -51,14 +51,17 @@ class ResolvedComponent:
 
 def component_traits(info: ComponentInfo, options: BaseModel) -> dict[str, Any]:
     """What readers of stored results need to know of a component: a metric's direction and value range, whether
-    a judge compares with reference answers, how a RAG system uses retrieval."""
+    a judge compares with reference answers, how a RAG system uses retrieval and whether it gives answers."""
     if info.kind == "metric":
         direction, (low, high) = info.cls.declared(options)
         return {"direction": direction, "value_range": [low, high], "derived": issubclass(info.cls, DerivedMetric)}
     if info.kind == "judge":
         return {"direction": "higher", "value_range": [0.0, 1.0], "reference_based": info.cls.reference_based}
-    if info.kind == "rag" and info.cls.retrieval is not None:
-        return {"retrieval": info.cls.retrieval}
+    if info.kind == "rag":
+        traits: dict[str, Any] = {} if info.cls.retrieval is None else {"retrieval": info.cls.retrieval}
+        if not info.cls.answers:  # only then: the specs (and keys) of systems that answer stay as they were
+            traits["answers"] = False
+        return traits
     return {}
 
 

@@ -144,7 +144,7 @@ class FilesSource(DatasetSource):
 
 def _article_sample(record: dict[str, Any], file: Path, line: int, question_field: str) -> Sample:
     """A sample from an article record: the article is the reference context, its id the document id that
-    :func:`read_documents` gives the same record (``id``, else ``url``, else ``title``)."""
+    :func:`read_documents` gives the same record (``id``, else ``_id``, else ``url``, else ``title``)."""
     question = record.get(question_field)
     if not isinstance(question, str) or not question.strip():
         raise DatasetError(f"{file}, line {line}: no question: the article needs a non-empty '{question_field}'")
@@ -293,8 +293,9 @@ def read_documents(patterns: Iterable[str], context: ComponentContext) -> Iterat
       the project folder (posix, e.g. ``corpus/library-cards.md``), title = the first ``# heading`` or else
       the file stem, text = the whole file.
     - ``.jsonl`` (one object per line) / ``.json`` (an object or a list of objects): one document per
-      record; id = ``id``, else ``url``, else ``title``; text = ``text``, else ``content``; other keys
-      become metadata (the boolean-agent paper layout ``title``/``content``/``url``/``date`` works as is).
+      record; id = ``id``, else ``_id`` (BEIR's and MTEB's corpora), else ``url``, else ``title``; text =
+      ``text``, else ``content``; other keys become metadata (the boolean-agent paper layout
+      ``title``/``content``/``url``/``date`` works as is).
 
     Files are read in sorted order, each once. A document repeating an earlier id with the same title and
     text is skipped. A pattern matching no file is a warning when other patterns matched files, and a
@@ -412,7 +413,7 @@ def _json_list(file: Path) -> list[dict[str, Any]]:
 
 
 def _record_document(record: dict[str, Any], rel: str, where: str) -> Document:
-    """A document from one JSON record (``id``/``url``/``title`` for the id, ``text``/``content``)."""
+    """A document from one JSON record (``id``/``_id``/``url``/``title`` for the id, ``text``/``content``)."""
     record = dict(record)
     text = record.pop("text", None)
     if text is None:
@@ -420,9 +421,13 @@ def _record_document(record: dict[str, Any], rel: str, where: str) -> Document:
     if not isinstance(text, str):
         raise DatasetError(f"{where}: the record needs a string 'text' (or 'content') field")
     title = record.pop("title", "")
-    ident = record.pop("id", None) or record.get("url") or title
+    ident = record.pop("id", None)
     if ident in (None, ""):
-        raise DatasetError(f"{where}: the record has no 'id', 'url' or 'title' to identify it; add an 'id'")
+        ident = record.pop("_id", None)  # BEIR's and MTEB's corpora
+    if ident in (None, ""):
+        ident = record.get("url") or title
+    if ident in (None, ""):
+        raise DatasetError(f"{where}: the record has no 'id', '_id', 'url' or 'title' to identify it; add an 'id'")
     metadata = record.pop("metadata", {})
     metadata = {**record, **metadata} if isinstance(metadata, dict) else {**record, "metadata": metadata}
     metadata.setdefault("source", rel)

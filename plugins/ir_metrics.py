@@ -333,6 +333,8 @@ def output_ranking(output: RAGOutput, qrels: Mapping[str, float], opts: IROption
 class IRMetric(Metric):
     """Base of the IR metrics: builds the query's :class:`Judged` and applies :meth:`measure`."""
 
+    uses_answer = False  # question, contexts and references only
+
     Options = IROptions
 
     def score(self, sample: Sample, output: RAGOutput) -> float | Unscored:

@@ -226,6 +226,8 @@ class ContextRelevanceTokenPrecision(Metric):
     tokens (``compat="unitxt"``: 0).
     """
 
+    uses_answer = False  # question, contexts and references only
+
     name = "context_relevance_token_precision"
     direction = "higher"
     value_range = (0.0, 1.0)

@@ -85,6 +85,8 @@ class ContextMRR(Metric):
     (seeds/004), MRR (Unitxt ``MRR``); Voorhees 1999, TREC-8 Question Answering Track report (reciprocal rank).
     """
 
+    uses_answer = False  # question, contexts and references only
+
     name = "context_mrr"
     direction = "higher"
     value_range = (0.0, 1.0)
@@ -109,6 +111,8 @@ class ContextMAP(Metric):
     MRR by the Mean Average Precision (MAP) metric"); Unitxt ``MAP``.
     """
 
+    uses_answer = False  # question, contexts and references only
+
     name = "context_map"
     direction = "higher"
     value_range = (0.0, 1.0)
@@ -131,6 +135,8 @@ class RecallAtK(Metric):
     the top k); Unitxt ``RetrievalAtK`` recall (counted here over distinct references, so it never
     exceeds 1 when several chunks of one reference document are retrieved).
     """
+
+    uses_answer = False  # question, contexts and references only
 
     name = "recall_at_k"
     direction = "higher"
@@ -155,6 +161,8 @@ class PrecisionAtK(Metric):
     none). Source: Manning, Raghavan & Schütze 2008, Introduction to Information Retrieval, Section 8.4.
     Unitxt's ``RetrievalAtK`` divides by min(k, number retrieved) instead.
     """
+
+    uses_answer = False  # question, contexts and references only
 
     name = "precision_at_k"
     direction = "higher"

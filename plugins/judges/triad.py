@@ -214,6 +214,8 @@ class ContextRelevancy(_TriadMetric):
     question, averaged, give exactly that 0.125 granularity.
     """
 
+    uses_answer = False  # question, contexts and references only
+
     name = "context_relevancy"
     formula = "(points(subject matter) + points(full answer)) / 2, each point in {0, 0.25, 0.5, 0.75, 1}"
     source = "INFO thesis (seeds/002), section 4.5.2 Context Relevancy"

@@ -81,6 +81,8 @@ class ContextRelevancePerplexity(Metric):
     (catalog ``perplexity_flan_t5_small``). Unscored without contexts or with an empty question.
     """
 
+    uses_answer = False  # question, contexts and references only
+
     name = "context_relevance_perplexity"
     direction = "higher"
     value_range = (0.0, 1.0)

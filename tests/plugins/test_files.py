@@ -256,6 +256,26 @@ def test_json_documents_and_paper_layout(tmp_path):
     assert titled.text == "Text."
 
 
+def test_beir_corpus_ids_come_from_underscore_id(tmp_path):
+    write(
+        tmp_path,
+        "corpus.jsonl",
+        jsonl(
+            {
+                "_id": "4983",
+                "title": "Microstructural development",
+                "text": "Alterations of the brain.",
+                "metadata": {},
+            },
+            {"_id": 17, "title": "", "text": "Untitled."},
+            {"id": "own", "_id": "beir", "text": "Both keys."},
+        ),
+    )
+    docs = list(read_documents(["corpus.jsonl"], ComponentContext(project_dir=tmp_path)))
+    assert [(d.id, d.title) for d in docs] == [("4983", "Microstructural development"), ("17", ""), ("own", "")]
+    assert docs[2].metadata == {"_id": "beir", "source": "corpus.jsonl"}  # 'id' wins; '_id' kept
+
+
 def test_each_file_read_once(tmp_path):
     write(tmp_path, "a.txt", "A")
     docs = list(read_documents(["*.txt", "a.txt"], ComponentContext(project_dir=tmp_path)))
@@ -271,7 +291,7 @@ def test_each_file_read_once(tmp_path):
             r"c\.jsonl, line 2: the record needs a string 'text'",
         ),
         ("c.jsonl", jsonl({"id": "a", "text": "x"}, "{oops"), r"c\.jsonl, line 2: invalid JSON"),
-        ("c.jsonl", jsonl({"text": "anonymous"}), r"c\.jsonl, line 1: the record has no 'id', 'url' or 'title'"),
+        ("c.jsonl", jsonl({"text": "anonymous"}), r"c\.jsonl, line 1: the record has no 'id', '_id', 'url' or 'title'"),
         (
             "c.jsonl",
             jsonl({"id": "a", "text": "x"}, {"id": "a", "text": "y"}),

@@ -1,0 +1,69 @@
+"""Retrieval-only RAG: the ranked top-k chunks for every question, with their scores, and no answer.
+
+For retrieval benchmarks (BEIR, MTEB, TREC): no generator is configured and no model is called, so a run costs
+the retrieval and the scoring only. The output holds the ranked chunk ids, their document ids and the retriever's
+scores (``trace["scores"]``, as the retriever gives them: trec_eval orders by them); the chunk texts are in the
+output for metrics computed in the same process, and the results store keeps them by reference (docs/results.md).
+
+The system gives no answer (``answers = False``): metrics and judges that read the answer are stored as unscored
+with the reason "system 'X' is retrieval-only: it gives no answer", never scored on an empty answer.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ragassay import Corpus, DatasetError, RAGOutput, RAGSystem, Role, Sample, hookimpl
+
+#: Default number of chunks ranked per question: BEIR's and MTEB's headline measure is nDCG@10.
+DEFAULT_TOP_K = 10
+
+
+class RetrievalOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    top_k: int = Field(
+        DEFAULT_TOP_K,
+        ge=1,
+        le=10000,
+        description="Number of chunks ranked for every question. 10 covers nDCG@10 (BEIR's headline measure); "
+        "set 100 for recall@100 or MAP@100 as BEIR reports them.",
+    )
+
+
+class RetrievalRAG(RAGSystem):
+    """Retrieval only: rank the top-k chunks for every question and store their ids and scores; no answer."""
+
+    name = "retrieval"
+    retrieval = "always"
+    answers = False
+    Options = RetrievalOptions
+    roles = {
+        "chunker": Role("chunker", default="recursive", description="Splits the corpus into chunks."),
+        "retriever": Role("retriever", description="Ranks the top-k chunks for a question."),
+    }
+
+    def prepare(self, corpus: Corpus) -> None:
+        chunks = corpus.chunks(self.parts["chunker"])
+        if not chunks:
+            raise DatasetError(
+                "the corpus has no text to retrieve from: no documents, or all are empty. "
+                "Check [corpus] paths (or the dataset source's documents)."
+            )
+        self.parts["retriever"].index(chunks)
+
+    async def answer(self, sample: Sample) -> RAGOutput:
+        hits, retrieval = await self.parts["retriever"].aretrieve_traced(sample.question, self.options.top_k)
+        return RAGOutput(
+            answer="",
+            contexts=[h.chunk.text for h in hits],
+            context_ids=[h.chunk.id for h in hits],
+            context_document_ids=[h.chunk.document_id for h in hits],
+            retrieved=True,
+            trace={"scores": [float(h.score) for h in hits], "retrieval": retrieval},
+        )
+
+
+@hookimpl
+def register_rags(register):
+    register(RetrievalRAG)
