@@ -180,8 +180,9 @@ class EvaluationSection(BaseModel):
     )
     compat: Literal["ragassay", "unitxt"] = Field(
         "ragassay",
-        description="Default 'compat' option of every metric that has one: 'unitxt' reproduces Unitxt 1.26's "
-        "values (0 where ragassay reports unscored); a metric's own 'compat' option wins.",
+        description="Default 'compat' option of every metric that has one (and 'variant' of the ir_* metrics "
+        "that have a 'unitxt' one): 'unitxt' reproduces Unitxt 1.26's values (0 where ragassay reports unscored); "
+        "a metric's own option wins.",
     )
 
     @model_validator(mode="before")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import typing
 from collections.abc import Iterator
 from typing import Any
 
@@ -130,17 +131,25 @@ def resolve_component(
 
 
 def with_compat(ref: ComponentRef, registry: Registry, compat: str) -> ComponentRef:
-    """``ref`` with its ``compat`` option set to ``[evaluation] compat`` when the metric has that option and the
-    reference leaves it unset (so the stored spec records the mode in effect)."""
-    if compat == "ragassay" or "compat" in ref.options:
+    """``ref`` with ``[evaluation] compat`` applied where the reference leaves it unset (so the stored spec
+    records the mode in effect): the metric's ``compat`` option, or its ``variant`` option when that has a
+    ``"unitxt"`` value (the ``ir_*`` metrics)."""
+    if compat == "ragassay":
         return ref
     try:
         info = registry.get("metric", ref.name)
     except ComponentNotFoundError:
         return ref  # resolve_component reports it, with the key path
-    if "compat" not in info.cls.Options.model_fields:
+    fields = info.cls.Options.model_fields
+    if "compat" in fields:
+        key = "compat"
+    elif "variant" in fields and compat in typing.get_args(fields["variant"].annotation):
+        key = "variant"
+    else:
         return ref
-    return ref.model_copy(update={"options": {**ref.options, "compat": compat}})
+    if key in ref.options:
+        return ref
+    return ref.model_copy(update={"options": {**ref.options, key: compat}})
 
 
 def expand_systems(config: Config, loaded: LoadedConfig) -> dict[str, SystemSection]:

@@ -265,18 +265,27 @@ class IROptions(BaseModel):
     )
 
 
+IRVariant = Literal["trec_eval", "unitxt"]
+UNITXT_VARIANT = (
+    "'unitxt': Unitxt 1.26's definition; the ids as the output lists them (not re-sorted, repeats kept) and 0 "
+    "instead of unscored without references or retrieval ([evaluation] compat = 'unitxt' sets it)."
+)
+
+
 class MRROptions(IROptions):
     """Options of ``ir_mrr``."""
 
     k: CutOff = Field(None, description="Consider the first k ids only ('all' or None: all, as trec_eval).")
+    variant: IRVariant = Field("trec_eval", description="'trec_eval': recip_rank. " + UNITXT_VARIANT)
 
 
 class MAPOptions(IROptions):
     """Options of ``ir_map``."""
 
     k: CutOff = Field(None, description="Cut-off (trec_eval map_cut_k); 'all' or None: whole ranking.")
-    variant: Literal["trec_eval", "unitxt"] = Field(
-        "trec_eval", description="'trec_eval': divide by all relevant ids; 'unitxt': by relevant retrieved."
+    variant: IRVariant = Field(
+        "trec_eval",
+        description="'trec_eval': divide by all relevant ids. " + UNITXT_VARIANT + " Divides by relevant retrieved.",
     )
 
 
@@ -284,14 +293,17 @@ class CutOptions(IROptions):
     """Options of ``ir_recall_at_k`` and ``hit_at_k``."""
 
     k: CutOff = Field(5, description="Rank cut-off; 'all' or None: the whole ranking.")
+    variant: IRVariant = Field(
+        "trec_eval", description="'trec_eval': recall_k / success_k. " + UNITXT_VARIANT + " (RetrievalAtK)"
+    )
 
 
 class PrecisionOptions(CutOptions):
     """Options of ``ir_precision_at_k``."""
 
-    variant: Literal["trec_eval", "unitxt"] = Field(
+    variant: IRVariant = Field(
         "trec_eval",
-        description="'trec_eval': divide by k; 'unitxt': by min(k, number retrieved). With k = "
+        description="'trec_eval': divide by k. " + UNITXT_VARIANT + " Divides by min(k, number retrieved). With k = "
         "'all' both divide by the number retrieved.",
     )
 
@@ -313,12 +325,10 @@ def sample_qrels(sample: Sample) -> dict[str, float] | Unscored:
 
 
 def output_ranking(output: RAGOutput, qrels: Mapping[str, float], opts: IROptions) -> list[str]:
-    """The output's retrieved ids at the configured level, in trec_eval order."""
-    ids, doc_ids = list(output.context_ids), list(output.context_document_ids)
-    level = opts.level
-    if level == "auto":
-        level = "document" if doc_ids and not any(i in qrels for i in ids) else "chunk"
-    ranked = doc_ids if level == "document" and doc_ids else ids
+    """The output's retrieved ids at the configured level, in trec_eval order (Unitxt variant: as listed)."""
+    ranked = _level_ids(output, qrels, opts)
+    if getattr(opts, "variant", "trec_eval") == "unitxt":
+        return ranked
     scores = output.trace.get("scores") if opts.order == "scores" else None
     if isinstance(scores, list) and len(scores) == len(ranked) and all(isinstance(s, (int, float)) for s in scores):
         pairs = list(zip(ranked, scores))
@@ -328,6 +338,15 @@ def output_ranking(output: RAGOutput, qrels: Mapping[str, float], opts: IROption
     for docid, score in pairs:  # keep the best-ranked occurrence of each id
         first.setdefault(docid, score)
     return trec_order(first.items())
+
+
+def _level_ids(output: RAGOutput, qrels: Mapping[str, float], opts: IROptions) -> list[str]:
+    """The retrieved chunk ids or document ids (``level``), in the output's order."""
+    ids, doc_ids = list(output.context_ids), list(output.context_document_ids)
+    level = opts.level
+    if level == "auto":
+        level = "document" if doc_ids and not any(i in qrels for i in ids) else "chunk"
+    return doc_ids if level == "document" and doc_ids else ids
 
 
 class IRMetric(Metric):
@@ -341,12 +360,9 @@ class IRMetric(Metric):
         qrels = sample_qrels(sample)
         if isinstance(qrels, Unscored):
             return qrels
-        if not qrels:
-            return Unscored(reason="sample has no reference_context_ids")
-        if output.retrieved is False:
-            return Unscored(reason="system did not retrieve (retrieved=False)")
-        if output.contexts and not output.context_ids:
-            return Unscored(reason="output has contexts but no context_ids to match against references")
+        missing = _missing(qrels, output)
+        if missing is not None:  # Unitxt scores these 0 (its prediction is an empty list or has no hit)
+            return 0.0 if getattr(self.options, "variant", "trec_eval") == "unitxt" else Unscored(reason=missing)
         if self.options.level == "document" and output.context_ids and not output.context_document_ids:
             return Unscored(reason="level='document' but the output has no context_document_ids")
         ranking = output_ranking(output, qrels, self.options)
@@ -354,6 +370,17 @@ class IRMetric(Metric):
 
     def measure(self, q: Judged) -> float:
         raise NotImplementedError
+
+
+def _missing(qrels: Mapping[str, float], output: RAGOutput) -> str | None:
+    """Why the ranking cannot be judged (no references, no retrieval, contexts without ids), or None."""
+    if not qrels:
+        return "sample has no reference_context_ids"
+    if output.retrieved is False:
+        return "system did not retrieve (retrieved=False)"
+    if output.contexts and not output.context_ids:
+        return "output has contexts but no context_ids to match against references"
+    return None
 
 
 class IRMRR(IRMetric):
@@ -420,7 +447,16 @@ class IRRecallAtK(IRMetric):
     value_range = (0.0, 1.0)
     Options = CutOptions
     formula = "|{ i ≤ k : rel_i }| / |relevant|"
-    source = "trec_eval m_recall.c; Manning et al. 2008, Introduction to IR, Sec. 8.4"
+    source = "trec_eval m_recall.c; Manning et al. 2008, Introduction to IR, Sec. 8.4; Unitxt RetrievalAtK recall"
+
+    def __init__(self, options: BaseModel | None = None, **kwargs: Any):
+        super().__init__(options, **kwargs)
+        self.value_range = type(self).declared(self.options)[1]
+
+    @classmethod
+    def declared(cls, options: CutOptions) -> tuple[str, tuple[float | None, float | None]]:
+        """Unitxt's recall counts a relevant id at each position it is listed, so it can exceed 1."""
+        return cls.direction, ((0.0, None) if options.variant == "unitxt" else cls.value_range)
 
     def measure(self, q: Judged) -> float:
         return recall(q, self.options.k)

@@ -13,10 +13,11 @@ Shared unscored rules (see docs/metrics.md):
 
 An output that retrieved (``retrieved`` True or None) but returned an empty list scores 0.0.
 
-``context_mrr`` and ``context_map`` have option ``compat="unitxt"`` (also set by ``[evaluation] compat``): then
-they compute exactly Unitxt 1.26's ``MRR``/``MAP``: only ``context_ids`` are matched (not document ids), and the
-cases above score 0 instead of unscored. trec_eval's ``recip_rank`` and ``map`` are the ``ir_metrics`` plugin's
-``ir_mrr`` and ``ir_map``; docs/metrics.md shows where the two definitions part.
+All four have option ``compat="unitxt"`` (also set by ``[evaluation] compat``): then they compute exactly Unitxt
+1.26's ``MRR``/``MAP`` and ``RetrievalAtK`` recall and precision: only ``context_ids`` are matched (not document
+ids), as listed (a repeated id counts at each position), and the cases above score 0 instead of unscored.
+trec_eval's ``recip_rank`` and ``map`` are the ``ir_metrics`` plugin's ``ir_mrr`` and ``ir_map``; docs/metrics.md
+shows where the two definitions part.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ class AtKOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     k: CutOff = Field(5, description="Rank cut-off: the first k retrieved contexts ('all' or None: all).")
+    compat: Compat = Field("ragassay", description=COMPAT_DESCRIPTION)
 
 
 def _references(sample: Sample, output: RAGOutput) -> list[str] | Unscored:
@@ -75,6 +77,22 @@ def _ranked_hits(sample: Sample, output: RAGOutput, options: RankOptions) -> lis
     if isinstance(refs, Unscored):
         return refs
     return [bool(ids & set(refs)) for ids in _retrieved_ids(output, options.k)]
+
+
+def unitxt_at_k(sample: Sample, output: RAGOutput, k: int | None) -> tuple[int, int, int]:
+    """Unitxt ``RetrievalAtK`` counts: (relevant among the first min(k, n) ``context_ids``, min(k, n), distinct refs).
+
+    As Unitxt 1.26 ``RetrievalMetric.compute``: the retrieved ids as listed (a repeated relevant id counts at each
+    of its positions), the references de-duplicated, only ``context_ids`` matched.
+    """
+    refs = set(sample.reference_context_ids)
+    ranked = output.context_ids[:k]
+    return sum(chunk_id in refs for chunk_id in ranked), len(ranked), len(refs)
+
+
+def _unitxt_range(options: BaseModel, default: tuple[float, float]) -> tuple[float, float | None]:
+    """Unitxt's recall counts a repeated relevant id at each position, so it can exceed 1."""
+    return (0.0, None) if options.compat == "unitxt" else default
 
 
 class ContextMRR(Metric):
@@ -145,7 +163,18 @@ class RecallAtK(Metric):
     formula = "|refs ∩ ids(first k retrieved)| / |refs|  (refs distinct; chunk or document ids)"
     source = "Manning et al. 2008, Introduction to IR, Sec. 8.4; Unitxt RetrievalAtK recall"
 
+    def __init__(self, options: BaseModel | None = None, **kwargs):
+        super().__init__(options, **kwargs)
+        self.value_range = _unitxt_range(self.options, type(self).value_range)
+
+    @classmethod
+    def declared(cls, options: AtKOptions) -> tuple[str, tuple[float | None, float | None]]:
+        return cls.direction, _unitxt_range(options, cls.value_range)
+
     def score(self, sample: Sample, output: RAGOutput) -> float | Unscored:
+        if self.options.compat == "unitxt":  # Unitxt: relevant positions / distinct refs, 0 without refs
+            hits, _, n_refs = unitxt_at_k(sample, output, self.options.k)
+            return hits / n_refs if n_refs else 0.0
         refs = _references(sample, output)
         if isinstance(refs, Unscored):
             return refs
@@ -159,7 +188,8 @@ class PrecisionAtK(Metric):
     Formula: |{i ≤ k : id_i ∈ refs or doc_id_i ∈ refs}| / k; the divisor is k even when fewer than k
     contexts were retrieved (standard IR definition); with k=None it is the number retrieved (0.0 when
     none). Source: Manning, Raghavan & Schütze 2008, Introduction to Information Retrieval, Section 8.4.
-    Unitxt's ``RetrievalAtK`` divides by min(k, number retrieved) instead.
+    Unitxt's ``RetrievalAtK`` divides by min(k, number retrieved) instead: ``compat="unitxt"`` does that, on
+    ``context_ids`` only, 0 where ragassay is unscored.
     """
 
     uses_answer = False  # question, contexts and references only
@@ -172,6 +202,9 @@ class PrecisionAtK(Metric):
     source = "Manning et al. 2008, Introduction to IR, Sec. 8.4 (precision at k)"
 
     def score(self, sample: Sample, output: RAGOutput) -> float | Unscored:
+        if self.options.compat == "unitxt":  # Unitxt: divides by min(k, number retrieved)
+            hits, ranked, _ = unitxt_at_k(sample, output, self.options.k)
+            return hits / ranked if ranked else 0.0
         refs = _references(sample, output)
         if isinstance(refs, Unscored):
             return refs
