@@ -40,6 +40,7 @@ _EXPORTS = {
     "Role": "ragassay.components",
     "Corpus": "ragassay.components",
     "NoOptions": "ragassay.components",
+    "PhaseProgress": "ragassay.phases",
     # data models
     "Document": "ragassay.models",
     "Chunk": "ragassay.models",

@@ -14,6 +14,7 @@ from typing import Any
 from .config import LoadedConfig
 from .executor import executor_for
 from .interruptible import run_interruptibly
+from .phases import PhaseProgress
 from .plugin_manager import PluginHost, get_plugin_host, load_plugins
 from .project import Project
 from .results.handle import Run
@@ -42,6 +43,8 @@ def run(
     on_result: Callable[[UnitResult], None] | None = None,
     repeats: int = 1,
     on_plan: Callable[[Any], None] | None = None,
+    on_progress: Callable[[PhaseProgress], None] | None = None,
+    on_warning: Callable[[str], None] | None = None,
 ) -> Run:
     """Run (or resume) the evaluation a config describes and return it as a :class:`~ragassay.Run`.
 
@@ -61,12 +64,17 @@ def run(
         the spread across repeats is reported by :mod:`ragassay.analysis.variance`.
     :param on_plan: called with the :class:`~ragassay.runner.RunPlan` once it is planned, before anything runs
         (``ragassay gate`` checks its baseline there); an exception it raises stops the run.
+    :param on_progress: called with each :class:`~ragassay.PhaseProgress` that components report while the
+        systems are built (chunking, indexing, corpus embedding); ``ragassay run`` shows them.
+    :param on_warning: called with each warning components report (``context.warn``) when it is reported; all
+        of them are also in ``run.warnings`` and stored with the run.
     """
     if repeats < 1:
         from .errors import ConfigError
 
         raise ConfigError(f"--repeat must be at least 1, got {repeats}")
     project = Project.load(config, _host(plugins).registry, no_cache=no_cache)
+    project.context.observe(on_progress, on_warning)
     plan = plan_run(project)
     if on_plan is not None:
         on_plan(plan)

@@ -23,13 +23,14 @@ every field described) and the method(s) of its kind. ragassay creates one insta
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from .models import Chunk, Document, Judgement, MetricResult, RAGOutput, Sample, ScoredChunk, TokenUsage, Unscored
+from .phases import PhaseProgress, RunRuntime, reported_index
 
 
 class NoOptions(BaseModel):
@@ -49,14 +50,50 @@ class ComponentContext:
     registry: Any = None
     settings: dict[str, Any] = dataclasses.field(default_factory=dict)
     warnings: list[str] = dataclasses.field(default_factory=list)
+    #: Observers and shared objects of this run, in this process (see :mod:`ragassay.phases`).
+    runtime: RunRuntime = dataclasses.field(default_factory=RunRuntime, init=False, repr=False, compare=False)
 
     def warn(self, message: str) -> None:
-        """Report something suspicious that is not an error (a pattern matching no file, ids skipped, ...).
+        """Report something suspicious that is not an error (a pattern matching no file, ids skipped, most of
+        the corpus truncated by an embedder, ...).
 
-        The run prints it and stores it with the run; the same message is kept once.
+        ``ragassay run`` prints it when it is reported (at the default verbosity) and again in its summary, and
+        stores it with the run (``runs.warnings_json``); the same message is kept once.
         """
         if message not in self.warnings:
             self.warnings.append(message)
+            self.runtime.emit_warning(message)
+
+    def progress(self, phase: str, done: int, total: int | None = None, unit: str = "items", note: str = "") -> None:
+        """Report how far a long phase of building a system is: ``done`` of ``total`` ``unit``.
+
+        Call it when the phase starts (``done = 0``), as it goes (every batch, or every few hundred items: it
+        is cheap) and when it ends (``done == total``). ``phase`` names the work ("corpus embedding"), ``unit``
+        what is counted ("chunks"), ``note`` anything worth showing with it ("cache hit"). ``ragassay run``
+        shows the phase with its rate and time left; a phase reported as ended at once with a note (a cache
+        hit) is shown as one line. Indexing by a retriever is reported for it (``index (<name>)``) and
+        chunking by :class:`Corpus`.
+        """
+        self.runtime.emit_progress(PhaseProgress(phase, done, total, unit, note))
+
+    def observe(
+        self,
+        on_progress: Callable[[PhaseProgress], None] | None = None,
+        on_warning: Callable[[str], None] | None = None,
+    ) -> None:
+        """Receive this run's progress reports and new warnings (``ragassay run`` and :func:`ragassay.run` do)."""
+        if on_progress is not None:
+            self.runtime.progress_observers.append(on_progress)
+        if on_warning is not None:
+            self.runtime.warning_observers.append(on_warning)
+
+    def shared(self, key: Hashable, factory: Callable[[], Any]) -> Any:
+        """An object shared by the components of this run in this process: ``factory()`` made once per ``key``.
+
+        The dense retriever keeps its query encoder here (keyed by the embedder's identity), so that two
+        systems embedding the same questions with the same embedder embed each once.
+        """
+        return self.runtime.shared(key, factory)
 
     def resolve(self, path: str | Path) -> Path:
         """Resolve ``path`` against the project folder (absolute paths are kept)."""
@@ -142,8 +179,18 @@ class Retriever(Component):
 
     kind = "retriever"
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        own = cls.__dict__.get("index")
+        if callable(own) and not getattr(own, "_ragassay_reported", False):
+            cls.index = reported_index(own)  # the phase "index (<name>)" is reported for every retriever
+
     def index(self, chunks: Sequence[Chunk]) -> None:
-        """Build the index over ``chunks`` (called once before any :meth:`retrieve`)."""
+        """Build the index over ``chunks`` (called once before any :meth:`retrieve`).
+
+        ragassay reports the phase ``index (<name>)`` around it (start and end, in chunks); a retriever that
+        takes long can report finer progress with :meth:`ComponentContext.progress`.
+        """
         raise NotImplementedError
 
     def retrieve(self, query: str, k: int) -> list[ScoredChunk]:
@@ -228,6 +275,15 @@ class Embedder(Component):
         """Vectors of ``texts`` with what the embedder saw of each. Default: :meth:`embed`, nothing truncated."""
         texts = list(texts)
         return Encoded(self.embed(texts), [None] * len(texts), [False] * len(texts))
+
+    def encode_queries(self, texts: Sequence[str]) -> Encoded:
+        """Vectors of queries, computed together: each text must get the same vector whatever the other texts of
+        the call (the dense retriever batches the questions of concurrent units into one call).
+
+        Default: :meth:`encode`. An embedder whose vectors depend on the batch (padding to the longest text)
+        refines it: the ``local`` embedder pads each query to a fixed bucket of its own length.
+        """
+        return self.encode(texts)
 
     def cache_identity(self) -> dict[str, Any]:
         """What decides the vectors (model identity and the options that change them, not batch sizes or
@@ -483,8 +539,19 @@ class Corpus:
         """All chunks of the corpus by ``chunker`` (computed once per chunker name and options)."""
         key = f"{chunker.name}:{chunker.options.model_dump_json()}"
         if key not in self._chunks:
-            self._chunks[key] = [c for doc in self.documents for c in chunker.chunk(doc)]
+            self._chunks[key] = self._chunk_all(chunker)
         return self._chunks[key]
+
+    def _chunk_all(self, chunker: Chunker) -> list[Chunk]:
+        """Chunk every document, reporting the phase ``chunking`` about every 1% of the documents."""
+        total, chunks = len(self.documents), []
+        step = max(1, total // 100)
+        chunker.context.progress("chunking", 0, total, "documents")
+        for done, document in enumerate(self.documents, start=1):
+            chunks += chunker.chunk(document)
+            if done % step == 0 or done == total:
+                chunker.context.progress("chunking", done, total, "documents")
+        return chunks
 
     def content_hash(self) -> str:
         """sha256 over document ids, titles and texts, in order."""

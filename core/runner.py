@@ -383,13 +383,15 @@ class Runner:
         """Build and prepare each system that has work; a failure fails that system's units, not the run."""
         built: dict[str, RAGSystem | Exception] = {}
         prepared: dict[str, str] = {}  # system key -> name of the system built for it
-        for system in self.plan.systems:
-            if system.name not in names:
-                continue
+        context = self.plan.context
+        todo = [s for s in self.plan.systems if s.name in names]
+        total = len({self.system_keys[s.name] for s in todo})
+        for system in todo:
             key = self.system_keys[system.name]
             if key in prepared:  # the same spec as a system already built: its work is done once
                 built[system.name] = built[prepared[key]]
                 continue
+            context.progress("building systems", len(prepared), total, "systems", note=system.name)
             try:
                 rag = build_system(system, self.plan.context)
                 rag.prepare(self.plan.corpus)
@@ -399,6 +401,8 @@ class Runner:
             except Exception as exc:  # noqa: BLE001 - recorded per unit
                 built[system.name] = exc
             prepared[key] = system.name
+        if total:
+            context.progress("building systems", total, total, "systems")
         return built
 
     def inputs(self, item: WorkItem) -> ItemInputs:

@@ -12,6 +12,7 @@ is final.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from typing import Any
 
@@ -101,12 +102,34 @@ class HybridRetriever(Retriever):
 
     def retrieve_traced(self, query: str, k: int) -> tuple[list[ScoredChunk], dict[str, Any]]:
         """The fused hits and a trace: each returned chunk's rank in each retriever, and each part's trace."""
-        if self._parts is None:
-            raise RuntimeError("HybridRetriever.retrieve() called before index(); index the chunks first")
-        if k <= 0:
+        if self._check_ready(k):
             return [], {}
         depth = max(self.options.candidates, k)
-        traced = {label: part.retrieve_traced(query, depth) for label, part in self._parts}
+        return self._fuse(query, k, {label: part.retrieve_traced(query, depth) for label, part in self._parts})
+
+    async def aretrieve(self, query: str, k: int) -> list[ScoredChunk]:
+        """Asynchronous :meth:`retrieve` (see :meth:`aretrieve_traced`)."""
+        return (await self.aretrieve_traced(query, k))[0]
+
+    async def aretrieve_traced(self, query: str, k: int) -> tuple[list[ScoredChunk], dict[str, Any]]:
+        """:meth:`retrieve_traced` with the parts asked concurrently through their asynchronous path (a dense
+        part shares the query's embedding with the run's other dense retrievers of the same embedder)."""
+        if self._check_ready(k):
+            return [], {}
+        depth = max(self.options.candidates, k)
+        answers = await asyncio.gather(*(part.aretrieve_traced(query, depth) for _, part in self._parts))
+        return self._fuse(query, k, {label: answer for (label, _), answer in zip(self._parts, answers)})
+
+    def _check_ready(self, k: int) -> bool:
+        """Raises before :meth:`index`; True when ``k`` asks for nothing."""
+        if self._parts is None:
+            raise RuntimeError("HybridRetriever.retrieve() called before index(); index the chunks first")
+        return k <= 0
+
+    def _fuse(
+        self, query: str, k: int, traced: dict[str, tuple[list[ScoredChunk], dict[str, Any]]]
+    ) -> tuple[list[ScoredChunk], dict[str, Any]]:
+        """The fused (and reranked) top ``k`` of the parts' hits, with the trace."""
         results = {label: hits for label, (hits, _) in traced.items()}
         chunks = {hit.chunk.id: hit.chunk for hits in results.values() for hit in hits}
         fused = reciprocal_rank_fusion(

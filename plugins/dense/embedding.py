@@ -19,11 +19,15 @@ if TYPE_CHECKING:
 __all__ = ["Encoded", "dimension", "encode", "identity", "l2_normalize"]
 
 
-def encode(embedder: Embedder, texts: Sequence[str]) -> Encoded:
-    """Embed ``texts`` with ``embedder`` as an (n, d) float32 array; checks that one vector came per text."""
+def encode(embedder: Embedder, texts: Sequence[str], *, queries: bool = False) -> Encoded:
+    """Embed ``texts`` with ``embedder`` as an (n, d) float32 array; checks that one vector came per text.
+
+    ``queries``: through :meth:`~ragassay.Embedder.encode_queries` (each text's vector independent of the
+    others in the call), else :meth:`~ragassay.Embedder.encode`.
+    """
     np = require("numpy", "dense")
     texts = list(texts)
-    result = embedder.encode(texts)
+    result = embedder.encode_queries(texts) if queries else embedder.encode(texts)
     vectors = np.asarray(result.vectors, dtype=np.float32)
     if vectors.ndim != 2 or vectors.shape[0] != len(texts):
         raise ProviderError(

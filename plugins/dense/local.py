@@ -35,6 +35,8 @@ _TOKENIZER_FILES = (
     "tokenizer_config.json",
     "special_tokens_map.json",
 )
+#: Queries are padded to a multiple of this many tokens (see :meth:`LocalEmbedder.encode_queries`).
+QUERY_BUCKET = 16
 _MODELS: dict[str, tuple[Any, Any]] = {}
 _LOCK = threading.Lock()
 
@@ -185,29 +187,59 @@ class LocalEmbedder(Embedder):
 
     def encode(self, texts: Sequence[str]) -> Encoded:
         """Vectors (float32 array), token counts and truncation flags of ``texts``, in input order."""
+        texts, limit = list(texts), self.max_tokens
+        counts = self._counts(texts)
+        order = list(range(len(texts)))
+        if self.options.sort_by_length:  # longest first: each batch is padded to about its own length
+            order.sort(key=lambda i: -counts[i])
+        size = self.options.batch_size
+        batches = [(order[start : start + size], None) for start in range(0, len(order), size)]
+        return Encoded(self._run(texts, batches), list(counts), [c > limit for c in counts], limit)
+
+    def encode_queries(self, texts: Sequence[str]) -> Encoded:
+        """Vectors of queries, each independent of the other texts of the call.
+
+        Each text is padded to its bucket (its token count rounded up to a multiple of ``QUERY_BUCKET``, at
+        most the limit) and embedded only with texts of the same bucket, so the model sees the same shapes for
+        it whatever the call holds (padding to the longest text of a batch moves a vector by about 1e-7).
+        """
+        texts, limit = list(texts), self.max_tokens
+        counts = self._counts(texts)
+        buckets: dict[int, list[int]] = {}
+        for row, count in enumerate(counts):
+            buckets.setdefault(min(-(-count // QUERY_BUCKET) * QUERY_BUCKET, limit), []).append(row)
+        size = self.options.batch_size
+        batches = [
+            (rows[start : start + size], length)
+            for length, rows in sorted(buckets.items())
+            for start in range(0, len(rows), size)
+        ]
+        return Encoded(self._run(texts, batches), list(counts), [c > limit for c in counts], limit)
+
+    def _counts(self, texts: list[str]) -> list[int]:
+        """Token count of each text, special tokens included, before truncation."""
+        tokenizer, _ = self._load()
+        return [len(ids) for ids in tokenizer(texts, truncation=False, verbose=False)["input_ids"]] if texts else []
+
+    def _run(self, texts: list[str], batches: list[tuple[list[int], int | None]]):
+        """Vectors of ``texts`` computed batch by batch ((rows, pad length or None: the longest), in order)."""
         np = require("numpy", "local")
         torch = require("torch", "local", "the local embedder")
         tokenizer, model = self._load()
         if self.options.threads:
             torch.set_num_threads(self.options.threads)
-        texts, limit = list(texts), self.max_tokens
-        counts = [len(ids) for ids in tokenizer(texts, truncation=False, verbose=False)["input_ids"]] if texts else []
-        order = list(range(len(texts)))
-        if self.options.sort_by_length:  # longest first: each batch is padded to about its own length
-            order.sort(key=lambda i: -counts[i])
         vectors = np.zeros((len(texts), self.dimension or model.config.hidden_size), dtype=np.float32)
-        size = self.options.batch_size
         with torch.inference_mode():
-            for start in range(0, len(order), size):
-                batch = order[start : start + size]
-                vectors[batch] = self._forward(tokenizer, model, [texts[i] for i in batch], limit)
-        return Encoded(vectors, list(counts), [c > limit for c in counts], limit)
+            for rows, pad_to in batches:
+                vectors[rows] = self._forward(tokenizer, model, [texts[i] for i in rows], self.max_tokens, pad_to)
+        return vectors
 
-    def _forward(self, tokenizer, model, texts: list[str], limit: int):
-        """Mean-pooled (and normalised) vectors of one batch."""
+    def _forward(self, tokenizer, model, texts: list[str], limit: int, pad_to: int | None = None):
+        """Mean-pooled (and normalised) vectors of one batch, padded to its longest text or to ``pad_to``."""
         import torch
 
-        inputs = tokenizer(texts, padding=True, truncation=True, max_length=limit, return_tensors="pt")
+        padding = {"padding": "max_length", "max_length": pad_to} if pad_to else {"padding": True, "max_length": limit}
+        inputs = tokenizer(texts, truncation=True, return_tensors="pt", **padding)
         hidden = model(**inputs).last_hidden_state
         mask = inputs["attention_mask"].unsqueeze(-1).to(hidden.dtype)
         pooled = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)

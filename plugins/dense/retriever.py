@@ -17,17 +17,36 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from ragassay import Chunk, ComponentContext, DatasetError, EmbedderRef, ProviderError, Retriever, ScoredChunk
+from ragassay import (
+    Chunk,
+    ComponentContext,
+    DatasetError,
+    EmbedderRef,
+    Encoded,
+    ProviderError,
+    Retriever,
+    ScoredChunk,
+    require,
+)
 
 from . import faiss_index
 from .cache import CacheMiss, DenseCache, embeddings_key, index_key
 from .embedding import dimension, encode, identity, l2_normalize
 from .faiss_index import IndexOptions
+from .queries import QueryEncoder, QueryVector, query_encoder
 
 if TYPE_CHECKING:
     import numpy as np
 
 log = logging.getLogger("ragassay.dense")
+
+#: Scores are rounded to this many decimals before ordering (equal scores: chunk order), as they are stored.
+SCORE_DECIMALS = 6
+#: Chunks embedded per embedder call while indexing: progress is reported after each block.
+EMBED_BLOCK = 128
+#: From this share of truncated chunks on, truncation is a run warning (below it, an INFO log line).
+TRUNCATION_WARN_SHARE = 0.05
+EMBEDDING_PHASE = "corpus embedding"
 
 
 class DenseOptions(IndexOptions):
@@ -92,24 +111,53 @@ class DenseRetriever(Retriever):
 
     def retrieve_traced(self, query: str, k: int) -> tuple[list[ScoredChunk], dict[str, Any]]:
         """The hits and how the query was embedded (tokens, truncation) and whether the vectors were cached."""
-        if self._index is None:
-            raise RuntimeError("DenseRetriever.retrieve() called before index(); index the chunks first")
+        self._check_ready()
         if k <= 0:
             return [], {}
-        encoded = encode(self.embedder, [query])
+        return self._search(self.queries.encode(query), k)
+
+    async def aretrieve(self, query: str, k: int) -> list[ScoredChunk]:
+        """Asynchronous :meth:`retrieve` (see :meth:`aretrieve_traced`)."""
+        return (await self.aretrieve_traced(query, k))[0]
+
+    async def aretrieve_traced(self, query: str, k: int) -> tuple[list[ScoredChunk], dict[str, Any]]:
+        """:meth:`retrieve_traced` with the query embedded off the event loop, in one forward pass with the
+        queries of concurrent units, or taken from this run's query cache (shared with ``hybrid``)."""
+        self._check_ready()
+        if k <= 0:
+            return [], {}
+        return self._search(await self.queries.aencode(query), k)
+
+    @property
+    def queries(self) -> QueryEncoder:
+        """This run's query encoder for the embedder (shared with every retriever using the same embedder)."""
+        if getattr(self, "_queries", None) is None:
+            self._queries = query_encoder(self.context, self.embedder)
+        return self._queries
+
+    def _check_ready(self) -> None:
+        if self._index is None:
+            raise RuntimeError("DenseRetriever.retrieve() called before index(); index the chunks first")
+
+    def _search(self, query: QueryVector, k: int) -> tuple[list[ScoredChunk], dict[str, Any]]:
+        """The ``k`` best chunks for a query vector: scores rounded to ``SCORE_DECIMALS`` before ordering,
+        equal scores in chunk order, so the ranking cannot hinge on float noise of the last bits."""
         trace = {
-            "query_tokens": encoded.tokens[0],
-            "query_truncated": encoded.truncated[0],
-            "max_query_tokens": encoded.max_tokens,
+            "query_tokens": query.tokens,
+            "query_truncated": query.truncated,
+            "max_query_tokens": query.max_tokens,
             "cache": self.stats.get("cache"),
         }
-        query_vectors = self._prepare(encoded.vectors)
+        query_vectors = self._prepare(query.vector.reshape(1, -1))
         with self._lock:  # a rebuild swaps the index; searches in flight keep the one they started with
             if query_vectors.shape[1] != self._index.d:
                 self._rebuild_for_dimension(query_vectors.shape[1])
             index = self._index
         scores, rows = faiss_index.search(index, query_vectors, min(k, len(self._chunks)), self.options)
-        found = sorted(((float(s), int(r)) for s, r in zip(scores[0], rows[0]) if r >= 0), key=lambda x: (-x[0], x[1]))
+        found = sorted(
+            ((round(float(s), SCORE_DECIMALS), int(r)) for s, r in zip(scores[0], rows[0]) if r >= 0),
+            key=lambda x: (-x[0], x[1]),
+        )
         return [
             ScoredChunk(chunk=self._chunks[row], score=score, rank=rank)
             for rank, (score, row) in enumerate(found, start=1)
@@ -133,6 +181,7 @@ class DenseRetriever(Retriever):
                 if expected and expected != vectors.shape[1]:
                     raise CacheMiss(f"cached vectors have dimension {vectors.shape[1]}, the embedder gives {expected}")
                 self.stats["cache"] = "hit"
+                self.context.progress(EMBEDDING_PHASE, len(vectors), len(vectors), "chunks", note="cache hit")
                 return vectors
             except CacheMiss as miss:
                 if str(miss) != "absent":
@@ -144,18 +193,49 @@ class DenseRetriever(Retriever):
 
     def _embed_chunks(self, cache: DenseCache | None) -> np.ndarray:
         started = time.perf_counter()
-        encoded = encode(self.embedder, [chunk.text for chunk in self._chunks])
+        encoded = self._encode_reporting([chunk.text for chunk in self._chunks])
         self.stats.update(embed_s=time.perf_counter() - started, truncated_chunks=encoded.truncated_count)
-        if encoded.truncated_count:
-            log.info(
-                "dense retriever: %d chunk(s) longer than %s tokens were truncated by the embedder",
-                encoded.truncated_count,
-                encoded.max_tokens,
-            )
+        self._report_truncation(encoded)
         if cache is not None:
             material = {"chunks": len(self._chunks), "embedder": identity(self.embedder)}
             cache.save_vectors(self._key, encoded.vectors, material)
         return encoded.vectors
+
+    def _encode_reporting(self, texts: list[str]) -> Encoded:
+        """Embed ``texts`` ``EMBED_BLOCK`` at a time, reporting the phase ``corpus embedding`` after each block."""
+        np = require("numpy", "dense")
+        total, blocks = len(texts), []
+        self.context.progress(EMBEDDING_PHASE, 0, total, "chunks")
+        for start in range(0, total, EMBED_BLOCK):
+            blocks.append(encode(self.embedder, texts[start : start + EMBED_BLOCK]))
+            self.context.progress(EMBEDDING_PHASE, min(start + EMBED_BLOCK, total), total, "chunks")
+        return Encoded(
+            np.concatenate([b.vectors for b in blocks]),
+            [t for b in blocks for t in b.tokens],
+            [t for b in blocks for t in b.truncated],
+            blocks[0].max_tokens,
+        )
+
+    def _report_truncation(self, encoded: Encoded) -> None:
+        """Truncated chunks: a run warning from ``TRUNCATION_WARN_SHARE`` of the chunks on, else logged."""
+        count, total = encoded.truncated_count, len(encoded.truncated)
+        if not count:
+            return
+        share = count / total
+        if share < TRUNCATION_WARN_SHARE:
+            log.info(
+                "dense retriever: %d chunk(s) (%.1f%%) longer than %s tokens were truncated by the embedder",
+                count,
+                100 * share,
+                encoded.max_tokens,
+            )
+            return
+        self.context.warn(
+            f"dense retriever ({self.embedder.name} embedder): {count:,} of {total:,} chunks ({share:.0%}) are "
+            f"longer than its {encoded.max_tokens}-token limit and were truncated: their ends cannot be found. "
+            'Use smaller chunks (the recursive chunker with unit = "tokens" and a size well below the '
+            "limit, as the embedder's tokenizer counts more tokens than words) or an embedder with a longer limit"
+        )
 
     def _prepare(self, vectors: np.ndarray) -> np.ndarray:
         return l2_normalize(vectors) if self.options.similarity == "cosine" else vectors
@@ -176,12 +256,15 @@ class DenseRetriever(Retriever):
                 if (index.ntotal, index.d) != vectors.shape:
                     raise CacheMiss(f"index holds {index.ntotal}x{index.d} vectors, expected {vectors.shape}")
                 self.stats["index_cache"] = "hit"
+                self.context.progress(f"{opts.index} index", index.ntotal, index.ntotal, "vectors", note="cache hit")
                 return index
             except (CacheMiss, RuntimeError) as miss:
                 if str(miss) != "absent":
                     log.warning("dense cache index %s unusable: %s; rebuilding", ikey, miss)
         started = time.perf_counter()
+        self.context.progress(f"{opts.index} index", 0, len(vectors), "vectors")
         index = faiss_index.build(vectors, opts)
+        self.context.progress(f"{opts.index} index", len(vectors), len(vectors), "vectors")
         self.stats.update(index_cache="built", index_build_s=time.perf_counter() - started)
         if cache is not None:
             cache.save_index(self._key, ikey, faiss_index.serialize(index), params)
