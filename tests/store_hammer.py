@@ -13,6 +13,7 @@ SYSTEMS = ("sys1", "sys2")
 QUESTIONS = tuple(f"q{i:03d}" for i in range(60))
 METRICS = ("m1", "m2", "m3")
 BATCH = 10
+SHARED = 7  # context texts shared by the outputs of every writer
 
 
 def all_units() -> list[tuple[str, str, str]]:
@@ -24,6 +25,13 @@ def writers_of(position: int, writers: int) -> set[int]:
     """The writers of the unit at ``position``: one, or two for every third unit (the overlaps)."""
     first = position % writers
     return {first, (first + 1) % writers} if position % 3 == 0 else {first}
+
+
+def contexts_of(question: str) -> list[str]:
+    """The contexts of a question's outputs: two of :data:`SHARED` texts (every writer stores them at once) and
+    one of its own."""
+    i = int(question[1:])
+    return [f"shared context {i % SHARED}", f"shared context {(i + 3) % SHARED}", f"the context of {question}"]
 
 
 def create_runs(url: str) -> None:
@@ -68,7 +76,7 @@ def write_share(url: str, writer: int, writers: int, start_at: float) -> None:
                     system,
                     question,
                     "ok",
-                    RAGOutput(answer=f"{run} {system} {question} by {writer}"),
+                    RAGOutput(answer=f"{run} {system} {question} by {writer}", contexts=contexts_of(question)),
                     metrics=[MetricValue(metric=m, value=float(i)) for i, m in enumerate(METRICS)],
                     judgements=[Judgement(judge="j", verdict="correct", score=1.0)],
                 )

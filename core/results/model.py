@@ -77,6 +77,7 @@ class RunData:
     outputs: dict[tuple[str, str], OutputRecord]
     score_table: ScoreTable  # every metric value and judgement, all repeats, column by column
     has_payloads: bool = False
+    context_texts: dict[str, str] = dataclasses.field(default_factory=dict)  # key -> text, for the payloads
 
     @property
     def id(self) -> str:
@@ -230,7 +231,11 @@ class RunData:
         if not self.has_payloads:
             raise ValueError("this run was read without payloads: read_run(store, run, payloads=True)")
         found = self.outputs.get((system, question_id))
-        return RAGOutput.model_validate_json(found.payload) if found is not None and found.payload else None
+        if found is None or not found.payload:
+            return None
+        from ..store.contexts import unpack
+
+        return unpack(found.payload, self.context_texts)
 
     def latencies(self, system: str) -> np.ndarray:
         """Latency in seconds of every ok output of ``system`` that reports one, in sample order."""

@@ -1,7 +1,9 @@
 """Reading a stored run into the read model: each table once (:func:`read_run`).
 
 Six statements for any run size: the run with its lease (for the state), its systems, its samples, its outputs,
-its metric values and its judgements. :func:`read_payloads` adds one for the outputs of a few samples.
+its metric values and its judgements. :func:`read_payloads` adds one for the outputs of a few samples. Reading
+payloads adds the context texts they name by key (:mod:`ragassay.store.contexts`): one statement per 5,000
+distinct texts, none when the outputs have no context.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ def read_run(store: Any, ref: str, *, payloads: bool | str = False) -> RunData:
     for r in store.output_records(run_id, payloads=payloads):
         output = _output(r, payloads)
         outputs[(output.system, output.question_id)] = output
+    texts = context_texts(store, [o.payload for o in outputs.values()]) if payloads else {}
     builder = TableBuilder([s["name"] for s in systems], question_ids, {q: i for i, q in enumerate(question_ids)})
     for r in store.score_records(run_id, "metric"):
         builder.add(r[0], r[1], "metric", r[2], r[3], r[4], (r[5], None, None, None, r[6]), Usage.of(tuple(r[7:])))
@@ -58,6 +61,7 @@ def read_run(store: Any, ref: str, *, payloads: bool | str = False) -> RunData:
         outputs=outputs,
         score_table=builder.table(),
         has_payloads=bool(payloads),
+        context_texts=texts,
     )
 
 
@@ -65,7 +69,24 @@ def read_payloads(store: Any, run_id: str, question_ids: Sequence[str]) -> dict[
     """(system, question_id) -> the stored output, for the outputs of ``question_ids`` only (one statement)."""
     if not question_ids:
         return {}
-    return {(s, q): RAGOutput.model_validate_json(raw) for s, q, raw in store.payload_records(run_id, question_ids)}
+    from ..store.contexts import unpack
+
+    records = store.payload_records(run_id, question_ids)
+    texts = context_texts(store, [raw for _, _, raw in records])
+    return {(s, q): unpack(raw, texts) for s, q, raw in records}
+
+
+def context_texts(store: Any, payloads: Sequence[str | None]) -> dict[str, str]:
+    """key -> text of the context texts that ``payloads`` (stored output JSON) name by key, read in bulk (no
+    statement when none does: inline contexts, as other backends store them)."""
+    from ..store.contexts import keys_of
+
+    keys = sorted({key for raw in payloads for key in keys_of(raw)})
+    if not keys:
+        return {}
+    if not hasattr(store, "context_texts"):
+        raise StoreError(f"{type(store).__name__} stores outputs with context keys but has no context_texts()")
+    return store.context_texts(keys)
 
 
 def _info(row: dict[str, Any], holder: Any, systems: int, outputs: int) -> RunInfo:

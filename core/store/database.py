@@ -15,6 +15,7 @@ from sqlalchemy.engine import Engine
 from ..errors import StoreError
 from ..models import Judgement, MetricValue, RAGOutput, Sample, TokenUsage
 from . import schema as t
+from .contexts import fetch_texts, keys_of, unpack
 from .healing import Healer, healing
 from .lease import live_holders, run_state
 from .reads import RunReads
@@ -373,7 +374,8 @@ class ResultsStore(RunReads):
     def load_output(self, output_id: int) -> RAGOutput:
         with self.engine.connect() as conn:
             raw = conn.execute(select(t.outputs.c.output_json).where(t.outputs.c.id == output_id)).scalar_one()
-        return RAGOutput.model_validate_json(raw)
+            keys = keys_of(raw)
+            return unpack(raw, fetch_texts(conn, keys) if keys else {})
 
     def write_units(
         self,
@@ -550,7 +552,9 @@ class ResultsStore(RunReads):
         if ok_only:
             query = query.where(t.outputs.c.status == "ok")
         with self.engine.connect() as conn:
-            return [(s, q, RAGOutput.model_validate_json(raw)) for s, q, raw in conn.execute(query)]
+            rows = conn.execute(query).all()
+            texts = fetch_texts(conn, [key for _, _, raw in rows for key in keys_of(raw)])
+        return [(s, q, unpack(raw, texts)) for s, q, raw in rows]
 
     @healing
     def sample_detail(self, run_id: str, question_id: str) -> dict[str, Any]:
@@ -570,6 +574,7 @@ class ResultsStore(RunReads):
                 select(t.outputs).where(t.outputs.c.run_id == run_id, t.outputs.c.question_id == question_id)
             ).all()
             detail = {"sample": Sample.model_validate_json(raw), "outputs": []}
+            texts = fetch_texts(conn, [key for out in outs for key in keys_of(out.output_json)])
             for out in outs:
                 mv, jv = t.metric_values.c, t.judgements.c
                 metrics = conn.execute(select(t.metric_values).where(mv.output_id == out.id, mv.repeat == 0)).all()
@@ -577,7 +582,7 @@ class ResultsStore(RunReads):
                 detail["outputs"].append(
                     {
                         "row": dict(out._mapping),
-                        "output": RAGOutput.model_validate_json(out.output_json) if out.output_json else None,
+                        "output": unpack(out.output_json, texts) if out.output_json else None,
                         "metrics": [_with_details(m) for m in metrics],
                         "judgements": [_with_details(j) for j in judges],
                     }

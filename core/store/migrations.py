@@ -290,6 +290,42 @@ def _v3_repeat_in_key(conn: Connection) -> None:
         conn.execute(text(f"ALTER TABLE {table.name} RENAME TO {name}"))
 
 
+_V4_OUTPUTS_PER_STEP = 500  # outputs read, packed and rewritten at a time by the v4 migration
+
+
+def _v4_context_texts(conn: Connection) -> None:
+    """Version 4: the ``context_texts`` table (DDL as of version 4), and every output's inline context texts
+    moved into it (``output_json`` keeps their keys, see :mod:`ragassay.store.contexts`).
+
+    Inside the caller's transaction (an interrupted migration leaves version 3 as it was) and idempotent: an
+    output already packed is left alone, a text already stored is not inserted again."""
+    from .contexts import repack, store_texts
+
+    texts_table = Table(
+        "context_texts",
+        MetaData(),
+        Column("key", String(32), primary_key=True),
+        Column("text", Text, nullable=False),
+    )
+    texts_table.create(conn, checkfirst=True)
+    after = -1
+    while True:
+        rows = conn.execute(
+            text(
+                "SELECT id, output_json FROM outputs WHERE id > :after AND output_json IS NOT NULL ORDER BY id LIMIT :n"
+            ),
+            {"after": after, "n": _V4_OUTPUTS_PER_STEP},
+        ).all()
+        if not rows:
+            return
+        texts: dict[str, str] = {}
+        packed = [{"id": row.id, "raw": raw} for row in rows if (raw := repack(row.output_json, texts)) is not None]
+        store_texts(conn, texts, texts_table)
+        if packed:
+            conn.execute(text("UPDATE outputs SET output_json = :raw WHERE id = :id"), packed)
+        after = rows[-1].id
+
+
 def _digest(value: str) -> str:
     return hashlib.sha256(value.encode("utf-8")).hexdigest()
 
@@ -299,6 +335,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
     (1, "initial schema", _v1_initial),
     (2, "columns for what readers re-parsed, reuse keys, details, evaluation cost, run leases", _v2_columns_and_keys),
     (3, "repeat in the primary key of metric_values and judgements (run --repeat N)", _v3_repeat_in_key),
+    (4, "context texts stored once per store, outputs name them by key", _v4_context_texts),
 ]
 
 

@@ -147,7 +147,11 @@ class ResultsReader(Protocol):
         (:data:`~ragassay.store.reads.METRIC_COLUMNS` / :data:`~ragassay.store.reads.JUDGEMENT_COLUMNS`)."""
 
     def payload_records(self, run_id: str, question_ids: Sequence[str]) -> list[tuple[str, str, str]]:
-        """(system, question_id, output JSON) of the stored outputs of these samples."""
+        """(system, question_id, output JSON) of the stored outputs of these samples.
+
+        The output JSON is a :class:`~ragassay.RAGOutput`'s, with its contexts inline, or named by key
+        (``context_keys``, :mod:`ragassay.store.contexts`): a backend that stores them so also has
+        ``context_texts(keys) -> {key: text}``, which the read model calls once per read to resolve them."""
 
     def close(self) -> None:
         """Release connections and files."""

@@ -13,6 +13,7 @@ from typing import Any
 from sqlalchemy import select
 
 from . import schema as t
+from .contexts import fetch_texts
 from .healing import Healer, healing, healing_stream
 from .lease import Holder, stale_reason
 
@@ -78,7 +79,8 @@ class RunReads:
     @healing_stream
     def output_records(self, run_id: str, *, payloads: bool = False) -> Iterator[tuple]:
         """One tuple per stored output (:data:`OUTPUT_COLUMNS`, then ``output_json`` when ``payloads``), streamed
-        in batches (one statement)."""
+        in batches (one statement). The JSON names its contexts by key: resolve them with :meth:`context_texts`
+        (:func:`ragassay.store.contexts.unpack`)."""
         o = t.outputs.c
         columns = [o[name] for name in OUTPUT_COLUMNS] + ([o.output_json] if payloads else [])
         with self.engine.connect() as conn:
@@ -119,10 +121,20 @@ class RunReads:
 
     @healing
     def payload_records(self, run_id: str, question_ids: Sequence[str]) -> list[tuple[str, str, str]]:
-        """(system, question_id, output_json) of the stored outputs of the given samples."""
+        """(system, question_id, output_json) of the stored outputs of the given samples (contexts by key, as in
+        :meth:`output_records`)."""
         o = t.outputs.c
         query = select(o.system, o.question_id, o.output_json).where(
             o.run_id == run_id, o.question_id.in_(list(question_ids)), o.output_json.is_not(None)
         )
         with self.engine.connect() as conn:
             return [tuple(row) for row in conn.execute(query)]
+
+    @healing
+    def context_texts(self, keys: Sequence[str]) -> dict[str, str]:
+        """key -> text of the context texts ``keys`` that stored outputs name (``context_keys`` in their JSON,
+        see :mod:`ragassay.store.contexts`), read in bulk: one statement per 5,000 distinct keys."""
+        if not keys:
+            return {}
+        with self.engine.connect() as conn:
+            return fetch_texts(conn, keys)

@@ -7,12 +7,20 @@ import json
 from typing import Any
 
 from ..models import Judgement, MetricValue, TokenUsage
+from .contexts import pack
 from .migrations import output_columns
 
 
-def output_row(run_id: str, r: Any, now: float, prices: Any) -> dict[str, Any]:
-    """The ``outputs`` row of a fresh :class:`~ragassay.store.database.UnitResult`."""
+def output_row(run_id: str, r: Any, now: float, prices: Any, texts: dict[str, str] | None = None) -> dict[str, Any]:
+    """The ``outputs`` row of a fresh :class:`~ragassay.store.database.UnitResult`.
+
+    ``texts``: with a dict, the output's contexts are stored by key (:func:`ragassay.store.contexts.pack`) and
+    their texts added to it for the caller to store in ``context_texts``; without, inline (other backends)."""
     out = r.output
+    if out is None:
+        raw = None
+    else:
+        raw = out.model_dump_json() if texts is None else pack(out, texts)
     return {
         "run_id": run_id,
         "system": r.system,
@@ -20,7 +28,7 @@ def output_row(run_id: str, r: Any, now: float, prices: Any) -> dict[str, Any]:
         "status": r.status,
         "error": r.error,
         "answer": out.answer if out else None,
-        "output_json": out.model_dump_json() if out else None,
+        "output_json": raw,
         "latency_s": out.latency_s if out else None,
         "input_tokens": out.usage.input_tokens if out else 0,
         "output_tokens": out.usage.output_tokens if out else 0,

@@ -7,13 +7,17 @@ metric value and judgement, and a run's description and warnings.
 
 Version 3 added ``repeat`` to the primary key of ``metric_values`` and ``judgements``: repeat r of a
 model-calling metric or judge under ``ragassay run --repeat N`` (0 for every value of a run without repeats).
+
+Version 4 stores every distinct context text once, in ``context_texts`` (key: 32 characters of the text's
+sha256); an output's ``output_json`` names its contexts by key (``context_keys``) instead of holding their texts
+(see :mod:`ragassay.store.contexts`).
 """
 
 from __future__ import annotations
 
 from sqlalchemy import Column, Float, ForeignKey, Index, Integer, MetaData, String, Table, Text, UniqueConstraint
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 metadata = MetaData()
 
@@ -125,6 +129,14 @@ judgements = Table(
     Column("input_tokens", Integer, nullable=False, default=0, server_default="0"),  # v2: evaluation cost
     Column("output_tokens", Integer, nullable=False, default=0, server_default="0"),
     *_usage_columns(),
+)
+
+# Version 4: every distinct context text once (see ragassay.store.contexts); outputs name them by key.
+context_texts = Table(
+    "context_texts",
+    metadata,
+    Column("key", String(32), primary_key=True),  # URL-safe base64 of the first 24 bytes of the text's sha256
+    Column("text", Text, nullable=False),
 )
 
 # Version 2: which process works on which run (see ragassay.store.lease); one row per live or stale lease.

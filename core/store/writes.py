@@ -12,6 +12,9 @@ elsewhere, two drivers racing) is stored once. The UNIQUE constraint ``uq_output
 (IntegrityError, or a deadlock / serialization failure on PostgreSQL); the batch is then written again from the
 start (the newest write wins).
 
+Context texts go to ``context_texts`` first, in the same transaction, ``INSERT ... ON CONFLICT DO NOTHING`` in
+key order (:mod:`ragassay.store.contexts`): concurrent writers and a batch written again store each text once.
+
 Transient failures (a lost connection, a locked file, a conflict) are retried by the store's
 :class:`~ragassay.store.healing.Healer` until its deadline. A retry always replaces: if a lost connection hid
 a commit that in fact succeeded, the batch written again replaces its own rows instead of failing on them.
@@ -28,6 +31,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
 from . import schema as t
+from .contexts import store_texts
 from .healing import Healer
 from .rows import by_columns, judgement_row, metric_row, output_row
 
@@ -104,10 +108,13 @@ def _insert_outputs(conn: Any, run_id: str, fresh: list[Any], context: Any, now:
     """
     if not fresh:
         return {}
+    texts: dict[str, str] = {}  # the outputs' context texts, stored once per store (ragassay.store.contexts)
+    rows = [output_row(run_id, r, now, context.prices, texts) for r in fresh]
+    store_texts(conn, texts)
     ids = (
         conn.execute(
             insert(t.outputs).returning(t.outputs.c.id, sort_by_parameter_order=True),
-            [output_row(run_id, r, now, context.prices) for r in fresh],
+            rows,
         )
         .scalars()
         .all()

@@ -106,17 +106,30 @@ def _engine(url: str):
 
 
 def digest(url: str, *, skip: set[str] = frozenset()) -> str:
-    """sha256 over every stored output (system, sample, status, answer, error) and every metric value with
-    the (system, sample) of the output it is attached to; ids, times and latencies left out. ``skip``:
-    question ids left out (the hostile endpoint's)."""
-    from sqlalchemy import text
+    """sha256 over every stored output (system, sample, status, answer, error, its contexts' ids and texts) and
+    every metric value with the (system, sample) of the output it is attached to; ids, times and latencies left
+    out. Contexts are read whatever their storage form: inline (schema 3) or by key (schema 4), so the digest
+    does not depend on it. ``skip``: question ids left out (the hostile endpoint's)."""
+    from sqlalchemy import inspect, text
+
+    from ragassay.store.contexts import unpack
 
     engine = _engine(url)
     try:
         with engine.connect() as conn:
-            outputs = conn.execute(
-                text("SELECT system, question_id, status, answer, error FROM outputs ORDER BY system, question_id")
+            rows = conn.execute(
+                text(
+                    "SELECT system, question_id, status, answer, error, output_json FROM outputs "
+                    "ORDER BY system, question_id"
+                )
             ).all()
+            by_key = inspect(conn).has_table("context_texts")
+            texts = dict(conn.execute(text("SELECT key, text FROM context_texts")).all()) if by_key else {}
+            outputs = [
+                (*row[:5], [out.context_ids, out.contexts] if out is not None else None)
+                for row in rows
+                for out in [unpack(row[5], texts) if row[5] else None]
+            ]
             values = conn.execute(
                 text(
                     "SELECT o.system, o.question_id, v.metric, v.repeat, v.value, v.unscored_reason "

@@ -8,9 +8,9 @@ import time
 import pytest
 from sqlalchemy import create_engine, text
 
-from ragassay.store import store_url
+from ragassay.store import open_store, store_url
 
-from store_hammer import METRICS, QUESTIONS, RUNS, SYSTEMS, create_runs, write_share
+from store_hammer import METRICS, QUESTIONS, RUNS, SHARED, SYSTEMS, contexts_of, create_runs, write_share
 
 pytestmark = pytest.mark.slow
 
@@ -55,4 +55,14 @@ def test_concurrent_writers_of_two_runs_store_every_unit_exactly_once(hammered_u
         )
         assert count(conn, per_output) == 0
         assert count(conn, "SELECT sum(value) FROM metric_values") == units * sum(range(len(METRICS)))
+        # every context text once, though every writer stored the shared ones at the same time
+        assert count(conn, "SELECT count(*) FROM context_texts") == SHARED + len(QUESTIONS)
     engine.dispose()
+    store = open_store(hammered_url, create=False)
+    try:
+        for run in RUNS:
+            outputs = store.output_payloads(run)
+            assert len(outputs) == units // len(RUNS)
+            assert all(output.contexts == contexts_of(question) for _, question, output in outputs)
+    finally:
+        store.close()
