@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ragassay import DatasetError, DatasetSource, Document, Sample, SeenKeys, hookimpl
 from ragassay.plugins.beir_files import (
@@ -89,6 +89,15 @@ class BeirOptions(BaseModel):
         "'title'); JSONL queries: a key (unset: 'text').",
     )
 
+    @model_validator(mode="after")
+    def _one_way_to_name_the_qrels(self) -> BeirOptions:
+        if self.split is not None and self.qrels_file is not None:
+            raise ValueError(
+                f"split ('{self.split}') and qrels_file ('{self.qrels_file}') are both set: qrels_file names the "
+                "split's qrels itself; drop split"
+            )
+        return self
+
 
 @dataclasses.dataclass(frozen=True)
 class BenchmarkFiles:
@@ -108,7 +117,7 @@ def benchmark_files(folder: Path, options: BeirOptions) -> BenchmarkFiles:
     layout = options.layout
     if layout == "auto":
         layout = "beir" if all(given) else detect_layout(folder, options)
-    if options.split is not None and layout not in _SPLIT_LAYOUTS and options.qrels_file is None:
+    if options.split is not None and layout not in _SPLIT_LAYOUTS:
         raise DatasetError(
             f"split = '{options.split}' applies to the beir and mteb layouts; the {layout} layout of {folder} has "
             "one qrels file: set qrels_file to the split's qrels file instead"

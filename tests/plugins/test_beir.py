@@ -75,6 +75,8 @@ def test_options_are_checked():
         BeirSource.Options(path="x", splits="dev")
     with pytest.raises(pydantic.ValidationError):
         BeirSource.Options(path="x", layout="msmarco")
+    with pytest.raises(pydantic.ValidationError, match="split .'dev'. and qrels_file .'q.txt'. are both set"):
+        BeirSource.Options(path="x", split="dev", qrels_file="q.txt")
 
 
 # -- the shipped sample ---------------------------------------------------------------------------------
