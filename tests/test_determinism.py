@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from ragassay.store.contexts import unpack
+
 ROOT = Path(__file__).resolve().parents[1]
 SEEDS = ("0", "1", "2")
 METRICS = [
@@ -115,10 +117,11 @@ def _stored(results: Path) -> dict:
         outputs = conn.execute("SELECT id, system, question_id, status, error, output_json FROM outputs").fetchall()
         metrics = conn.execute("SELECT output_id, metric, value, unscored_reason FROM metric_values").fetchall()
         judgements = conn.execute("SELECT output_id, judge, verdict, score, explanation FROM judgements").fetchall()
+        texts = dict(conn.execute("SELECT key, text FROM context_texts"))
     keys = {row[0]: (row[1], row[2]) for row in outputs}
     stored: dict = {}
     for _output_id, system, qid, status, error, output_json in outputs:
-        output = json.loads(output_json) if output_json else {}
+        output = unpack(output_json, texts).model_dump(mode="json") if output_json else {}
         fields = {name: _stable(output.get(name)) for name in OUTPUT_FIELDS}
         stored[(system, qid)] = {"status": status, "error": error, "output": fields, "metrics": {}, "judgements": {}}
     for output_id, metric, value, reason in metrics:

@@ -233,7 +233,7 @@ class RunData:
         found = self.outputs.get((system, question_id))
         if found is None or not found.payload:
             return None
-        from ..store.contexts import unpack
+        from ..context_keys import unpack
 
         return unpack(found.payload, self.context_texts)
 

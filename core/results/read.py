@@ -69,7 +69,7 @@ def read_payloads(store: Any, run_id: str, question_ids: Sequence[str]) -> dict[
     """(system, question_id) -> the stored output, for the outputs of ``question_ids`` only (one statement)."""
     if not question_ids:
         return {}
-    from ..store.contexts import unpack
+    from ..context_keys import unpack
 
     records = store.payload_records(run_id, question_ids)
     texts = context_texts(store, [raw for _, _, raw in records])
@@ -79,7 +79,7 @@ def read_payloads(store: Any, run_id: str, question_ids: Sequence[str]) -> dict[
 def context_texts(store: Any, payloads: Sequence[str | None]) -> dict[str, str]:
     """key -> text of the context texts that ``payloads`` (stored output JSON) name by key, read in bulk (no
     statement when none does: inline contexts, as other backends store them)."""
-    from ..store.contexts import keys_of
+    from ..context_keys import keys_of
 
     keys = sorted({key for raw in payloads for key in keys_of(raw)})
     if not keys:

@@ -18,88 +18,17 @@ and ``trace["scores"]`` as before). The store grows with the outputs and the dis
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from sqlalchemy import select
 
-from ..errors import StoreError
-from ..models import RAGOutput
+from ..context_keys import KEYS_FIELD, keys_of, pack, repack, text_key, unpack
 from . import schema as t
 
-KEYS_FIELD = "context_keys"
+__all__ = ["KEYS_FIELD", "fetch_texts", "keys_of", "pack", "repack", "store_texts", "text_key", "unpack"]
+
 TEXTS_PER_STATEMENT = 5_000  # keys per IN list: under SQLite's 32,766 and PostgreSQL's 65,535 parameters
-_CACHE_LIMIT = 200_000
-_keys: dict[str, str] = {}  # text -> key, for the texts seen last (a corpus chunk is hashed once per process)
-
-
-def text_key(text: str) -> str:
-    """The key of a context text: URL-safe base64 of the first 24 bytes of its sha256 (32 characters)."""
-    key = _keys.get(text)
-    if key is None:
-        if len(_keys) >= _CACHE_LIMIT:
-            _keys.clear()
-        key = _keys[text] = base64.urlsafe_b64encode(hashlib.sha256(text.encode("utf-8")).digest()[:24]).decode()
-    return key
-
-
-def pack(output: RAGOutput, texts: dict[str, str]) -> str:
-    """The stored JSON of ``output``: its contexts replaced by their keys (``context_keys``, last), each text
-    added to ``texts`` (key -> text) for the caller to store."""
-    if not output.contexts:
-        return output.model_dump_json()
-    keys = []
-    for context in output.contexts:
-        key = text_key(context)
-        texts[key] = context
-        keys.append(key)
-    raw = output.model_dump_json(exclude={"contexts"})
-    return f'{raw[:-1]},"{KEYS_FIELD}":{json.dumps(keys)}}}'
-
-
-def repack(raw: str, texts: dict[str, str]) -> str | None:
-    """A stored output JSON with its contexts inline (schema version 3 and before) packed as :func:`pack` does
-    (texts added to ``texts``); None when it has no inline contexts (already packed, or none)."""
-    data = json.loads(raw)
-    contexts = data.get("contexts")
-    if not contexts:
-        return None
-    keys = []
-    for context in contexts:
-        key = text_key(context)
-        texts[key] = context
-        keys.append(key)
-    del data["contexts"]
-    data[KEYS_FIELD] = keys
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-
-
-def keys_of(raw: str | None) -> list[str]:
-    """The context keys a stored output JSON refers to (none for inline or no contexts)."""
-    if not raw or f'"{KEYS_FIELD}"' not in raw:
-        return []
-    keys = json.loads(raw).get(KEYS_FIELD)
-    return list(keys) if isinstance(keys, list) else []
-
-
-def unpack(raw: str, texts: Mapping[str, str]) -> RAGOutput:
-    """The :class:`RAGOutput` of a stored JSON, its context keys resolved from ``texts`` (inline contexts, as
-    older stores and other backends keep them, are read as they are)."""
-    if f'"{KEYS_FIELD}"' not in raw:
-        return RAGOutput.model_validate_json(raw)
-    data = json.loads(raw)
-    keys = data.pop(KEYS_FIELD, None) or []
-    try:
-        data["contexts"] = [texts[key] for key in keys]
-    except KeyError as exc:
-        raise StoreError(
-            f"a stored output refers to context text {exc.args[0]} that the results store does not hold: the "
-            "store is damaged (a table copied without context_texts?)"
-        ) from None
-    return RAGOutput.model_validate(data)
 
 
 def fetch_texts(conn: Any, keys: Iterable[str]) -> dict[str, str]:

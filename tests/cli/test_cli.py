@@ -54,6 +54,8 @@ def test_run_compare_runs_show(project):
     )
     assert data["sample"]["reference_answers"] == ["O'Brien"]
     assert {o["system"] for o in data["outputs"]} == {"keyword", "bm25"}
+    # contexts are stored by key and shown with their texts
+    assert all(any("O'Brien fished salmon" in c for c in o["output"]["contexts"]) for o in data["outputs"])
 
     again = ragassay_cli("run", str(project))
     assert again.returncode == 0 and "resuming run" in again.stderr and "(6 already done)" in again.stderr

@@ -4,7 +4,6 @@ used by a real run through a config, addressed as plugin/name."""
 from __future__ import annotations
 
 import asyncio
-import json
 import sqlite3
 import textwrap
 
@@ -29,6 +28,7 @@ from ragassay.config import load_config
 from ragassay.models import Chunk, Document, Judgement, RAGOutput, Sample, ScoredChunk
 from ragassay.plugin_manager import load_plugins
 from ragassay.runner import Runner, plan_run
+from ragassay.store.contexts import unpack
 
 
 class LineChunker(Chunker):
@@ -203,8 +203,10 @@ def stored(tmp_path_factory):
 
 
 def outputs(con, system):
+    """question_id -> the stored output as a dict, its contexts resolved from the store's context texts."""
+    texts = dict(con.execute("select key, text from context_texts"))
     rows = con.execute("select question_id, output_json from outputs where system = ? order by question_id", (system,))
-    return {qid: json.loads(raw) for qid, raw in rows}
+    return {qid: unpack(raw, texts).model_dump(mode="json") for qid, raw in rows}
 
 
 def test_hook_register_dataset_sources(stored):
