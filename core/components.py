@@ -545,7 +545,7 @@ class Corpus:
     def _chunk_all(self, chunker: Chunker) -> list[Chunk]:
         """Chunk every document, reporting the phase ``chunking`` about every 1% of the documents."""
         total, chunks = len(self.documents), []
-        step = max(1, total // 100)
+        step = max(1, -(-total // 100))  # at most 100 reports
         chunker.context.progress("chunking", 0, total, "documents")
         for done, document in enumerate(self.documents, start=1):
             chunks += chunker.chunk(document)

@@ -186,7 +186,7 @@ class _Baseline:
 def _run_candidate(loaded, check, options: dict) -> str:
     """Run or resume the config (progress and warnings on stderr) after ``check`` passed; the run's id."""
     from ..api import run
-    from .progress import make_progress, progress_every, run_callbacks, system_count
+    from .progress import build_callbacks, make_progress, progress_every, run_callbacks, system_count
 
     progress = make_progress(options["quiet"], progress_every(None))
     on_start, on_result = run_callbacks(progress, system_count(loaded))
@@ -198,6 +198,7 @@ def _run_candidate(loaded, check, options: dict) -> str:
             on_start=on_start,
             on_result=on_result,
             on_plan=check,
+            **build_callbacks(progress),
         )
     finally:
         if progress is not None:

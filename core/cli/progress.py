@@ -10,6 +10,10 @@ from collections.abc import Callable
 
 import click
 
+from ..phases import PhaseProgress
+from ..text import terminal_safe
+from .phases_view import SHOW_AFTER_S, PhaseBoard
+
 #: Seconds between plain progress lines when stderr is not a terminal (``--progress-every`` or this variable).
 PROGRESS_EVERY_ENV = "RAGASSAY_PROGRESS_EVERY"
 DEFAULT_PROGRESS_EVERY_S = 10.0
@@ -91,7 +95,9 @@ class SystemEta:
 
 class PlainProgress:
     """Prints ``progress: 120/832 units, 3 failed, 12.3 units/s, elapsed 9.8s, eta 58s`` every ``every_s``
-    (the eta per system: :class:`SystemEta`)."""
+    (the eta per system: :class:`SystemEta`). While systems are built it prints the build phases instead
+    (:mod:`ragassay.cli.phases_view`): a line for a phase once it has lasted a second, every ``every_s`` after,
+    and when it ends; warnings are printed when they are reported."""
 
     def __init__(
         self,
@@ -104,13 +110,16 @@ class PlainProgress:
         self.clock = clock
         self.total = self.done = self.failed = 0
         self.eta = SystemEta(0, clock=clock)
+        self.board = PhaseBoard(clock)
         self._started = 0.0
+        self._last_line = 0.0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
     def start(self, total: int, systems: int | None = None, units: dict[str, int] | None = None) -> None:
         """Count ``total`` units of ``systems`` (or exactly ``units`` per system, when known) from now."""
         self.total, self._started = total, self.clock()
+        self._last_line = self._started
         self.eta = SystemEta(total, systems, self.clock, units)
         self._thread = threading.Thread(target=self._tick, name="ragassay-progress", daemon=True)
         self._thread.start()
@@ -119,6 +128,16 @@ class PlainProgress:
         self.done += 1
         self.failed += failed
         self.eta.record(system)
+
+    def phase(self, event: PhaseProgress) -> None:
+        """A build phase reported by a component: its end line is printed now (when worth one)."""
+        phase = self.board.update(event)
+        if phase.ended and self.board.worth_an_end_line(phase):
+            self.echo(terminal_safe(f"built: {phase.ended_line(self.clock())}"))
+
+    def warning(self, message: str) -> None:
+        """A warning reported while the run goes on (the summary at the end repeats it)."""
+        self.echo(f"warning: {terminal_safe(message)}")
 
     def stop(self) -> None:
         self._stop.set()
@@ -133,13 +152,26 @@ class PlainProgress:
             f"elapsed {elapsed:.1f}s, eta {self.eta.text()}"
         )
 
-    def _tick(self) -> None:
-        while not self._stop.wait(self.every_s):
+    def tick(self) -> None:
+        """Print what is due now: the build phases while systems are built, else the units line."""
+        now = self.clock()
+        if self.board.building:
+            line = self.board.due_line(self.every_s)
+            if line is not None:
+                self.echo(terminal_safe(f"building: {line}"))
+            self._last_line = now
+        elif now - self._last_line >= self.every_s:
             self.echo(self.line())
+            self._last_line = now
+
+    def _tick(self) -> None:
+        while not self._stop.wait(min(self.every_s, SHOW_AFTER_S / 2)):
+            self.tick()
 
 
 class BarProgress:
-    """A rich progress bar counting units (one system on one sample), with the eta per system (:class:`SystemEta`)."""
+    """A rich progress bar counting units (one system on one sample), with the eta per system (:class:`SystemEta`),
+    and a row per build phase in progress (:mod:`ragassay.cli.phases_view`) while systems are built."""
 
     def __init__(self) -> None:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn
@@ -147,22 +179,33 @@ class BarProgress:
 
         bar = self
 
+        class InfoColumn(ProgressColumn):
+            def render(self, task) -> Text:
+                phase = task.fields.get("phase")
+                if phase is None:
+                    return Text(f"{task.fields.get('failed', 0)} failed", style="red")
+                rate = phase.rate(bar.board.clock())
+                return Text(f"{rate:,.1f} {phase.unit}/s" if rate is not None else phase.unit)
+
         class EtaColumn(ProgressColumn):
             def render(self, task) -> Text:
-                return Text(f"ETA {bar.eta.text()}")
+                phase = task.fields.get("phase")
+                return Text(f"ETA {bar.eta.text() if phase is None else phase.eta(bar.board.clock())}")
 
         self._progress = Progress(
             TextColumn("[bold]{task.description}"),
             BarColumn(),
             MofNCompleteColumn(),
-            TextColumn("[red]{task.fields[failed]} failed"),
+            InfoColumn(),
             TimeElapsedColumn(),
             EtaColumn(),
             transient=False,
         )
         self._task = None
+        self._phase_tasks: dict[str, tuple] = {}
         self.failed = 0
         self.eta = SystemEta(0)
+        self.board = PhaseBoard()
 
     def start(self, total: int, systems: int | None = None, units: dict[str, int] | None = None) -> None:
         """Count ``total`` units of ``systems`` (or exactly ``units`` per system, when known) from now."""
@@ -174,6 +217,37 @@ class BarProgress:
         self.failed += failed
         self.eta.record(system)
         self._progress.update(self._task, advance=1, failed=self.failed)
+
+    def phase(self, event: PhaseProgress) -> None:
+        """A build phase: a bar row while it runs; a printed line when it ends (when worth one)."""
+        from rich.markup import escape
+
+        phase = self.board.update(event)
+        for name in [n for n in self._phase_tasks if n not in self.board.active and n != event.phase]:
+            self._progress.remove_task(self._phase_tasks.pop(name)[0])  # phases of a system built before
+        task, shown = self._phase_tasks.pop(event.phase, (None, None))
+        if task is not None and (phase.ended or shown is not phase):  # ended, or the phase started over
+            self._progress.remove_task(task)
+            task = None
+        if phase.ended:
+            if self.board.worth_an_end_line(phase):
+                self._print(f"built: {phase.ended_line(self.board.clock())}")
+            return
+        if task is None:
+            label = escape(terminal_safe(phase.label))
+            task = self._progress.add_task(label, total=phase.total, completed=phase.done, phase=phase)
+        else:
+            self._progress.update(task, total=phase.total, completed=phase.done)
+        self._phase_tasks[event.phase] = (task, phase)
+
+    def warning(self, message: str) -> None:
+        """A warning reported while the run goes on, printed above the bar (the summary repeats it)."""
+        self._print(f"warning: {message}", style="yellow")
+
+    def _print(self, text: str, style: str | None = None) -> None:
+        from rich.text import Text
+
+        self._progress.console.print(Text(terminal_safe(text), style=style or ""))
 
     def stop(self) -> None:
         self._progress.stop()
@@ -212,6 +286,14 @@ def system_count(loaded) -> int | None:
         return len(expand_systems(loaded.config, loaded))
     except RagassayError:
         return None
+
+
+def build_callbacks(progress) -> dict:
+    """The ``on_progress`` and ``on_warning`` callbacks of :func:`ragassay.run` that show the build phases and the
+    warnings as they are reported (none with ``--quiet``: the summary at the end lists the warnings)."""
+    if progress is None:
+        return {}
+    return {"on_progress": progress.phase, "on_warning": progress.warning}
 
 
 def run_callbacks(progress, systems: int | None = None):

@@ -85,7 +85,7 @@ def run_command(
     from ..config import load_config
     from ..executor import with_executor
     from ..interruptible import exit_interrupted
-    from .progress import make_progress, progress_every, run_callbacks, system_count
+    from .progress import build_callbacks, make_progress, progress_every, run_callbacks, system_count
 
     progress = make_progress(quiet, progress_every(progress_every_s))
     loaded = with_executor(load_config(project_path(config, config_path)), executor, address, workers)
@@ -104,6 +104,7 @@ def run_command(
             on_start=on_start,
             on_result=on_result,
             repeats=repeats,
+            **build_callbacks(progress),
         )
     except KeyboardInterrupt:
         if progress is not None:

@@ -4,7 +4,8 @@ The default model is all-MiniLM-L6-v2 as shipped in the PyPI package ``gt-all-mi
 ``model/`` folder). Nothing is downloaded: the folder is loaded with ``local_files_only=True`` and
 ``HF_HUB_OFFLINE`` defaults to 1. Texts are sorted by token count before batching (less padding), run under
 ``torch.inference_mode``, and put back in input order. Texts longer than the model's limit are truncated
-and counted (:class:`Encoded.truncated`).
+and counted (:class:`Encoded.truncated`). Queries (:meth:`LocalEmbedder.encode_queries`) are padded to a bucket
+of their own length instead, so a query's vector does not depend on the queries batched with it.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ _TOKENIZER_FILES = (
     "special_tokens_map.json",
 )
 #: Queries are padded to a multiple of this many tokens (see :meth:`LocalEmbedder.encode_queries`).
-QUERY_BUCKET = 16
+QUERY_BUCKET = 8
 _MODELS: dict[str, tuple[Any, Any]] = {}
 _LOCK = threading.Lock()
 

@@ -43,7 +43,7 @@ log = logging.getLogger("ragassay.dense")
 #: Scores are rounded to this many decimals before ordering (equal scores: chunk order), as they are stored.
 SCORE_DECIMALS = 6
 #: Chunks embedded per embedder call while indexing: progress is reported after each block.
-EMBED_BLOCK = 128
+EMBED_BLOCK = 64
 #: From this share of truncated chunks on, truncation is a run warning (below it, an INFO log line).
 TRUNCATION_WARN_SHARE = 0.05
 EMBEDDING_PHASE = "corpus embedding"

@@ -135,3 +135,99 @@ def test_eta_of_a_resumed_run_with_each_systems_units_known():
     clock.now += 6.0
     eta.record("hybrid")
     assert eta.seconds_left() == (pytest.approx(49 * 6.0), 0)
+
+
+class Clock:
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self):
+        return self.now
+
+
+def phase_progress(every_s=5.0):
+    from ragassay.cli.progress import PlainProgress
+
+    lines, clock = [], Clock()
+    progress = PlainProgress(every_s, echo=lines.append, clock=clock)
+    progress.total, progress._started = 10, clock.now  # counted from now, without the ticking thread
+    progress._last_line = clock.now
+    return progress, lines, clock
+
+
+def test_build_phases_print_lines_with_rate_and_eta_instead_of_zero_units():
+    from ragassay import PhaseProgress
+
+    progress, lines, clock = phase_progress()
+    progress.phase(PhaseProgress("building systems", 0, 2, "systems", note="dense"))
+    progress.phase(PhaseProgress("corpus embedding", 0, 1000, "chunks"))
+    progress.tick()
+    assert lines == []  # nothing for a phase younger than a second
+    clock.now += 2
+    progress.phase(PhaseProgress("corpus embedding", 100, 1000, "chunks"))
+    progress.tick()
+    assert lines == ["building: dense (1/2): corpus embedding 100/1,000 chunks, 50.0 chunks/s, elapsed 2.0s, eta 18s"]
+    clock.now += 1
+    progress.tick()
+    assert len(lines) == 1  # the next line after the interval
+    clock.now += 5
+    progress.phase(PhaseProgress("corpus embedding", 400, 1000, "chunks"))
+    progress.tick()
+    assert lines[-1].startswith("building: dense (1/2): corpus embedding 400/1,000 chunks, 50.0 chunks/s")
+    assert not any(line.startswith("progress:") for line in lines)  # no "0/10 units, eta unknown" meanwhile
+    clock.now += 12
+    progress.phase(PhaseProgress("corpus embedding", 1000, 1000, "chunks"))
+    assert lines[-1] == "built: dense: corpus embedding: 1,000 chunks in 20.0s (50.0 chunks/s)"
+    progress.phase(PhaseProgress("building systems", 2, 2, "systems"))
+    clock.now += 5
+    progress.tick()
+    assert lines[-1].startswith("progress: 0/10 units")  # building is over: the units line again
+
+
+def test_quick_phases_print_nothing_and_cache_hits_one_line():
+    from ragassay import PhaseProgress
+
+    progress, lines, clock = phase_progress()
+    progress.phase(PhaseProgress("building systems", 0, 1, "systems", note="bm25"))
+    for done in (0, 3):
+        progress.phase(PhaseProgress("chunking", done, 3, "documents"))
+    progress.phase(PhaseProgress("corpus embedding", 5183, 5183, "chunks", note="cache hit"))
+    clock.now += 0.5
+    progress.tick()
+    assert lines == ["built: bm25: corpus embedding: 5,183 chunks (cache hit)"]
+
+
+def test_phase_lines_and_warnings_escape_control_characters():
+    from ragassay import PhaseProgress
+
+    progress, lines, clock = phase_progress()
+    progress.warning("document 'a\x1b[2Jb' is large")
+    progress.phase(PhaseProgress("building systems", 0, 1, "systems", note="evil\x1b]0;title\x07"))
+    clock.now += 2
+    progress.tick()
+    assert lines[0] == "warning: document 'a\\x1b[2Jb' is large"
+    assert "\x1b" not in lines[1] and "\\x1b]0;title\\x07" in lines[1]
+
+
+def test_bar_shows_a_row_per_phase_with_markup_escaped():
+    import io
+
+    from rich.console import Console
+
+    from ragassay import PhaseProgress
+    from ragassay.cli.progress import BarProgress
+
+    bar = BarProgress()
+    out = io.StringIO()
+    bar._progress.live.console = Console(file=out, width=200)  # printed lines land here
+    bar.phase(PhaseProgress("building systems", 0, 1, "systems", note="[red]x"))
+    bar.phase(PhaseProgress("corpus embedding", 64, 128, "chunks"))
+    rows = {t.description: (t.completed, t.total) for t in bar._progress.tasks}
+    assert rows == {"building systems": (0, 1), "\\[red]x: corpus embedding": (64, 128)}
+    bar.phase(PhaseProgress("corpus embedding", 128, 128, "chunks", note="cache hit"))
+    bar.warning("[bold]not markup")
+    bar.phase(PhaseProgress("building systems", 1, 1, "systems"))
+    assert bar._progress.tasks == []
+    printed = out.getvalue()
+    assert "built: [red]x: corpus embedding: 128 chunks (cache hit)" in printed
+    assert "warning: [bold]not markup" in printed
