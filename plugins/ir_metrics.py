@@ -21,6 +21,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import operator
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -78,7 +81,7 @@ def trec_order(results: Iterable[tuple[str, float]]) -> list[str]:
 
     Raises ValueError on a duplicate document, as trec_eval does.
     """
-    ordered = sorted(results, key=lambda item: (item[1], item[0]), reverse=True)
+    ordered = sorted(results, key=operator.itemgetter(1, 0), reverse=True)
     ids = [docid for docid, _ in ordered]
     if len(set(ids)) != len(ids):
         duplicate = next(docid for docid in ids if ids.count(docid) > 1)
@@ -340,6 +343,46 @@ def output_ranking(output: RAGOutput, qrels: Mapping[str, float], opts: IROption
     return trec_order(first.items())
 
 
+#: Judged rankings kept for reuse by the other IR metrics of the same output (see :func:`judged`).
+JUDGED_CACHE_SIZE = 256
+_JUDGED: OrderedDict[tuple, Judged] = OrderedDict()
+_JUDGED_LOCK = threading.Lock()
+
+
+def judged(output: RAGOutput, qrels: Mapping[str, float], opts: IROptions) -> Judged:
+    """:func:`output_ranking` matched against ``qrels`` (:meth:`Judged.of`).
+
+    The IR metrics of one output usually read the same ranking with the same options: it is computed once and
+    kept (the last :data:`JUDGED_CACHE_SIZE`), keyed by everything it depends on (ids, document ids, scores,
+    judgements and the options that change it), so a value never depends on what was scored before it.
+    """
+    scores = output.trace.get("scores")
+    key = (
+        tuple(output.context_ids),
+        tuple(output.context_document_ids),
+        tuple(scores) if isinstance(scores, list) else repr(scores),
+        tuple(qrels.items()),
+        opts.level,
+        opts.order,
+        opts.relevance_level,
+        getattr(opts, "variant", "trec_eval"),
+    )
+    try:
+        with _JUDGED_LOCK:
+            found = _JUDGED.get(key)
+            if found is not None:
+                _JUDGED.move_to_end(key)
+                return found
+    except TypeError:  # an unhashable value among the scores: not kept
+        return Judged.of(output_ranking(output, qrels, opts), qrels, opts.relevance_level)
+    result = Judged.of(output_ranking(output, qrels, opts), qrels, opts.relevance_level)
+    with _JUDGED_LOCK:
+        _JUDGED[key] = result
+        while len(_JUDGED) > JUDGED_CACHE_SIZE:
+            _JUDGED.popitem(last=False)
+    return result
+
+
 def _level_ids(output: RAGOutput, qrels: Mapping[str, float], opts: IROptions) -> list[str]:
     """The retrieved chunk ids or document ids (``level``), in the output's order."""
     ids, doc_ids = list(output.context_ids), list(output.context_document_ids)
@@ -365,8 +408,7 @@ class IRMetric(Metric):
             return 0.0 if getattr(self.options, "variant", "trec_eval") == "unitxt" else Unscored(reason=missing)
         if self.options.level == "document" and output.context_ids and not output.context_document_ids:
             return Unscored(reason="level='document' but the output has no context_document_ids")
-        ranking = output_ranking(output, qrels, self.options)
-        return self.measure(Judged.of(ranking, qrels, self.options.relevance_level))
+        return self.measure(judged(output, qrels, self.options))
 
     def measure(self, q: Judged) -> float:
         raise NotImplementedError

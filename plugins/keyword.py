@@ -7,7 +7,7 @@ often those shared words occur in the chunk). Words come from :func:`ragassay.te
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
 
@@ -41,20 +41,26 @@ class KeywordRetriever(Retriever):
     _chunks: list[Chunk] | None = None
 
     def index(self, chunks: Sequence[Chunk]) -> None:
-        """Build the inverted index: word -> (chunk positions, term frequencies) as numpy arrays."""
+        """Build the inverted index: word -> (chunk positions, term frequencies), as slices of two numpy arrays
+        grouped by word (positions ascending within a word)."""
         import numpy as np
 
         chunks = list(chunks)
-        postings: dict[str, tuple[list[int], list[int]]] = defaultdict(lambda: ([], []))
-        for position, chunk in enumerate(chunks):
-            for word, tf in Counter(self._words(chunk.text)).items():
-                positions, tfs = postings[word]
-                positions.append(position)
-                tfs.append(tf)
-        self._postings = {
-            word: (np.asarray(positions, dtype=np.int64), np.asarray(tfs, dtype=np.float64))
-            for word, (positions, tfs) in postings.items()
-        }
+        vocabulary: dict[str, int] = {}
+        word_ids: list[int] = []
+        tfs: list[int] = []
+        lengths: list[int] = []
+        for chunk in chunks:
+            counts = Counter(self._words(chunk.text))
+            word_ids += [vocabulary.setdefault(word, len(vocabulary)) for word in counts]
+            tfs += counts.values()
+            lengths.append(len(counts))
+        ids = np.asarray(word_ids, dtype=np.int64)
+        order = np.argsort(ids, kind="stable")  # by word, then by chunk position (the order they were added)
+        self._positions = np.repeat(np.arange(len(chunks), dtype=np.int64), lengths)[order]
+        self._tfs = np.asarray(tfs, dtype=np.float64)[order]
+        self._bounds = np.concatenate(([0], np.cumsum(np.bincount(ids, minlength=len(vocabulary)))))
+        self._vocabulary = vocabulary
         self._chunks = chunks
 
     def retrieve(self, query: str, k: int) -> list[ScoredChunk]:
@@ -65,8 +71,9 @@ class KeywordRetriever(Retriever):
         if self._chunks is None:
             raise RuntimeError("KeywordRetriever.retrieve() called before index(); index the chunks first")
         scores = self.scores(query)
+        chunks, hit = self._chunks, ScoredChunk.model_construct  # fields known valid: no validation per hit
         return [
-            ScoredChunk(chunk=self._chunks[position], score=float(scores[position]), rank=rank)
+            hit(chunk=chunks[position], score=float(scores[position]), rank=rank)
             for rank, position in enumerate(top_k(scores, k), start=1)
         ]
 
@@ -79,9 +86,10 @@ class KeywordRetriever(Retriever):
         distinct = self.options.count == "distinct"
         scores = np.zeros(len(self._chunks))
         for word in dict.fromkeys(self._words(query)):
-            if word in self._postings:
-                positions, tfs = self._postings[word]
-                scores[positions] += 1.0 if distinct else tfs
+            found = self._vocabulary.get(word)
+            if found is not None:
+                start, end = self._bounds[found], self._bounds[found + 1]
+                scores[self._positions[start:end]] += 1.0 if distinct else self._tfs[start:end]
         return scores
 
     def _words(self, text: str) -> list[str]:

@@ -188,6 +188,21 @@ def test_scores_in_the_trace_reorder_ties_as_trec_eval_does():
     assert metric("ir_mrr", order="ranks").score(sample, out) == 1.0
 
 
+def test_a_judged_ranking_is_reused_only_for_the_same_ids_scores_judgements_and_options():
+    sample = Sample(question_id="q", question="?", reference_context_ids=["a"])
+    tie, ahead = output(["a", "b"], trace={"scores": [0.7, 0.7]}), output(["a", "b"], trace={"scores": [0.9, 0.7]})
+    assert ir.judged(tie, {"a": 1.0}, metric("ir_mrr").options) is ir.judged(
+        tie, {"a": 1.0}, metric("hit_at_k").options
+    )
+    assert [metric("ir_mrr").score(sample, out) for out in (tie, ahead, tie)] == [0.5, 1.0, 0.5]
+    assert metric("ir_mrr", order="ranks").score(sample, tie) == 1.0
+    graded = Sample(question_id="q", question="?", reference_context_ids=["a"], metadata={"relevance": {"b": 2}})
+    assert metric("ir_mrr", relevance_level=2).score(graded, tie) == 1.0  # 'b' ranks first in the tie
+    assert metric("ir_mrr", relevance_level=2).score(sample, tie) == 0.0
+    unhashable = output(["a", "b"], trace={"scores": [[0.1], [0.9]]})  # not numbers: the output's order is kept
+    assert metric("ir_mrr").score(sample, unhashable) == 1.0
+
+
 def test_unscored_and_empty_retrieval():
     empty = Sample(question_id="q", question="?")
     assert isinstance(metric("ir_map").score(empty, CHUNKS), Unscored)

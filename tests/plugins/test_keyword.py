@@ -104,3 +104,33 @@ def test_many_chunks():
     top = r.retrieve("token5 filler5 common", 3)
     assert [h.score for h in top] == [3.0, 3.0, 3.0]
     assert [h.chunk.id for h in top] == ["c5", "c1266", "c2527"]  # i % 97 == 5 and i % 13 == 5, in order
+
+
+def plain_keyword(texts: list[str], query: str, k: int, occurrences: bool) -> list[tuple[str, float]]:
+    """GRAMMAR keyword matching written plainly: score every text, keep those sharing a word, best first."""
+    from ragassay import words
+
+    wanted = set(words(query))
+    scored = []
+    for position, text in enumerate(texts):
+        tokens = words(text)
+        score = sum(tokens.count(w) for w in wanted) if occurrences else len(wanted & set(tokens))
+        if score:
+            scored.append((-score, position))
+    return [(f"c{position}", float(-score)) for score, position in sorted(scored)[:k]]
+
+
+@pytest.mark.parametrize("count", ["distinct", "occurrences"])
+def test_rankings_equal_a_plain_scan_on_random_corpora(count):
+    import random
+
+    rng = random.Random(count)
+    vocabulary = [f"w{i}" for i in range(60)]
+    for _ in range(20):
+        texts = [" ".join(rng.choices(vocabulary, k=rng.randint(0, 30))) for _ in range(rng.randint(1, 80))]
+        r = retriever(texts, count=count)
+        for _ in range(5):
+            query = " ".join(rng.choices(vocabulary + ["absent"], k=rng.randint(1, 6)))
+            k = rng.randint(1, 40)
+            expected = plain_keyword(texts, query, k, count == "occurrences")
+            assert [(cid, score) for cid, score, _ in hits(r, query, k)] == expected
