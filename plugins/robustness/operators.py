@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import context_ops  # noqa: F401 - registers distractors, drop_gold, reorder, truncate
+from . import context_ops, counterfactual, injection, question_ops  # noqa: F401 - registers them
 from .base import OPERATORS, Case, Operator, Outcome, register_operator
 
 __all__ = ["OPERATORS", "Case", "Operator", "Outcome", "register_operator"]
