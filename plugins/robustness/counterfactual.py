@@ -5,9 +5,9 @@ value and the new answer come from the database: another value of the answer's c
 (in a rolled-back savepoint of an in-memory copy), must change the SQL answer; the new answer is the SQL answer on
 the changed row. Other samples use a declared swap (``swaps``: answer text -> replacement) or, for a numeric
 answer, another number (``numbers``). The original answer's text is replaced by the new one in every retrieved
-gold chunk; ``expected_answer`` is what a system that follows its context must now answer, ``original_answer``
-what it would answer from its prior (counterfactual-following rate; Longpre et al. 2021, "Entity-Based Knowledge
-Conflicts in Question Answering").
+gold chunk (as a whole word); ``expected_answer`` is what a system that follows its context must now answer,
+``original_answer`` what it would answer from its prior (counterfactual-following rate; Longpre et al. 2021,
+"Entity-Based Knowledge Conflicts in Question Answering").
 """
 
 from __future__ import annotations
@@ -60,10 +60,10 @@ class Counterfactual(Operator):
         if "reason" in swap:
             return Outcome(False, list(case.chunks), original_answer=original, details=swap)
         old, new = swap["old_text"], swap["new_text"]
-        chunks, rewritten = [], []
+        chunks, rewritten, pattern = [], [], whole(old)
         for chunk in case.chunks:
-            if case.is_gold(chunk) and old in chunk.text:
-                chunk = chunk.model_copy(update={"text": chunk.text.replace(old, new)})
+            if case.is_gold(chunk) and pattern.search(chunk.text):
+                chunk = chunk.model_copy(update={"text": pattern.sub(lambda _: new, chunk.text)})
                 rewritten.append(chunk.id)
             chunks.append(chunk)
         details = {**swap, "rewritten": rewritten}
@@ -89,6 +89,11 @@ class Counterfactual(Operator):
             new = _other_number(original.strip(), case)
             return {"source": "number", "old_text": original.strip(), "new_text": new, "answer": new}
         return {"reason": "no declared swap for this answer and it is not a number"}
+
+
+def whole(text: str) -> re.Pattern:
+    """``text`` as a whole: not inside a longer word or number ("Engineer" does not match in "Engineering")."""
+    return re.compile(r"(?<![\w.])" + re.escape(text) + r"(?![\w]|\.\d)")
 
 
 _NUMBER = re.compile(r"-?\d+(\.\d+)?")
