@@ -36,6 +36,7 @@ class GrammarDatabase:
 
     def __init__(self, conn: sqlite3.Connection):
         self.conn = conn
+        self._columns: dict[str, tuple[str, str] | str] = {}  # SQL -> answer column (a group's texts share it)
 
     @classmethod
     def load(cls, path: Path) -> GrammarDatabase:
@@ -53,6 +54,12 @@ class GrammarDatabase:
 
     def answer_column(self, sql: str) -> tuple[str, str] | str:
         """(table, column) of a query projecting one plain column, or the reason it does not."""
+        if sql not in self._columns:
+            self._columns[sql] = self._parse_answer_column(sql)
+        return self._columns[sql]
+
+    @staticmethod
+    def _parse_answer_column(sql: str) -> tuple[str, str] | str:
         import sqlglot
         from sqlglot import exp
 
