@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from ragassay import GenerationRequest, Retriever, hookimpl
-from ragassay.plugins.robustness.base import Case, operator_class
+from ragassay.plugins.robustness.operators import Case, operator_class
 from ragassay.plugins.robustness.seeding import sample_rng
 from ragassay.testing import component, registry_with, run_project, throwaway_context
 

@@ -17,7 +17,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from ragassay import Chunk, ComponentContext, ConfigError, Sample
+from ragassay import Chunk, ComponentContext, Sample
 
 Target = Literal["context", "question"]
 
@@ -90,16 +90,6 @@ def register_operator(cls: type[Operator]) -> type[Operator]:
         raise ValueError(f"operator {cls.__name__}: missing or duplicate name '{cls.name}'")
     OPERATORS[cls.name] = cls
     return cls
-
-
-def operator_class(name: str) -> type[Operator]:
-    """The operator registered as ``name``; a ConfigError lists the registered ones."""
-    from . import operators  # noqa: F401 - registers the shipped operators
-
-    try:
-        return OPERATORS[name]
-    except KeyError:
-        raise ConfigError(f"no perturbation operator '{name}'. Operators: {', '.join(sorted(OPERATORS))}") from None
 
 
 def gold_present(case: Case, chunks: Sequence[Chunk]) -> bool | None:

@@ -31,7 +31,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from ragassay import Chunk, ConfigError, Corpus, RAGOutput, RAGSystem, Retrieved, Sample
 
-from .base import Case, Outcome, gold_present, operator_class
+from .base import Case, Outcome, gold_present
+from .operators import operator_class
 from .seeding import sample_rng
 from .sharing import SharedRetrieval
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from ragassay import Chunk
-from ragassay.plugins.robustness.base import Case, operator_class
 from ragassay.plugins.robustness.counterfactual import whole
+from ragassay.plugins.robustness.operators import Case, operator_class
 from ragassay.plugins.robustness.seeding import sample_rng
 from ragassay.testing import component, throwaway_context
 

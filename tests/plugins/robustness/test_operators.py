@@ -9,7 +9,7 @@ import re
 import pytest
 
 from ragassay import Chunk, Sample
-from ragassay.plugins.robustness.base import OPERATORS, Case, operator_class
+from ragassay.plugins.robustness.operators import OPERATORS, Case, operator_class
 from ragassay.plugins.robustness.seeding import sample_rng, stable_seed
 from ragassay.testing import throwaway_context
 
