@@ -75,6 +75,7 @@ def _add_commands() -> None:
         plan_cmd,
         plugins_cmd,
         report_cmd,
+        robustness_cmd,
         run_cmd,
         runs_cmd,
         show_cmd,
@@ -97,6 +98,7 @@ def _add_commands() -> None:
         unitxt_cmd,
         breakdown_cmd,
         gate_cmd,
+        robustness_cmd,
         new_plugin_cmd,
     ):
         for command in module.COMMANDS:
