@@ -37,6 +37,7 @@ _EXPORTS = {
     "Judge": "ragassay.components",
     "DatasetSource": "ragassay.components",
     "RAGSystem": "ragassay.components",
+    "Retrieved": "ragassay.components",
     "Role": "ragassay.components",
     "Corpus": "ragassay.components",
     "NoOptions": "ragassay.components",

@@ -458,6 +458,19 @@ class DatasetSource(Component):
         return []
 
 
+@dataclasses.dataclass
+class Retrieved:
+    """What the retrieval step of a RAG system found for one sample (see :meth:`RAGSystem.retrieve_step`).
+
+    ``chunks`` best first; ``scores`` one per chunk (empty when the system has none); ``trace`` the JSON-serialisable
+    trace of the retrieval (stored as ``RAGOutput.trace["retrieval"]``).
+    """
+
+    chunks: list[Chunk]
+    scores: list[float] = dataclasses.field(default_factory=list)
+    trace: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+
 @dataclasses.dataclass(frozen=True)
 class Role:
     """A part a RAG system is built from: its kind, a default component name, whether it is required."""
@@ -519,6 +532,38 @@ class RAGSystem(Component):
 
     async def answer(self, sample: Sample) -> RAGOutput:
         """Answer one sample. Raise an exception to mark the sample failed (the run goes on)."""
+        raise NotImplementedError
+
+    #: For a wrapper system (one that runs another system of the run with something changed, e.g. ``perturbed``):
+    #: the name of its option that names the wrapped system. ragassay then resolves that system (its parts are the
+    #: wrapper's parts, its RAG spec is stored as the wrapper's component under that option name) and sets
+    #: :attr:`wrapped` to it, built and shared by all the wrappers of that system in the process (the wrapper's
+    #: :meth:`prepare` must prepare it). None: not a wrapper (default).
+    wraps: ClassVar[str | None] = None
+    #: The built wrapped system of a wrapper (see :attr:`wraps`); None otherwise.
+    wrapped: RAGSystem | None = None
+
+    @classmethod
+    def check_wrapped(cls, wrapped: type[RAGSystem], options: BaseModel) -> None:
+        """Raise :class:`ragassay.ConfigError` when a wrapper configured with ``options`` cannot wrap a system of
+        class ``wrapped`` (called when the run is planned). Default: any system."""
+
+    @classmethod
+    def has_steps(cls) -> bool:
+        """Whether the class implements the optional pair :meth:`retrieve_step` / :meth:`answer_from`."""
+        return cls.retrieve_step is not RAGSystem.retrieve_step and cls.answer_from is not RAGSystem.answer_from
+
+    async def retrieve_step(self, sample: Sample) -> Retrieved:
+        """Optional: the retrieval step of :meth:`answer` alone (the chunks the generator would be given).
+
+        A system that implements it and :meth:`answer_from` (so that ``answer_from(s, await retrieve_step(s))`` is
+        ``answer(s)``) can be wrapped by components that work between retrieval and generation (``perturbed``:
+        distractors, a dropped gold chunk, reordering, ...). ``naive`` and ``retrieval`` implement both.
+        """
+        raise NotImplementedError
+
+    async def answer_from(self, sample: Sample, retrieved: Retrieved) -> RAGOutput:
+        """Optional: the generation step of :meth:`answer`, from the given retrieval (see :meth:`retrieve_step`)."""
         raise NotImplementedError
 
     async def aclose(self) -> None:

@@ -90,6 +90,8 @@ class ResolvedSystem:
     rag: ResolvedComponent
     parts: dict[str, ResolvedComponent]
     description: str = ""
+    #: The system a wrapper system wraps (see :attr:`RAGSystem.wraps`); None for other systems.
+    wrapped: ResolvedSystem | None = None
 
     def spec(self) -> SystemSpec:
         return SystemSpec(name=self.name, rag=self.rag.spec(), parts={role: p.spec() for role, p in self.parts.items()})
@@ -173,7 +175,13 @@ def expand_systems(config: Config, loaded: LoadedConfig) -> dict[str, SystemSect
 
 
 def _label(value: Any) -> str:
-    return value["name"] if isinstance(value, dict) and "name" in value else str(value)
+    """How a grid alternative appears in a system name: ``bm25``, ``3``, or ``distractors(k=3)`` for a reference
+    with options (so that alternatives differing only in options get different names)."""
+    if isinstance(value, dict) and "name" in value:
+        options = value.get("options") or {}
+        inner = ",".join(f"{k}={_label(v)}" for k, v in options.items())
+        return f"{value['name']}({inner})" if inner else str(value["name"])
+    return str(value)
 
 
 def _grid_overrides(choice: dict[str, Any]) -> dict[str, Any]:
@@ -217,23 +225,72 @@ def merge_sections(parent: SystemSection, child: SystemSection) -> SystemSection
 
 
 def resolve_systems(loaded: LoadedConfig, registry: Registry) -> list[ResolvedSystem]:
-    """Resolve every system of the config against the registry."""
-    config = loaded.config
-    resolved = []
-    for name, section in expand_systems(config, loaded).items():
-        key = f"systems.{name}"
-        rag_ref = section.rag or ComponentRef(name=DEFAULT_RAG)
-        rag = resolve_component(
-            registry,
-            "rag",
-            ComponentRef(name=rag_ref.name, options={**rag_ref.options, **section.options}),
-            loaded,
-            f"{key}.rag" if section.rag else key,
+    """Resolve every system of the config against the registry (a wrapper after the system it wraps)."""
+    sections = expand_systems(loaded.config, loaded)
+    done: dict[str, ResolvedSystem] = {}
+    for name in sections:
+        _resolve_system(name, sections, loaded, registry, done, [])
+    return [done[name] for name in sections]
+
+
+def _resolve_system(
+    name: str,
+    sections: dict[str, SystemSection],
+    loaded: LoadedConfig,
+    registry: Registry,
+    done: dict[str, ResolvedSystem],
+    stack: list[str],
+) -> ResolvedSystem:
+    if name in done:
+        return done[name]
+    section, key = sections[name], f"systems.{name}"
+    rag_ref = section.rag or ComponentRef(name=DEFAULT_RAG)
+    rag = resolve_component(
+        registry,
+        "rag",
+        ComponentRef(name=rag_ref.name, options={**rag_ref.options, **section.options}),
+        loaded,
+        f"{key}.rag" if section.rag else key,
+    )
+    if rag.info.cls.wraps is None:
+        parts = _resolve_parts(rag, section, loaded.config, registry, loaded, key)
+        done[name] = ResolvedSystem(name, rag, parts, section.description)
+    else:
+        inner = _wrapped_system(name, rag, section, sections, loaded, registry, done, stack)
+        done[name] = ResolvedSystem(name, rag, dict(inner.parts), section.description, wrapped=inner)
+    return done[name]
+
+
+def _wrapped_system(
+    name: str,
+    rag: ResolvedComponent,
+    section: SystemSection,
+    sections: dict[str, SystemSection],
+    loaded: LoadedConfig,
+    registry: Registry,
+    done: dict[str, ResolvedSystem],
+    stack: list[str],
+) -> ResolvedSystem:
+    """The system that the wrapper system ``name`` wraps, resolved; its RAG spec joins the wrapper's components."""
+    option = rag.info.cls.wraps
+    where = loaded.where(f"systems.{name}.options.{option}")
+    target = getattr(rag.options, option)
+    if section.parts:
+        raise ConfigError(
+            f"{loaded.where(f'systems.{name}')}: rag '{rag.info.name}' wraps the system '{target}' and takes its "
+            f"parts; remove {', '.join(sorted(section.parts))} here and set them on '{target}'"
         )
-        resolved.append(
-            ResolvedSystem(name, rag, _resolve_parts(rag, section, config, registry, loaded, key), section.description)
-        )
-    return resolved
+    if target not in sections:
+        raise ConfigError(f"{where}: no system named '{target}'. Systems: {', '.join(sections)}")
+    if target in stack + [name]:
+        raise ConfigError(f"{where}: systems wrap each other ({' -> '.join(stack + [name, target])})")
+    inner = _resolve_system(target, sections, loaded, registry, done, stack + [name])
+    try:
+        rag.info.cls.check_wrapped(inner.rag.info.cls, rag.options)
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    rag.nested[option] = inner.rag
+    return inner
 
 
 def _resolve_parts(
@@ -264,6 +321,17 @@ def _resolve_parts(
 
 
 def build_system(system: ResolvedSystem, context: ComponentContext) -> RAGSystem:
-    """Instantiate a resolved system and its parts."""
-    parts = {role: part.build(context) for role, part in system.parts.items()}
-    return system.rag.build(context, parts=parts)
+    """Instantiate a resolved system and its parts.
+
+    A wrapper gets no parts of its own: its :attr:`RAGSystem.wrapped` system is built once per process and
+    shared by every wrapper of the same system (``context.shared``, keyed by the wrapped system's spec).
+    """
+    if system.wrapped is None:
+        parts = {role: part.build(context) for role, part in system.parts.items()}
+        return system.rag.build(context, parts=parts)
+    inner = system.wrapped
+    rag = system.rag.build(context, parts={})
+    rag.wrapped = context.shared(
+        ("wrapped system", inner.spec().model_dump_json()), lambda: build_system(inner, context)
+    )
+    return rag

@@ -8,7 +8,17 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragassay import Corpus, DatasetError, GenerationRequest, RAGOutput, RAGSystem, Role, Sample, hookimpl
+from ragassay import (
+    Corpus,
+    DatasetError,
+    GenerationRequest,
+    RAGOutput,
+    RAGSystem,
+    Retrieved,
+    Role,
+    Sample,
+    hookimpl,
+)
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are a helpful assistant. Answer the question using only the numbered sources below. "
@@ -45,8 +55,16 @@ class NaiveRAG(RAGSystem):
         self.parts["retriever"].index(chunks)
 
     async def answer(self, sample: Sample) -> RAGOutput:
+        return await self.answer_from(sample, await self.retrieve_step(sample))
+
+    async def retrieve_step(self, sample: Sample) -> Retrieved:
+        """The top-k chunks for the question, with the retriever's scores and trace."""
         hits, retrieval = await self.parts["retriever"].aretrieve_traced(sample.question, self.options.top_k)
-        chunks = [hit.chunk for hit in hits]
+        return Retrieved([hit.chunk for hit in hits], [hit.score for hit in hits], retrieval)
+
+    async def answer_from(self, sample: Sample, retrieved: Retrieved) -> RAGOutput:
+        """Generate the answer from ``retrieved`` (the chunks as numbered sources, in their order)."""
+        chunks = retrieved.chunks
         request = GenerationRequest(
             question=sample.question,
             contexts=chunks,
@@ -60,7 +78,11 @@ class NaiveRAG(RAGSystem):
             context_document_ids=[c.document_id for c in chunks],
             retrieved=True,
             usage=generation.usage,
-            trace={"scores": [round(h.score, 6) for h in hits], "generator": generation.raw, "retrieval": retrieval},
+            trace={
+                "scores": [round(score, 6) for score in retrieved.scores],
+                "generator": generation.raw,
+                "retrieval": retrieved.trace,
+            },
         )
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragassay import Corpus, DatasetError, RAGOutput, RAGSystem, Role, Sample, hookimpl
+from ragassay import Corpus, DatasetError, RAGOutput, RAGSystem, Retrieved, Role, Sample, hookimpl
 
 #: Default number of chunks ranked per question: BEIR's and MTEB's headline measure is nDCG@10.
 DEFAULT_TOP_K = 10
@@ -53,14 +53,23 @@ class RetrievalRAG(RAGSystem):
         self.parts["retriever"].index(chunks)
 
     async def answer(self, sample: Sample) -> RAGOutput:
+        return await self.answer_from(sample, await self.retrieve_step(sample))
+
+    async def retrieve_step(self, sample: Sample) -> Retrieved:
+        """The top-k chunks for the question, with the retriever's scores and trace."""
         hits, retrieval = await self.parts["retriever"].aretrieve_traced(sample.question, self.options.top_k)
+        return Retrieved([h.chunk for h in hits], [float(h.score) for h in hits], retrieval)
+
+    async def answer_from(self, sample: Sample, retrieved: Retrieved) -> RAGOutput:
+        """The ranked chunks of ``retrieved`` as the output (no answer)."""
+        chunks = retrieved.chunks
         return RAGOutput(
             answer="",
-            contexts=[h.chunk.text for h in hits],
-            context_ids=[h.chunk.id for h in hits],
-            context_document_ids=[h.chunk.document_id for h in hits],
+            contexts=[c.text for c in chunks],
+            context_ids=[c.id for c in chunks],
+            context_document_ids=[c.document_id for c in chunks],
             retrieved=True,
-            trace={"scores": [float(h.score) for h in hits], "retrieval": retrieval},
+            trace={"scores": [float(score) for score in retrieved.scores], "retrieval": retrieved.trace},
         )
 
 
