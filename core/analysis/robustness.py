@@ -126,8 +126,17 @@ def perturbations(run) -> list[Perturbation]:
 
 
 def strength(options: dict) -> str:
-    """An operator's options as ``key=value`` pairs in key order ("default" for none)."""
-    return ", ".join(f"{k}={options[k]}" for k in sorted(options)) or "default"
+    """An operator's options as ``key=value`` pairs in key order, a component reference by its name, unset (None)
+    options left out ("default" for none)."""
+    shown = [f"{k}={_short(options[k])}" for k in sorted(options) if options[k] is not None]
+    return ", ".join(shown) or "default"
+
+
+def _short(value) -> str:
+    if isinstance(value, dict) and "name" in value:
+        inner = {k: v for k, v in (value.get("options") or {}).items() if v is not None}
+        return f"{value['name']}({strength(inner)})" if inner else str(value["name"])
+    return str(value)
 
 
 def _twin(run, system: str, rag: dict) -> tuple[str | None, str]:

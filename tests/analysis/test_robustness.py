@@ -20,7 +20,8 @@ def test_perturbed_systems_and_their_twin_come_from_the_stored_spec(run):
     found = {p.system: p for p in perturbations(run)}
     assert list(found) == ["noisy", "no_gold", "cf", "injected"]  # "base" is not perturbed
     assert (found["noisy"].operator, found["noisy"].strength, found["noisy"].twin) == ("distractors", "k=3", "base")
-    assert found["no_gold"].strength == "default" and strength({"b": 1, "a": "x"}) == "a=x, b=1"
+    assert found["no_gold"].strength == "default" and strength({"b": 1, "a": "x", "c": None}) == "a=x, b=1"
+    assert strength({"k": 3, "retriever": {"name": "bm25", "options": {}, "label": None}}) == "k=3, retriever=bm25"
 
 
 def test_each_effect_is_the_paired_difference_with_its_interval_and_verdict(run):
