@@ -76,6 +76,7 @@ def _add_commands() -> None:
         plan_cmd,
         plugins_cmd,
         report_cmd,
+        robustness_cmd,
         run_cmd,
         runs_cmd,
         show_cmd,
@@ -99,6 +100,7 @@ def _add_commands() -> None:
         unitxt_cmd,
         breakdown_cmd,
         gate_cmd,
+        robustness_cmd,
         new_plugin_cmd,
     ):
         for command in module.COMMANDS:

@@ -15,6 +15,7 @@ from typing import Any
 from .browser import WORST_PER_SYSTEM, sample_entry
 from .markup import esc, json_script, note, section
 from .page import BROWSER, page
+from .robustness import robustness_section
 from .tables import (
     breakdown_table,
     comparison_section,
@@ -87,6 +88,7 @@ def _run_sections(run, suffix: str, baseline, alpha: float, seed: int) -> str:
         cost_section(report.cost, report.cost_reason),
         _correlation(run),
         grammar_section(report.grammar, report.grammar_reason),
+        robustness_section(run, alpha, seed),
         "</div>",
     ]
     return re.sub(r'<section id="([\w-]+)"', lambda m: f'<section id="{m[1]}{suffix}"', "".join(parts))
