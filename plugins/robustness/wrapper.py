@@ -79,6 +79,11 @@ class PerturbedRAG(RAGSystem):
     @classmethod
     def check_wrapped(cls, wrapped: type[RAGSystem], options: BaseModel) -> None:
         operator = operator_class(options.operator.name)
+        if not wrapped.answers:
+            raise ConfigError(
+                f"the wrapped rag '{wrapped.name}' gives no answer (retrieval-only), and a perturbation is measured by "
+                "how the answers change: wrap a system that answers (e.g. naive with the same retriever)"
+            )
         if operator.target == "context" and not wrapped.has_steps():
             raise ConfigError(
                 f"operator '{operator.name}' changes the retrieved chunks, so the wrapped rag '{wrapped.name}' must "

@@ -144,6 +144,13 @@ def _spec(root, name):
             "systems.p.options.system.*must implement retrieve_step and answer_from",
         ),
         (
+            {
+                "r": {"rag": "retrieval", "retriever": "bm25"},
+                "p": {"rag": "perturbed", "options": {"system": "r", "operator": {"name": "case"}}},
+            },
+            "systems.p.options.system.*'retrieval' gives no answer",
+        ),
+        (
             {"p": {"rag": "perturbed", "options": {"system": "nope", "operator": {"name": "drop_gold"}}}},
             "no system named 'nope'",
         ),
