@@ -1,5 +1,5 @@
 """The robustness section of the HTML report: the same profile and tables as ``ragassay robustness RUN``
-(:func:`ragassay.analysis.robustness.profile`, rendered by :mod:`ragassay.cli.robustness_view`), as HTML."""
+(:func:`ragassay.analysis.robustness.profile`, rendered by :mod:`ragassay.robustness_tables`), as HTML."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from .markup import esc, note, section, table
 def robustness_section(run, alpha: float = 0.05, seed: int = 0) -> str:
     """The profile of ``run`` as a section; empty when the run has no perturbed system."""
     from ..analysis.robustness import perturbations, profile
-    from ..cli.robustness_view import profile_tables
     from ..errors import RagassayError
+    from ..robustness_tables import profile_tables
 
     if not perturbations(run):
         return ""
@@ -26,7 +26,7 @@ def robustness_section(run, alpha: float = 0.05, seed: int = 0) -> str:
 
 
 def html_table(t) -> str:
-    """A :class:`ragassay.cli.render.Table` as HTML: its text columns, every cell escaped, notes below."""
+    """A :class:`ragassay.tables.Table` as HTML: its text columns, every cell escaped, notes below."""
     columns = [c for c in t.columns if c.in_text]
     rows = [[esc(c.text(row)) for c in columns] for row in t.rows]
     return table([c.title for c in columns], rows, caption=t.title) + "".join(note(n) for n in t.notes)

@@ -9,6 +9,16 @@ from ragassay.plugin_manager import load_plugins
 
 SHIPPED = ("ragassay.plugins.", "ragassay.reference_rags.")
 RANGES = {"truthfulness": (1.0, 5.0), "relevance": (1.0, 5.0), "holistic_correctness": (1.0, 5.0)}
+#: Shipped metrics where less is better: RAGChecker's error rates (hallucination, noise sensitivity, and
+#: self-knowledge as their reading of "more grounded"), and a perturbation's injection success.
+LOWER = {
+    "rc_hallucination",
+    "rc_noise_sensitivity_in_relevant",
+    "rc_noise_sensitivity_in_irrelevant",
+    "rc_self_knowledge",
+    "injection_success",
+}
+LOWER |= {f"{name}_offline" for name in LOWER if name.startswith("rc_")}
 
 
 def shipped_metrics():
@@ -27,5 +37,5 @@ def test_direction_and_range_are_declared(cls):
     if "declared" in vars(cls):  # declared from its options (formula): tested with the metric itself
         return
     assert _declared(cls, "direction") and _declared(cls, "value_range")
-    assert cls.direction == "higher"
+    assert cls.direction == ("lower" if cls.name in LOWER else "higher")
     assert cls.value_range == RANGES.get(cls.name, (0.0, 1.0))

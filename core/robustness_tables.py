@@ -3,7 +3,7 @@ report's robustness section. Rendering only: every number comes from the analysi
 
 from __future__ import annotations
 
-from .render import Column, Table, number_text
+from .tables import Column, Table, number_text
 
 TABLES = ("effects", "rates", "ranking", "groups")
 EFFECT_NOTES = [
