@@ -49,13 +49,7 @@ class NaiveRAG(RAGSystem):
     }
 
     def prepare(self, corpus: Corpus) -> None:
-        chunks = corpus.chunks(self.parts["chunker"])
-        if not chunks:
-            raise DatasetError(
-                "the corpus has no text to retrieve from: no documents, or all are empty. "
-                "Check [corpus] paths (or the dataset source's documents)."
-            )
-        self.parts["retriever"].index(chunks)
+        index_corpus(corpus, self.parts["chunker"], self.parts["retriever"])
 
     async def answer(self, sample: Sample) -> RAGOutput:
         return await self.answer_from(sample, await self.retrieve_step(sample))
@@ -97,6 +91,17 @@ class NaiveRAG(RAGSystem):
             return None
         prompt = sum(len(m["content"]) for m in build_messages(self.options.system_prompt, sample.question, []))
         return generator.calls(prompt + hints.context_chars + 16 * self.options.top_k)
+
+
+def index_corpus(corpus: Corpus, chunker, retriever) -> None:
+    """Chunk ``corpus`` with ``chunker`` and index the chunks in ``retriever``; no text at all is an error."""
+    chunks = corpus.chunks(chunker)
+    if not chunks:
+        raise DatasetError(
+            "the corpus has no text to retrieve from: no documents, or all are empty. "
+            "Check [corpus] paths (or the dataset source's documents)."
+        )
+    retriever.index(chunks)
 
 
 def build_messages(system_prompt: str, question: str, contexts: list[str]) -> list[dict[str, str]]:

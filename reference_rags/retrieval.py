@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragassay import Corpus, DatasetError, RAGOutput, RAGSystem, Retrieved, Role, Sample, hookimpl
+from ragassay import Corpus, RAGOutput, RAGSystem, Retrieved, Role, Sample, hookimpl
+from ragassay.reference_rags.naive import index_corpus
 
 #: Default number of chunks ranked per question: BEIR's and MTEB's headline measure is nDCG@10.
 DEFAULT_TOP_K = 10
@@ -44,13 +45,7 @@ class RetrievalRAG(RAGSystem):
     }
 
     def prepare(self, corpus: Corpus) -> None:
-        chunks = corpus.chunks(self.parts["chunker"])
-        if not chunks:
-            raise DatasetError(
-                "the corpus has no text to retrieve from: no documents, or all are empty. "
-                "Check [corpus] paths (or the dataset source's documents)."
-            )
-        self.parts["retriever"].index(chunks)
+        index_corpus(corpus, self.parts["chunker"], self.parts["retriever"])
 
     async def answer(self, sample: Sample) -> RAGOutput:
         return await self.answer_from(sample, await self.retrieve_step(sample))
