@@ -194,5 +194,8 @@ def serve(store: Any, *, host: str, port: int, max_bytes: int, on_started=None) 
                 on_started(server)
 
         server.startup = startup
-    server.run()
+    try:
+        server.run()
+    except KeyboardInterrupt:  # uvicorn shut down cleanly, then re-raised the signal it captured
+        pass
     return stats
