@@ -1,0 +1,158 @@
+"""``ragassay traces``: production traces in (``import``, ``receive``); their analyses are added to the same group.
+
+The commands parse options, call :mod:`ragassay.traces` and print; they hold no analysis.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from .common import config_option, db_option
+
+SHOWN_UNMAPPED = 10
+
+
+@click.group("traces")
+def traces_group() -> None:
+    """Production traces: import or receive OTLP traces, then score them with `ragassay run` (docs/traces.md)."""
+
+
+def open_traces_db(config_path: Path, db: str | None):
+    """The results database that holds the traces: --db, else the project's (created when missing)."""
+    from ..store import open_store, store_url
+    from ..traces import open_traces_store
+
+    if db is not None:
+        return open_store(store_url(db, Path.cwd()), create=True, key="--db")
+    return open_traces_store(config_path, create=True)[0]
+
+
+def project_mapping(config_path: Path, db: str | None):
+    """The mapping of the project's ``traces`` dataset source, when it has one (default mapping otherwise)."""
+    from ..traces import TraceMapping
+
+    if db is not None:
+        return TraceMapping()
+    from ..config import load_config
+    from ..errors import ConfigError
+
+    loaded = load_config(config_path)
+    dataset = loaded.config.dataset
+    if dataset.source != "traces" or "mapping" not in dataset.options:
+        return TraceMapping()
+    try:
+        return TraceMapping.model_validate(dataset.options["mapping"])
+    except ValueError as exc:
+        raise ConfigError(f"{loaded.where('dataset.options.mapping')}: {exc}") from None
+
+
+@traces_group.command("import")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@config_option
+@db_option
+@click.option("--no-check", is_flag=True, help="Skip mapping the stored traces afterwards (faster on large stores).")
+@click.option("--json", "as_json", is_flag=True, help="Print the counts as one JSON object.")
+def import_command(paths: tuple[Path, ...], config_path: Path, db: str | None, no_check: bool, as_json: bool) -> None:
+    """Store the OTLP traces of PATHS (files or folders): OTLP JSON, the Collector's file exporter output, JSON
+    lines of resource spans, protobuf (.pb). Importing the same spans again stores nothing new.
+
+    Afterwards every stored trace is mapped (with the project's [dataset] mapping when its source is 'traces')
+    and those that cannot be mapped are counted and listed with the reason.
+    """
+    from ..traces.ingest import import_paths
+
+    store = open_traces_db(config_path, db)
+    try:
+        report = import_paths(store, list(paths))
+        result = report.as_dict()
+        if not no_check:
+            result.update(check_mapping(store, project_mapping(config_path, db)))
+    finally:
+        store.close()
+    if as_json:
+        click.echo(json.dumps(result, sort_keys=True))
+        return
+    click.echo(
+        f"imported {result['spans_read']:,} spans from {result['files']} file(s), {result['requests']:,} request(s): "
+        f"{result['spans_new']:,} new, {result['spans_already_stored']:,} already stored; "
+        f"{result['traces_new']:,} new trace(s), {result['traces_stored']:,} stored in all"
+    )
+    if "mappable" in result:
+        _print_check(result)
+
+
+def check_mapping(store, mapping) -> dict:
+    """Map every stored trace: how many map, and the ones that do not with the reason (the first few)."""
+    from ..traces import Unmapped, scan_traces
+
+    mappable, unmapped, shown = 0, 0, []
+    for item in scan_traces(store, mapping=mapping):
+        if isinstance(item, Unmapped):
+            unmapped += 1
+            if len(shown) < SHOWN_UNMAPPED:
+                shown.append({"trace_id": item.trace_id, "reason": item.reason})
+        else:
+            mappable += 1
+    return {"mappable": mappable, "unmappable": unmapped, "unmappable_traces": shown}
+
+
+def _print_check(result: dict) -> None:
+    click.echo(f"mapping: {result['mappable']:,} trace(s) map to a question and an answer")
+    if result["unmappable"]:
+        click.echo(f"warning: {result['unmappable']:,} stored trace(s) cannot be mapped (left out of runs):", err=True)
+        for item in result["unmappable_traces"]:
+            click.echo(f"  {item['trace_id']}: {item['reason']}", err=True)
+        if result["unmappable"] > len(result["unmappable_traces"]):
+            click.echo(f"  and {result['unmappable'] - len(result['unmappable_traces']):,} more", err=True)
+
+
+@traces_group.command("receive")
+@config_option
+@db_option
+@click.option("--port", type=click.IntRange(0, 65535), default=4318, show_default=True, help="TCP port (0: any).")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option(
+    "--allow-remote", is_flag=True, help="Allow a --host other than loopback (other machines can then send traces)."
+)
+@click.option(
+    "--max-bytes",
+    type=click.IntRange(min=1),
+    default=8 * 1024 * 1024,
+    show_default=True,
+    help="Largest request body accepted (after decompression); bigger ones get 413.",
+)
+def receive_command(config_path: Path, db: str | None, port: int, host: str, allow_remote: bool, max_bytes: int):
+    """Receive OTLP/HTTP traces (POST /v1/traces, JSON or protobuf, gzip allowed) and store them; Ctrl-C stops.
+
+    Point an OpenTelemetry exporter at http://HOST:PORT (OTEL_EXPORTER_OTLP_ENDPOINT). Listens on loopback
+    unless --allow-remote is given with another --host.
+    """
+    from ..errors import ConfigError
+    from ..traces.receiver import is_loopback, serve
+
+    if not is_loopback(host):
+        if not allow_remote:
+            raise ConfigError(
+                f"--host {host} accepts traces from other machines; add --allow-remote to mean it "
+                "(there is no authentication), or keep the default 127.0.0.1"
+            )
+        click.echo(f"warning: listening on {host}: any machine that reaches it can store traces", err=True)
+    store = open_traces_db(config_path, db)
+
+    def started(server) -> None:
+        bound = server.servers[0].sockets[0].getsockname()
+        click.echo(f"receiving OTLP traces on http://{bound[0]}:{bound[1]}/v1/traces (Ctrl-C to stop)", err=True)
+
+    try:
+        stats = serve(store, host=host, port=port, max_bytes=max_bytes, on_started=started)
+    finally:
+        store.close()
+    click.echo(
+        f"stopped: {stats.requests:,} request(s), {stats.spans:,} span(s) stored, {stats.rejected:,} rejected", err=True
+    )
+
+
+COMMANDS = [traces_group]
