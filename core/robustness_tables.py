@@ -74,7 +74,14 @@ def effects_table(profile) -> Table:
         Column("changed", numeric=True, digits=2),
         Column("changed_n", numeric=True, in_text=False),
     ]
-    return Table("effect of each perturbation against its unperturbed twin", columns, rows, list(EFFECT_NOTES))
+    notes = list(EFFECT_NOTES)
+    changing = getattr(profile, "answer_changing", [])
+    if changing:
+        notes.append(
+            f"{', '.join(changing)}: the perturbation changes the correct answer, so its effect against the original "
+            "reference is the changed context being followed, not harm (read counterfactual_following; not ranked)"
+        )
+    return Table("effect of each perturbation against its unperturbed twin", columns, rows, notes)
 
 
 def _effect(row: dict) -> str:

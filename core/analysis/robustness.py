@@ -16,7 +16,9 @@ system, pure functions of :class:`ragassay.results.RunData`:
   twin is the counterfactual run without the perturbation, so a changed answer is caused by it);
 - **rates** of the metrics per perturbation (``refusal``, ``counterfactual_following``, ``injection_success``)
   with their 95% Wilson score intervals (a BCa bootstrap interval for a metric that is not 0/1);
-- **a ranking** of what breaks each twin most (the largest drops on the first outcome metric);
+- **a ranking** of what breaks each twin most (the largest drops on the first outcome metric), leaving out the
+  perturbations that change the correct answer (an ``expected_answer`` in the trace: ``counterfactual``), whose
+  drop against the original reference is the context being followed (read ``counterfactual_following``);
 - **the same perturbation on other systems** (a defence, e.g. a hardened prompt under ``injection``): perturbed
   systems with the same operator, strength and seed but different twins, each against the first of them in run
   order, with the paired engine on the outcome metrics and the rates (the seeded operator draws the same
@@ -99,6 +101,7 @@ class Profile:
     groups: list[GroupShift] = dataclasses.field(default_factory=list)
     groups_reason: str = ""
     across: list[PairVerdict] = dataclasses.field(default_factory=list)  # same perturbation, other twins
+    answer_changing: list[str] = dataclasses.field(default_factory=list)  # perturbed systems with an expected_answer
 
     def perturbation(self, system: str) -> Perturbation:
         """The perturbation of perturbed ``system``."""
@@ -201,11 +204,23 @@ def profile(run, *, metrics: Sequence[str] | None = None, alpha: float = 0.05, s
     rates = _rates(run, [p.system for p in found], rate_columns(run), seed)
     groups, reason = _group_shifts(run, found)
     directions = {m: run.direction(m) for m in chosen}
-    ranked = ranking(effects, chosen, directions)
+    changing = [p.system for p in found if _changes_answer(run, p.system)]
+    ranked = ranking([e for e in effects if e.system not in changing], chosen, directions)
     across = _across(run, found, chosen + rate_columns(run), alpha, seed)
     return Profile(
-        run.id, chosen, alpha, seed, found, effects, noise, rates, ranked, directions, groups, reason, across
+        run.id, chosen, alpha, seed, found, effects, noise, rates, ranked, directions, groups, reason, across, changing
     )
+
+
+def _changes_answer(run, system: str) -> bool:
+    """Whether the perturbation of ``system`` sets a new correct answer (``expected_answer``) on some output."""
+    if not run.has_payloads:
+        return False
+    for q in run.question_ids:
+        output = _answered(run, system, q)
+        if output is not None and (output.trace.get("perturbation") or {}).get("expected_answer") is not None:
+            return True
+    return False
 
 
 def _effects(run, found: list[Perturbation], metrics: list[str], alpha: float, seed: int) -> list[PairVerdict]:
