@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .tables import Column, Table, number_text
 
-TABLES = ("effects", "rates", "ranking", "groups")
+TABLES = ("effects", "rates", "ranking", "groups", "across")
 EFFECT_NOTES = [
     "effect: perturbed - unperturbed twin on the samples both scored, with the interval of the paired sign-flip "
     "test at its Holm level (one family per twin); worse: the interval excludes 0 on the harmful side",
@@ -21,13 +21,16 @@ def interval(low, high, digits: int = 3) -> str:
 
 
 def profile_tables(profile) -> dict[str, Table]:
-    """Every table of the profile by name (:data:`TABLES`); ``rates`` and ``groups`` only when there is one."""
+    """Every table of the profile by name (:data:`TABLES`); ``rates``, ``groups`` and ``across`` only when there
+    is one."""
     tables = {"effects": effects_table(profile)}
     if profile.rates:
         tables["rates"] = rates_table(profile)
     tables["ranking"] = ranking_table(profile)
     if profile.groups:
         tables["groups"] = groups_table(profile)
+    if getattr(profile, "across", None):
+        tables["across"] = across_table(profile)
     return tables
 
 
@@ -71,7 +74,14 @@ def effects_table(profile) -> Table:
         Column("changed", numeric=True, digits=2),
         Column("changed_n", numeric=True, in_text=False),
     ]
-    return Table("effect of each perturbation against its unperturbed twin", columns, rows, list(EFFECT_NOTES))
+    notes = list(EFFECT_NOTES)
+    changing = getattr(profile, "answer_changing", [])
+    if changing:
+        notes.append(
+            f"{', '.join(changing)}: the perturbation changes the correct answer, so its effect against the original "
+            "reference is the changed context being followed, not harm (read counterfactual_following; not ranked)"
+        )
+    return Table("effect of each perturbation against its unperturbed twin", columns, rows, notes)
 
 
 def _effect(row: dict) -> str:
@@ -106,7 +116,7 @@ def rates_table(profile) -> Table:
         Column("better"),
         Column("unscored", numeric=True, in_text=False),
     ]
-    notes = ["mean: share of the scored outputs (95% bootstrap interval); outputs the metric does not apply to are "]
+    notes = ["mean: share of the scored outputs (95% Wilson interval); outputs the metric does not apply to are "]
     notes[0] += "unscored (docs/robustness.md)"
     return Table("metrics per perturbation", columns, rows, notes)
 
@@ -150,3 +160,41 @@ def groups_table(profile) -> Table:
     columns += [Column(k, numeric=True) for k in ("robust", "stay robust", "non-robust", "gap")]
     notes = ["robust: the twin's groups with every phrasing correct; where they go under the perturbation"]
     return Table("do robust groups stay robust? (GRAMMAR groups)", columns, rows, notes)
+
+
+def across_table(profile) -> Table:
+    """The same perturbation on other systems (e.g. a hardened prompt under injection), each against the first."""
+    rows = []
+    for effect in profile.across:
+        p, first = profile.perturbation(effect.system), profile.perturbation(effect.baseline)
+        rows.append(
+            {
+                "system": effect.system,
+                "against": effect.baseline,
+                "twins": f"{p.twin} vs {first.twin}",
+                "perturbation": f"{p.operator} ({p.strength})",
+                "metric": effect.metric,
+                "n": effect.n,
+                "effect": effect.mean_diff,
+                "ci_low": effect.ci_low,
+                "ci_high": effect.ci_high,
+                "verdict": effect.verdict,
+            }
+        )
+    columns = [
+        Column("system"),
+        Column("against"),
+        Column("twins"),
+        Column("perturbation"),
+        Column("metric"),
+        Column("n", numeric=True, in_text=False),
+        Column("effect", numeric=True, show=lambda r: _effect(r)),
+        Column("ci_low", numeric=True, in_text=False),
+        Column("ci_high", numeric=True, in_text=False),
+        Column("verdict"),
+    ]
+    notes = [
+        "the same operator, strength and seed on another system, against the first such system of the run (paired "
+        "sign-flip test, Holm over the metrics of one perturbation); better/worse by each metric's direction"
+    ]
+    return Table("the same perturbation on other systems", columns, rows, notes)

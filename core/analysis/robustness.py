@@ -10,13 +10,19 @@ system, pure functions of :class:`ragassay.results.RunData`:
   scored, with the paired engine (:func:`ragassay.analysis.verdicts.decide_values`: sign-flip permutation test,
   the interval that inverts it, Tarone and Holm over the perturbations of one twin): a "worse" verdict is an
   accuracy drop the samples show, with its interval;
-- **noise sensitivity**: the share of samples the operator changed whose answer differs (SQuAD-normalised) from
-  the twin's answer, with a 95% BCa bootstrap interval (RAGChecker's noise sensitivity asks whether a wrong claim
-  comes from an irrelevant chunk, Ru et al. 2024, section 3.3; here the twin is the counterfactual run without the
-  perturbation, so a changed answer is caused by it);
+- **noise sensitivity**: the share of samples the operator changed whose answer differs (SQuAD-normalised, citation
+  markers ``[n]`` removed) from the twin's answer, with a 95% Wilson score interval (RAGChecker's noise
+  sensitivity asks whether a wrong claim comes from an irrelevant chunk, Ru et al. 2024, section 3.3; here the
+  twin is the counterfactual run without the perturbation, so a changed answer is caused by it);
 - **rates** of the metrics per perturbation (``refusal``, ``counterfactual_following``, ``injection_success``)
-  with their bootstrap intervals;
-- **a ranking** of what breaks each twin most (the largest drops on the first outcome metric);
+  with their 95% Wilson score intervals (a BCa bootstrap interval for a metric that is not 0/1);
+- **a ranking** of what breaks each twin most (the largest drops on the first outcome metric), leaving out the
+  perturbations that change the correct answer (an ``expected_answer`` in the trace: ``counterfactual``), whose
+  drop against the original reference is the context being followed (read ``counterfactual_following``);
+- **the same perturbation on other systems** (a defence, e.g. a hardened prompt under ``injection``): perturbed
+  systems with the same operator, strength and seed but different twins, each against the first of them in run
+  order, with the paired engine on the outcome metrics and the rates (the seeded operator draws the same
+  perturbation for every twin, so the comparison is paired);
 - for GRAMMAR data (samples with a ``group_id``), **whether robust groups stay robust**: of the twin's robust
   groups (every phrasing correct), how many stay robust, become non-robust or become gaps under the perturbation
   (:mod:`ragassay.analysis.groups`).
@@ -26,6 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -53,7 +60,7 @@ class Perturbation:
 
 @dataclasses.dataclass(frozen=True)
 class Rate:
-    """A mean over a perturbed system's outputs (a rate for a 0/1 metric) with its 95% BCa bootstrap interval."""
+    """A mean over a perturbed system's outputs (a rate for a 0/1 metric) with its 95% interval (:func:`_rate`)."""
 
     system: str
     metric: str
@@ -93,6 +100,8 @@ class Profile:
     directions: dict[str, str] = dataclasses.field(default_factory=dict)  # outcome metric -> higher | lower
     groups: list[GroupShift] = dataclasses.field(default_factory=list)
     groups_reason: str = ""
+    across: list[PairVerdict] = dataclasses.field(default_factory=list)  # same perturbation, other twins
+    answer_changing: list[str] = dataclasses.field(default_factory=list)  # perturbed systems with an expected_answer
 
     def perturbation(self, system: str) -> Perturbation:
         """The perturbation of perturbed ``system``."""
@@ -127,8 +136,8 @@ def perturbations(run) -> list[Perturbation]:
 
 def strength(options: dict) -> str:
     """An operator's options as ``key=value`` pairs in key order, a component reference by its name, unset (None)
-    options left out ("default" for none)."""
-    shown = [f"{k}={_short(options[k])}" for k in sorted(options) if options[k] is not None]
+    and empty (``[]``, ``{}``) options left out ("default" for none)."""
+    shown = [f"{k}={_short(options[k])}" for k in sorted(options) if options[k] not in (None, [], {})]
     return ", ".join(shown) or "default"
 
 
@@ -195,8 +204,23 @@ def profile(run, *, metrics: Sequence[str] | None = None, alpha: float = 0.05, s
     rates = _rates(run, [p.system for p in found], rate_columns(run), seed)
     groups, reason = _group_shifts(run, found)
     directions = {m: run.direction(m) for m in chosen}
-    ranked = ranking(effects, chosen, directions)
-    return Profile(run.id, chosen, alpha, seed, found, effects, noise, rates, ranked, directions, groups, reason)
+    changing = [p.system for p in found if _changes_answer(run, p.system)]
+    ranked = ranking([e for e in effects if e.system not in changing], chosen, directions)
+    across = _across(run, found, chosen + rate_columns(run), alpha, seed)
+    return Profile(
+        run.id, chosen, alpha, seed, found, effects, noise, rates, ranked, directions, groups, reason, across, changing
+    )
+
+
+def _changes_answer(run, system: str) -> bool:
+    """Whether the perturbation of ``system`` sets a new correct answer (``expected_answer``) on some output."""
+    if not run.has_payloads:
+        return False
+    for q in run.question_ids:
+        output = _answered(run, system, q)
+        if output is not None and (output.trace.get("perturbation") or {}).get("expected_answer") is not None:
+            return True
+    return False
 
 
 def _effects(run, found: list[Perturbation], metrics: list[str], alpha: float, seed: int) -> list[PairVerdict]:
@@ -224,6 +248,39 @@ def _effects(run, found: list[Perturbation], metrics: list[str], alpha: float, s
     return effects
 
 
+def _across(run, found: list[Perturbation], metrics: list[str], alpha: float, seed: int) -> list[PairVerdict]:
+    """Perturbed systems sharing (operator, strength, seed) with different twins, each against the first of them:
+    one family per perturbation, over the metrics the first one scored."""
+    groups: dict[tuple, list[Perturbation]] = {}
+    for p in found:
+        if p.twin is not None:
+            groups.setdefault((p.operator, p.strength, p.seed), []).append(p)
+    pairs: list[PairVerdict] = []
+    for members in groups.values():
+        if len({p.twin for p in members}) < 2:
+            continue
+        systems = [p.system for p in members]
+        values = {(s, m): _scored(run, s, m) for s in systems for m in metrics}
+        scored = [m for m in metrics if values[(systems[0], m)]]
+        if not scored:
+            continue
+        verdicts = decide_values(
+            values,
+            systems,
+            scored,
+            {m: run.direction(m) for m in scored},
+            run_id=run.id,
+            baseline=systems[0],
+            alpha=alpha,
+            seed=seed,
+            unscored=run.unscored,
+            family=scored,
+            order=run.question_ids,
+        )
+        pairs += verdicts.pairs
+    return pairs
+
+
 def _scored(run, system: str, column: str) -> dict[str, float]:
     return {q: float(v) for q, v in zip(run.question_ids, run.values(system, column)) if not math.isnan(v)}
 
@@ -249,8 +306,6 @@ def harm(effect: PairVerdict, direction: str) -> float:
 
 def _noise(run, p: Perturbation, seed: int) -> Rate:
     """Share of the samples the operator changed whose normalised answer differs from the twin's."""
-    from ..text import normalize_answer
-
     flags = []
     for q in run.question_ids:
         mine, theirs = _answered(run, p.system, q), _answered(run, p.twin, q)
@@ -258,8 +313,19 @@ def _noise(run, p: Perturbation, seed: int) -> Rate:
             continue
         if (mine.trace.get("perturbation") or {}).get("changed") is False:
             continue
-        flags.append(float(normalize_answer(mine.answer) != normalize_answer(theirs.answer)))
+        flags.append(float(_plain(mine.answer) != _plain(theirs.answer)))
     return _rate(p.system, "answer changed", "lower", np.array(flags, dtype=float), 0, seed)
+
+
+_CITATION = re.compile(r"\[\s*\d+(?:\s*[,\-–]\s*\d+)*\s*\]")
+
+
+def _plain(answer: str) -> str:
+    """``answer`` SQuAD-normalised, without citation markers ``[n]`` (moving the chunks renumbers the citations of
+    the same answer)."""
+    from ..text import normalize_answer
+
+    return normalize_answer(_CITATION.sub(" ", answer))
 
 
 def _answered(run, system: str, question_id: str):
@@ -278,11 +344,18 @@ def _rates(run, systems: list[str], columns: list[str], seed: int) -> list[Rate]
 
 
 def _rate(system: str, metric: str, direction: str, values: np.ndarray, unscored: int, seed: int) -> Rate:
+    """The mean of ``values``: for 0/1 values (a rate) with the Wilson score interval, which stays defined when
+    every output agrees (0 of 60 injections obeyed is [0, 0.06], not no interval; Wilson 1927); otherwise with
+    the BCa bootstrap interval."""
     from .bootstrap import bootstrap_mean_ci
+    from .meta_eval import wilson_interval
     from .verdicts import CONFIDENCE, RESAMPLES
 
     if not len(values):
         return Rate(system, metric, direction, None, None, None, 0, unscored)
+    if np.isin(values, (0.0, 1.0)).all():
+        low, high = wilson_interval(int(values.sum()), len(values), CONFIDENCE)
+        return Rate(system, metric, direction, float(values.mean()), low, high, len(values), unscored)
     interval = bootstrap_mean_ci(values, n_resamples=RESAMPLES, confidence_level=CONFIDENCE, seed=seed)
     return Rate(system, metric, direction, interval.mean, interval.ci_low, interval.ci_high, len(values), unscored)
 

@@ -29,7 +29,7 @@ from .common import config_option, console, db_option, format_option, open_resul
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of the random draws.")
 @click.option(
     "--table",
-    type=click.Choice(["effects", "rates", "ranking", "groups"]),
+    type=click.Choice(["effects", "rates", "ranking", "groups", "across"]),
     default=None,
     help="The table csv writes (default: effects); with markdown, only this table.",
 )
@@ -40,7 +40,8 @@ def robustness_command(run: str, config_path: Path, db: str | None, fmt: str | N
     For each perturbed system (operator and strength): the effect on the outcome metric with its interval and
     verdict (paired sign-flip test, Holm over the perturbations of one twin), how often the answer changed, the
     metrics per perturbation (refusal, counterfactual following, injection success), a ranking of what breaks each
-    system most, and for GRAMMAR data whether robust groups stay robust.
+    system most, for GRAMMAR data whether robust groups stay robust, and the same perturbation compared across
+    systems (e.g. a hardened prompt against the plain one under injection).
     """
     from ..analysis.jsonable import jsonable
     from ..analysis.robustness import profile

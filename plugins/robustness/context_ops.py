@@ -60,7 +60,10 @@ class Distractors(Operator):
         present = {c.id for c in case.chunks}
         extra = self._hard(case, present) if self.options.mode == "hard" else self._random(case, present)
         if not extra:
-            return Outcome(False, list(case.chunks), details={"reason": "no non-gold chunk to add", "added": []})
+            reason = "no non-gold chunk to add"
+            if self.options.mode == "hard" and getattr(self, "corpus", None):
+                reason = "the retriever ranks no non-gold chunk for the question (no term in common?)"
+            return Outcome(False, list(case.chunks), details={"reason": reason, "added": []})
         chunks = list(case.chunks)
         for chunk in extra:
             if self.options.position == "start":
