@@ -11,13 +11,16 @@ model-calling metric or judge under ``ragassay run --repeat N`` (0 for every val
 Version 4 stores every distinct context text once, in ``context_texts`` (key: 32 characters of the text's
 sha256); an output's ``output_json`` names its contexts by key (``context_keys``) instead of holding their texts
 (see :mod:`ragassay.store.contexts`).
+
+Version 5 added ``labels``: human labels given with ``ragassay label`` or imported with ``ragassay labels import``
+(see :mod:`ragassay.store.labels`).
 """
 
 from __future__ import annotations
 
 from sqlalchemy import Column, Float, ForeignKey, Index, Integer, MetaData, String, Table, Text, UniqueConstraint
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 metadata = MetaData()
 
@@ -152,5 +155,24 @@ run_leases = Table(
     Column("heartbeat_at", Float, nullable=False),
 )
 
+# Version 5: human labels (see ragassay.store.labels); rows are only added, an undo marks one undone.
+labels = Table(
+    "labels",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("run_id", String(64), ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+    Column("sample_id", Text, nullable=False),
+    Column("system", Text),  # the labelled answer's system (binary and ordinal rubrics)
+    Column("systems_json", Text),  # pairwise rubrics: [first, second] as shown
+    Column("item_key", Text, nullable=False),  # the item, independent of the order a pair was shown in
+    Column("rubric", Text, nullable=False),
+    Column("rubric_version", Integer, nullable=False),
+    Column("annotator", Text, nullable=False),
+    Column("value", Float, nullable=False),
+    Column("labelled_at", Float, nullable=False),
+    Column("undone_at", Float),  # set by an undo: the label no longer counts
+)
+
 Index("ix_outputs_run_system", outputs.c.run_id, outputs.c.system)
 Index("ix_outputs_reuse", outputs.c.system_key, outputs.c.sample_key)
+Index("ix_labels_run_rubric", labels.c.run_id, labels.c.rubric, labels.c.annotator)
