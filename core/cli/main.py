@@ -79,6 +79,7 @@ def _add_commands() -> None:
         robustness_cmd,
         run_cmd,
         runs_cmd,
+        serve_cmd,
         show_cmd,
         unitxt_cmd,
     )
@@ -101,6 +102,7 @@ def _add_commands() -> None:
         breakdown_cmd,
         gate_cmd,
         robustness_cmd,
+        serve_cmd,
         new_plugin_cmd,
     ):
         for command in module.COMMANDS:
