@@ -80,6 +80,7 @@ def _add_commands() -> None:
         robustness_cmd,
         run_cmd,
         runs_cmd,
+        serve_cmd,
         show_cmd,
         unitxt_cmd,
     )
@@ -103,6 +104,7 @@ def _add_commands() -> None:
         breakdown_cmd,
         gate_cmd,
         robustness_cmd,
+        serve_cmd,
         new_plugin_cmd,
     ):
         for command in module.COMMANDS:
