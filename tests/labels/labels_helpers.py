@@ -36,7 +36,7 @@ def write_label_run(store, run_id: str = RUN_ID, samples: int = SAMPLES) -> str:
         {
             "id": run_id,
             "fingerprint": run_id,
-            "project": "labels",
+            "project": f"labels {PLANT}",
             "config_path": "x",
             "config_json": "{}",
             "spec_json": json.dumps(spec),
