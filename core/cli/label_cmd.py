@@ -56,6 +56,7 @@ def label_command(
     Every annotator given the same --sample and --seed labels the same items in the same order. Keys: the
     number keys give the rubric's values, s skips, u undoes the last label, ? shows the keys.
     """
+    from ..errors import require
     from ..labels import load_rubric
     from ..labels.queue import run_items
     from ..labels.web import LabelQueue, labelling_app
@@ -63,6 +64,8 @@ def label_command(
     from ..serve.server import check_bind
 
     check_bind(host, token)
+    for module in ("starlette", "uvicorn", "jinja2", "itsdangerous", "python_multipart"):
+        require(module, "label", "ragassay label")
     scale = load_rubric(rubric)
     if not annotator.strip():
         raise click.BadParameter("give a name", param_hint="--annotator")

@@ -347,7 +347,7 @@ def _v5_labels(conn: Connection) -> None:
         Column("undone_at", Float),
     )
     Index("ix_labels_run_rubric", labels.c.run_id, labels.c.rubric, labels.c.annotator)
-    labels.create(conn)
+    labels.create(conn, checkfirst=True)  # idempotent, as every migration
 
 
 def _digest(value: str) -> str:
