@@ -37,6 +37,12 @@ def environment():
     )
     env.filters.update(num=num, interval=interval, signed=signed, pvalue=pvalue, when=when, urlq=urlq)
     env.globals.update(asset=asset, DASH=DASH)
+    from . import blocks
+
+    for name in ("cell", "table", "note", "items", "plot", "section"):
+        kind = getattr(blocks, name.capitalize())
+        env.tests[name] = lambda value, kind=kind: isinstance(value, kind)
+    env.policies["json.dumps_kwargs"] = {"ensure_ascii": False, "separators": (",", ":"), "allow_nan": False}
     return env
 
 
@@ -84,13 +90,9 @@ def signed(value: Any, digits: int = 3) -> str:
     return DASH if value is None else f"{value:+.{digits}f}"
 
 
-def interval(low: float | None, high: float | None, digits: int = 3, signed: bool = False, open_: str = "") -> str:
-    """``[low, high]``; a dash without an interval, or ``open_`` for one missing side when given."""
+def interval(low: float | None, high: float | None, digits: int = 3, signed: bool = False) -> str:
+    """``[low, high]``; a dash without an interval."""
     spec = f"+.{digits}f" if signed else f".{digits}f"
-    if open_ and (low is None or high is None) and not (low is None and high is None):
-        lower = open_ if low is None else f"{low:{spec}}"
-        upper = open_ if high is None else f"{high:{spec}}"
-        return f"[{lower}, {upper}]"
     if low is None or high is None:
         return DASH
     return f"[{low:{spec}}, {high:{spec}}]"

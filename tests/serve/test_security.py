@@ -68,6 +68,18 @@ def test_no_route_writes(store):
     methods = {m for route in app.routes for m in (getattr(route, "methods", None) or ())}
     assert methods <= {"GET", "HEAD"}, methods
     web = client(store)
-    for path in ("/",):
+    for path in ("/", "/runs/planted-run-0001", "/runs/planted-run-0001/failures"):
         for method in ("POST", "PUT", "DELETE", "PATCH"):
             assert web.request(method, path).status_code == 405, (method, path)
+
+
+def test_the_command_refuses_a_network_bind_without_a_token(tmp_path):
+    from click.testing import CliRunner
+
+    from ragassay.cli.main import cli
+
+    result = CliRunner().invoke(cli, ["serve", "--host", "0.0.0.0", "--db", f"sqlite:///{tmp_path / 'none.db'}"])
+    assert result.exit_code == 2 and "--token" in result.output and "Traceback" not in result.output
+    short = CliRunner().invoke(cli, ["serve", "--host", "0.0.0.0", "--token", "abc"])
+    assert short.exit_code == 2 and "at least 16" in short.output
+    assert not (tmp_path / "none.db").exists()  # refused before opening anything
