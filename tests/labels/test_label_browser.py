@@ -224,7 +224,11 @@ def test_two_annotators_label_by_keyboard_then_store_kappa_and_meta_eval_agree(t
         with ThreadServer(create_app(store, token=None)) as server:  # the results browser: planted text stays text
             driver.get(server.url)
             assert f"labels {PLANT}" in driver.find_element("css selector", "table.runs").text
+            driver.get(f"{server.url}runs/{RUN_ID}/samples/q00")  # q00: the second system's answer is planted
+            planted = driver.find_element("css selector", f'.case[data-system="{SYSTEMS[1]}"] .answer').text
+            assert f"Planted {PLANT}" in planted  # shown as text (an alert would fail every later command)
             assert not driver.find_elements("css selector", "script:not([src])")
+            assert _console_errors(driver) == []
         if os.environ.get("RAGASSAY_SCREENSHOTS"):
             with ThreadServer(_label_app(store, "preference", "ann")) as server:
                 driver.get(server.url)
