@@ -63,6 +63,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 def _add_commands() -> None:
     from . import (
+        align_cmd,
         breakdown_cmd,
         cache_cmd,
         compare_cmd,
@@ -101,6 +102,7 @@ def _add_commands() -> None:
         meta_eval_cmd,
         label_cmd,
         labels_cmd,
+        align_cmd,
         cache_cmd,
         unitxt_cmd,
         breakdown_cmd,
