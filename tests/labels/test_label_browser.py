@@ -1,7 +1,7 @@
 """Blind labelling in a real headless Chromium, by keyboard, through the real ``ragassay label`` command: two
 annotators label the same 20 items of a stored run (the first one across a restart of the app, with a skip, an
-undo and the help), then the store, the inter-annotator kappa and the meta-eval numbers are checked against
-scikit-learn; the results browser (``ragassay serve``) shows a planted ``<script>`` as text.
+undo and the help), then the store, the inter-annotator kappa and the meta-eval numbers from the stored labels are
+checked against scikit-learn and krippendorff; the results browser (``ragassay serve``) shows a planted ``<script>`` as text.
 
 Set ``RAGASSAY_SCREENSHOTS=DIR`` to save the screenshots of docs/labelling.md there (docs/img)."""
 
@@ -191,6 +191,7 @@ def _shoot(driver, name: str) -> None:
 
 
 def test_two_annotators_label_by_keyboard_then_store_kappa_and_meta_eval_agree(tmp_path):
+    import krippendorff
     from sklearn.metrics import cohen_kappa_score, precision_score, recall_score
 
     db = tmp_path / "results.db"
@@ -248,27 +249,30 @@ def test_two_annotators_label_by_keyboard_then_store_kappa_and_meta_eval_agree(t
     kappa = cohen_kappa_score(ann, bob)
     assert 0 < kappa < 1  # they disagree on some items, and agree more than by chance
 
-    # meta-eval of the judge against annotator A's labels, exported and given as the truth
-    out = tmp_path / "labels.jsonl"
-    assert CliRunner().invoke(_cli(), ["labels", "export", RUN_ID, "--db", str(db), "--out", str(out)]).exit_code == 0
-    exported = [json.loads(line) for line in out.read_text().splitlines()]
-    truth = tmp_path / "truth.jsonl"
-    truth.write_text(
-        "".join(
-            json.dumps({"question_id": x["sample_id"], "system": x["system"], "label": int(x["value"])}) + "\n"
-            for x in exported
-            if x["annotator"] == "ann"
-        )
-    )
-    args = ["meta-eval", RUN_ID, "--db", str(db), "--labels", str(truth), "--judge", "match", "--format", "json"]
-    result = CliRunner().invoke(_cli(), [*args, "--resamples", "200"])
+    # meta-eval from the stored labels: the people's agreement (the ceiling) and the judge against them, where an
+    # item's truth is the majority of its labels (a tie, where the two disagree, is left out)
+    args = ["meta-eval", RUN_ID, "--db", str(db), "--judge", "match", "--format", "json", "--resamples", "200"]
+    result = CliRunner().invoke(_cli(), args)
     assert result.exit_code == 0, result.output
-    (row,) = json.loads(result.output)["detectors"]
-    judged = [float(judge_says_correct(*kinds[key])) for key in items]
-    assert row["n"] == ITEMS
-    assert row["precision"] == pytest.approx(precision_score(ann, judged))
-    assert row["recall"] == pytest.approx(recall_score(ann, judged))
-    assert row["kappa"] == pytest.approx(cohen_kappa_score(ann, judged))
+    (report,) = json.loads(result.output)["rubrics"]
+    assert (report["rubric"], report["annotators"], report["items"], report["labels"]) == (
+        "correct",
+        ["ann", "bob"],
+        ITEMS,
+        2 * ITEMS,
+    )
+    ceiling = {row["statistic"]: row for row in report["ceiling"]}
+    assert ceiling["cohen_kappa"]["value"] == pytest.approx(kappa)
+    alpha = krippendorff.alpha(reliability_data=[ann, bob], level_of_measurement="nominal")
+    assert ceiling["krippendorff_alpha_nominal"]["value"] == pytest.approx(alpha)
+    agreed = [i for i, key in enumerate(items) if ann[i] == bob[i]]
+    truth = [ann[i] for i in agreed]
+    judged = [float(judge_says_correct(*kinds[items[i]])) for i in agreed]
+    stats = {row["statistic"]: row for row in report["agreement"] if row["judge"] == "match"}
+    assert stats["kappa"]["n"] == len(agreed) < ITEMS
+    assert stats["precision"]["value"] == pytest.approx(precision_score(truth, judged))
+    assert stats["recall"]["value"] == pytest.approx(recall_score(truth, judged))
+    assert stats["kappa"]["value"] == pytest.approx(cohen_kappa_score(truth, judged))
 
 
 def _cli():
