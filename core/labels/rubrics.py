@@ -93,7 +93,9 @@ def load_rubric(name_or_path: str | Path) -> Rubric:
         return _parse(text, f"shipped rubric {name}")
     path = Path(name_or_path)
     if not path.is_file():
-        raise ConfigError(f"rubric '{name}' is neither a shipped rubric ({', '.join(SHIPPED_RUBRICS)}) nor a file")
+        raise ConfigError(
+            f"unknown rubric '{name}': neither a shipped rubric ({', '.join(SHIPPED_RUBRICS)}) nor a rubric file"
+        )
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
