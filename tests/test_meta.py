@@ -247,6 +247,7 @@ FORBIDDEN = [
         ),
     ),
     ("ragassay.html_report", ("ragassay.cli", "ragassay.testing")),
+    ("ragassay.serve", ("ragassay.cli", "ragassay.testing")),
     ("ragassay.testing", ("ragassay.cli",)),
     ("ragassay.llm", ("ragassay.analysis", "ragassay.results", "ragassay.cli")),
 ]
@@ -257,6 +258,7 @@ ABOVE_ANALYSIS = (
     "ragassay.analysis",
     "ragassay.results",
     "ragassay.html_report",
+    "ragassay.serve",
     "ragassay.cli",
     "ragassay.testing",
     "ragassay.api",

@@ -394,3 +394,31 @@ def _resampled_quantile(x: np.ndarray, running: np.ndarray, q: float) -> np.ndar
     lower = x[np.argmax(running > below, axis=1)]
     upper = x[np.argmax(running > min(below + 1, len(x) - 1), axis=1)]
     return lower + (position - below) * (upper - lower)
+
+
+# -- any statistic of weighted observations -------------------------------------------------------------------
+
+
+def weighted_statistic_ci(
+    statistic, n: int, *, n_resamples: int = 2000, confidence_level: float = 0.95, seed: int = 0, bounds=None
+) -> tuple[float, float] | None:
+    """Percentile-bootstrap interval (Efron & Tibshirani 1993, section 13.3) of any statistic of n observations.
+
+    ``statistic(weights)`` takes a (rows, n) array, row b holding how often resample b drew each observation
+    (:func:`counts_of` of :func:`resample_indices`), and returns one value per row, NaN where the statistic is
+    undefined for that resample; the point estimate is ``statistic(ones((1, n)))``. Resamples where it is undefined
+    are left out; the interval is the (1 - level)/2 and (1 + level)/2 quantiles of the others, clipped to ``bounds``
+    (low, high) when given. None when n < 2, n_resamples < 2 or no resample is defined.
+    """
+    _check_arguments(n_resamples, confidence_level, "percentile")
+    if n < 2 or n_resamples < 2:
+        return None
+    values = np.concatenate([statistic(counts_of(index, n)) for index in resample_indices(n, n_resamples, seed)])
+    values = values[np.isfinite(values)]
+    if not len(values):
+        return None
+    tail = (1 - confidence_level) / 2
+    low, high = (float(v) for v in np.quantile(values, [tail, 1 - tail]))
+    if bounds is not None:
+        low, high = max(bounds[0], low), min(bounds[1], high)
+    return low, high

@@ -63,6 +63,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 def _add_commands() -> None:
     from . import (
+        align_cmd,
         breakdown_cmd,
         cache_cmd,
         compare_cmd,
@@ -71,6 +72,8 @@ def _add_commands() -> None:
         gate_cmd,
         generate_cmd,
         init_cmd,
+        label_cmd,
+        labels_cmd,
         meta_eval_cmd,
         new_plugin_cmd,
         plan_cmd,
@@ -79,6 +82,7 @@ def _add_commands() -> None:
         robustness_cmd,
         run_cmd,
         runs_cmd,
+        serve_cmd,
         show_cmd,
         traces_cmd,
         unitxt_cmd,
@@ -97,11 +101,15 @@ def _add_commands() -> None:
         report_cmd,
         decisions_cmd,
         meta_eval_cmd,
+        label_cmd,
+        labels_cmd,
+        align_cmd,
         cache_cmd,
         unitxt_cmd,
         breakdown_cmd,
         gate_cmd,
         robustness_cmd,
+        serve_cmd,
         new_plugin_cmd,
         traces_cmd,
     ):

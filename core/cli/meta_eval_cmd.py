@@ -31,9 +31,11 @@ from .render import Column, Table, emit
     "--labels",
     type=click.Path(path_type=Path),
     default=None,
-    help="Human labels instead: a JSONL or CSV file with question_id, system and label (correct/incorrect), "
-    "joined to the run's outputs; with labels on part of the outputs, corrected (PPI) estimates are added.",
+    help="Human labels instead: a labels export (JSONL, one label per line: run_id, sample_id, system(s), rubric, "
+    "annotator, value), or a JSONL or CSV file with question_id, system and label (correct/incorrect). Without "
+    "--truth and --labels, the labels stored for RUN are read when there are any.",
 )
+@click.option("--rubric", "rubrics", multiple=True, help="With people's labels: only these rubrics (default all).")
 @click.option("--judge", "judges", multiple=True, help="Judge(s) to evaluate (default: every judge but the truth).")
 @click.option(
     "--metric", "metrics", multiple=True, help="Also evaluate a metric as a judge: NAME:THRESHOLD (value >= it)."
@@ -49,10 +51,10 @@ from .render import Column, Table, emit
 @click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed (same seed, same intervals).")
 @click.option(
     "--table",
-    type=click.Choice(["detectors", "corrected"]),
+    type=click.Choice(["detectors", "corrected", "ceiling"]),
     default="detectors",
     show_default=True,
-    help="The table csv writes (with --labels there are two).",
+    help="The table csv writes: the judges, the corrected estimates, or (people's labels) the people's agreement.",
 )
 @format_option
 def meta_eval_command(
@@ -61,6 +63,7 @@ def meta_eval_command(
     db: str | None,
     truth: str | None,
     labels: Path | None,
+    rubrics: tuple[str, ...],
     judges: tuple[str, ...],
     metrics: tuple[str, ...],
     judge_threshold: float,
@@ -72,14 +75,17 @@ def meta_eval_command(
     """Score RUN's judges against the truth: precision, recall, accuracy, kappa; corrected means (PPI)."""
     from ..analysis import meta_eval_load as load
     from ..analysis.jsonable import jsonable
-    from .breakdown_cmd import _load
 
     fmt = output_format(fmt)
     if truth is not None and labels is not None:
         raise click.UsageError("give the truth once: --truth or --labels, not both.")
+    loaded, people = _run_and_labels(run, config_path, db, labels, truth)
+    if people is not None:
+        _people(loaded, people, rubrics, judges, metrics, judge_threshold, resamples, seed, table, fmt)
+        return
     specs = [load.parse_metric_spec(m) for m in metrics]
     result = load.meta_evaluate(
-        _load(run, config_path, db),
+        loaded,
         truth=truth,
         labels=labels,
         judges=judges,
@@ -102,6 +108,50 @@ def meta_eval_command(
     if fmt == "csv":
         tables = tables[1:] if table == "corrected" and len(tables) > 1 else tables[:1]
     emit(console(), tables, fmt, data=data if fmt == "json" else None)
+
+
+def _run_and_labels(run, config_path, db, labels, truth):
+    """The run read once, and people's labels: (labels, source) from a labels export or the store, else None."""
+    from ..analysis.human_labels import is_label_export, read_label_export, stored_labels
+    from ..store.locate import pick_run
+    from .common import open_results, read_runs
+
+    store = open_results(config_path, db, (run,) if run else ())
+    try:
+        loaded = read_runs(store, [run if run else pick_run(store)["id"]])[0]
+        stored = stored_labels(store, loaded.id) if labels is None and truth is None else []
+    finally:
+        store.close()
+    if labels is not None and is_label_export(labels):
+        return loaded, (read_label_export(labels), f"labels:{labels.name}")
+    return loaded, ((stored, "labels in the results store") if stored else None)
+
+
+def _people(run, people, rubrics, judges, metrics, judge_threshold, resamples, seed, table, fmt) -> None:
+    from ..analysis.meta_eval_people import evaluate_against_people
+    from .meta_eval_people_view import agreement_tables, corrected_tables, csv_table, people_data
+
+    labels, source = people
+    if rubrics:
+        missing = sorted(set(rubrics) - {label.rubric for label in labels})
+        if missing:
+            raise click.UsageError(f"no label of rubric {', '.join(missing)} in {source}")
+        labels = [label for label in labels if label.rubric in rubrics]
+    result = evaluate_against_people(
+        run,
+        labels,
+        source=source,
+        judges=judges,
+        metrics=metrics,
+        judge_threshold=judge_threshold,
+        resamples=resamples,
+        seed=seed,
+    )
+    if fmt == "csv":
+        tables = [csv_table(result, table)]
+    else:
+        tables = agreement_tables(result) + corrected_tables(result, _corrected_table)
+    emit(console(), tables, fmt, data=people_data(result) if fmt == "json" else None)
 
 
 def _with_interval(key: str, low: str | None = None, high: str | None = None):

@@ -51,6 +51,7 @@ def _system_entry(system: str, row, output, scores: list, references: set[str]) 
             "contexts": [],
             "metrics": [],
             "judgements": [],
+            "claims": None,
         }
     contexts = []
     if output is not None:

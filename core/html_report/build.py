@@ -2,19 +2,17 @@
 
 Each run is read once (:func:`ragassay.results.read_run`) and every section renders an analysis of that one
 object (:func:`ragassay.analysis.report.run_report`); the failure browser adds one read of the chosen samples'
-outputs. Nothing here computes a statistic.
+outputs. Nothing here computes a statistic, and nothing builds markup: the sections are data
+(:mod:`ragassay.serve.blocks`) rendered by the templates ``ragassay serve`` uses (``report.html``).
 """
 
 from __future__ import annotations
 
 import math
-import re
-from datetime import datetime, timezone
 from typing import Any
 
+from ..serve.blocks import Note, Plot, Section
 from .browser import WORST_PER_SYSTEM, sample_entry
-from .markup import esc, json_script, note, section
-from .page import BROWSER, page
 from .robustness import robustness_section
 from .tables import (
     breakdown_table,
@@ -45,78 +43,80 @@ def build_report(
     """
     from ..analysis.worst import worst_samples
     from ..results import read_payloads, read_run
+    from ..serve.templating import render_text
 
     runs = [read_run(store, ref, payloads="grouped") for ref in run_ids]
-    body, nav, cases = [], [], []
+    shown, nav, cases = [], [], []
     for index, run in enumerate(runs):
         suffix = f"-{index + 1}" if len(runs) > 1 else ""
-        body.append(_run_sections(run, suffix, baseline, alpha, seed))
+        shown.append(
+            {
+                "suffix": suffix,
+                "info": run.info,
+                "systems": run.systems,
+                "sections": run_sections(run, baseline, alpha, seed),
+            }
+        )
         nav.append((f"run{suffix}", f"run {run.id[:12]}"))
         chosen = worst_samples(run, worst)
         payloads = _payloads(run, chosen) if run.has_payloads else read_payloads(store, run.id, chosen)
         prefix = f"{run.id[:8]}/" if len(runs) > 1 else ""
         cases += _cases(run, chosen, payloads, prefix)
-    body.append(_browser_section(cases, runs, worst))
     nav.append(("browser", "failure browser"))
     title = "ragassay report: " + ", ".join(f"{r.info.project} run {r.id[:12]}" for r in runs)
-    return page(title, nav, "".join(body))
+    data, legend = _browser(cases, runs, worst)
+    page = render_text(
+        "report.html", standalone=True, title=title, nav=nav, runs=shown, browser=data, browser_legend=legend
+    )
+    return page + "\n"
 
 
-def _run_sections(run, suffix: str, baseline, alpha: float, seed: int) -> str:
-    """The sections of one run."""
+def run_sections(run, baseline, alpha: float, seed: int) -> list[Section]:
+    """The sections of one run, in page order (robustness only for a run with perturbed systems)."""
     from ..analysis.report import run_report
     from ..analysis.sentences import verdict_sentences
 
     report = run_report(run, baseline=baseline, alpha=alpha, seed=seed)
     part = report.comparison.runs[0]
     verdicts = part.verdicts
-    info = run.info
-    created = datetime.fromtimestamp(info.created_at, tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    header = (
-        f'<div id="run{suffix}"><h2>Run {esc(info.id[:12])} ({esc(info.project)})</h2>'
-        f'<p class="note">{esc(created)}; state {esc(info.state)}; {info.sample_count:,} samples; systems: '
-        f"{esc(', '.join(run.systems))}</p>"
-    )
-    warnings = "".join(note(f"warning: {w}") for w in info.warnings)
-    parts = [
-        header + warnings,
+    sections = [
         verdict_section(verdicts, verdict_sentences(verdicts)),
         comparison_section(verdicts, report.comparison.hidden),
         pairs_section(verdicts),
         latency_section(part),
-        _breakdowns(run, report.breakdowns),
+        breakdowns_section(run, report.breakdowns),
         cost_section(report.cost, report.cost_reason),
-        _correlation(run),
+        correlation_section(run),
         grammar_section(report.grammar, report.grammar_reason),
         robustness_section(run, alpha, seed),
-        "</div>",
     ]
-    return re.sub(r'<section id="([\w-]+)"', lambda m: f'<section id="{m[1]}{suffix}"', "".join(parts))
+    return [s for s in sections if s is not None]
 
 
-def _breakdowns(run, breakdowns: list) -> str:
+def breakdowns_section(run, breakdowns: list) -> Section:
+    """Each breakdown's table and its box plots."""
     from ..analysis.breakdown import field_values, group_labels
     from .plots import box_svg
 
     if not breakdowns:
-        return section("breakdowns", "Breakdowns", note("No sample field has between 2 and 8 distinct values."))
+        return Section("breakdowns", "Breakdowns", [Note("No sample field has between 2 and 8 distinct values.")])
     scores, samples = run.scores_frame(), run.samples_frame()
-    parts = []
+    parts: list = []
     for result in breakdowns:
         labels, order, _ = group_labels(field_values(samples, result.by), result.by, result.bins)
-        svg = box_svg(scores, labels, order, run.systems, result.by)
-        parts.append(breakdown_table(result) + f'<div class="plot">{svg}</div>')
+        parts += [breakdown_table(result), Plot(box_svg(scores, labels, order, run.systems, result.by))]
     legend = "mean [95% BCa bootstrap interval] per group; box plots: quartiles and 1.5 IQR whiskers, no outliers."
-    return section("breakdowns", "Breakdowns", "".join(parts), legend)
+    return Section("breakdowns", "Breakdowns", parts, legend)
 
 
-def _correlation(run) -> str:
+def correlation_section(run) -> Section:
+    """The metric correlation matrix as a plot."""
     from .plots import correlation_svg
 
     svg = correlation_svg(run.scores_frame())
-    body = f'<div class="plot">{svg}</div>' if svg else note("Fewer than two metrics: no correlation matrix.")
+    body = Plot(svg) if svg else Note("Fewer than two metrics: no correlation matrix.")
     legend = "Pearson r of each pair of metrics over every (system, sample) both scored (thesis Figure 5.1)."
-    return section("correlation", "Metric correlation", body, legend)
+    return Section("correlation", "Metric correlation", [body], legend)
 
 
 def _payloads(run, question_ids: list[str]) -> dict:
@@ -137,7 +137,7 @@ def _cases(run, chosen: list[str], payloads: dict, prefix: str) -> list[dict[str
     return cases
 
 
-def _browser_section(cases: list[dict[str, Any]], runs: list, worst: int) -> str:
+def _browser(cases: list[dict[str, Any]], runs: list, worst: int) -> tuple[dict[str, Any], str]:
     systems = list(dict.fromkeys(e["system"] for case in cases for e in case["systems"]))
     metrics = list(dict.fromkeys(m["name"] for case in cases for e in case["systems"] for m in e["metrics"]))
     metrics += list(dict.fromkeys(m["name"] for case in cases for e in case["systems"] for m in e["judgements"]))
@@ -150,7 +150,7 @@ def _browser_section(cases: list[dict[str, Any]], runs: list, worst: int) -> str
         f"The {worst} worst samples of each system (mean rank over all metrics, unscored last): {len(cases):,} of "
         f"{total:,} samples, every system's output for each. Reference contexts are marked REFERENCE."
     )
-    return section("browser", "Failure browser", BROWSER + json_script("browser-data", data), legend)
+    return data, legend
 
 
 def _finite(value: Any) -> Any:

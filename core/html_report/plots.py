@@ -31,8 +31,11 @@ def _pyplot():
     return plt
 
 
-def to_svg(figure) -> str:
-    """``figure`` as an inline ``<svg>`` element (no XML prolog, DOCTYPE, metadata or namespace URLs)."""
+def to_svg(figure):
+    """``figure`` as an inline ``<svg>`` element (no XML prolog, DOCTYPE, metadata or namespace URLs), as
+    :class:`markupsafe.Markup` (matplotlib escapes every text it draws)."""
+    from markupsafe import Markup
+
     plt = _pyplot()
     buffer = io.StringIO()
     figure.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None}, bbox_inches="tight")
@@ -40,7 +43,7 @@ def to_svg(figure) -> str:
     svg = buffer.getvalue()
     svg = svg[svg.index("<svg") :]
     svg = re.sub(r"<metadata>.*?</metadata>", "", svg, flags=re.S)
-    return re.sub(r'\s+xmlns(:\w+)?="[^"]*"', "", svg)
+    return Markup(re.sub(r'\s+xmlns(:\w+)?="[^"]*"', "", svg))
 
 
 def correlation_svg(scores: pd.DataFrame) -> str | None:

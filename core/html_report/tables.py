@@ -1,23 +1,25 @@
-"""The report's statistics sections: verdicts, comparison, paired verdicts, breakdowns, cost and GRAMMAR."""
+"""The report's statistics sections as data (:mod:`ragassay.serve.blocks`): verdicts, comparison, paired
+verdicts, latency, breakdowns, cost and GRAMMAR. The templates render them; ``ragassay serve`` shows the same."""
 
 from __future__ import annotations
 
-from .markup import DASH, esc, interval, note, num, section, table
+from ..serve.blocks import Cell, Items, Note, Section, Table
+from ..serve.templating import interval, num, pvalue, signed
 
 DOCS = "docs/statistics.md"
 
 
-def verdict_section(verdicts, sentences: list[str]) -> str:
+def verdict_section(verdicts, sentences: list[str]) -> Section:
     """The verdict block: one plain sentence per finding, the baseline, alpha and method named."""
-    items = "".join(f"<li>{esc(s)}</li>" for s in sentences) or "<li>Only one system: nothing to compare.</li>"
     legend = (
         f"Baseline: {verdicts.baseline}; alpha = {verdicts.alpha}; seed = {verdicts.seed}. {verdicts.method}. "
         f"See {DOCS}."
     )
-    return section("verdicts", "Verdicts", f'<ul class="verdicts">{items}</ul>', legend)
+    items = Items(list(sentences), "verdicts", "Only one system: nothing to compare.")
+    return Section("verdicts", "Verdicts", [items], legend)
 
 
-def comparison_section(verdicts, hidden: dict[str, str] | None = None) -> str:
+def comparison_section(verdicts, hidden: dict[str, str] | None = None) -> Section:
     """Mean, 95% interval, n and unscored per system x metric; the best mean of each column (by the metric's
     direction) is marked; columns that carry no information are named in a note instead."""
     hidden = hidden or {}
@@ -30,18 +32,16 @@ def comparison_section(verdicts, hidden: dict[str, str] | None = None) -> str:
     ]
     rows = []
     for system in systems:
-        row = [esc(system)]
+        row: list = [system]
         for metric in metrics:
             c = cells[(system, metric)]
-            mark = ' class="best"' if c.mean is not None and c.mean == best[metric] else ""
+            mark = "best" if c.mean is not None and c.mean == best[metric] else ""
             unscored = f", {c.unscored:,} unscored" if c.unscored else ""
-            row.append(
-                f"<span{mark}>{num(c.mean)}</span> <small>{interval(c.ci_low, c.ci_high)} n={c.n:,}{unscored}</small>"
-            )
+            row.append(Cell(num(c.mean), f"{interval(c.ci_low, c.ci_high)} n={c.n:,}{unscored}", mark))
         rows.append(row)
     legend = "mean [95% BCa bootstrap interval] n = scored samples; the best mean of each column is in bold."
-    notes = "".join(note(f"hidden: {name} ({why})") for name, why in hidden.items())
-    return section("comparison", "Comparison", table(headers, rows, css="comparison") + notes, legend)
+    notes = [Note(f"hidden: {name} ({why})") for name, why in hidden.items()]
+    return Section("comparison", "Comparison", [Table(headers, rows, "comparison"), *notes], legend)
 
 
 def _best(cells) -> float | None:
@@ -51,7 +51,7 @@ def _best(cells) -> float | None:
     return min(means) if cells[0].direction == "lower" else max(means)
 
 
-def pairs_section(verdicts) -> str:
+def pairs_section(verdicts) -> Section:
     """Each system against the baseline per metric: difference, interval at its level, Holm p, effect size, MDE,
     verdict."""
     from ..analysis.sentences import confidence
@@ -59,18 +59,17 @@ def pairs_section(verdicts) -> str:
     headers = ["metric", "system", "n", "differing", "difference", "interval", "p", "Holm p", "d_z", "MDE", "verdict"]
     rows = [
         [
-            esc(p.metric),
-            esc(p.system),
+            p.metric,
+            p.system,
             num(p.n),
             num(p.n_discordant),
-            DASH if p.mean_diff is None else f"{p.mean_diff:+.3f}",
-            DASH if p.level is None else f"{_bounds(p.ci_low, p.ci_high)} <small>{esc(confidence(p.level))}</small>",
-            _p(p.p_value),
-            _p(p.p_holm),
+            signed(p.mean_diff),
+            num(None) if p.level is None else Cell(_bounds(p.ci_low, p.ci_high), confidence(p.level)),
+            pvalue(p.p_value),
+            pvalue(p.p_holm),
             num(p.effect_size, 2),
             num(p.mde),
-            f'<span class="verdict v-{esc(p.verdict.replace(" ", "-"))}">{esc(p.verdict)}</span>'
-            + (f" <small>{esc(p.reason)}</small>" if p.reason else ""),
+            Cell(p.verdict, p.reason or "", "verdict v-" + p.verdict.replace(" ", "-")),
         ]
         for p in verdicts.pairs
     ]
@@ -81,8 +80,8 @@ def pairs_section(verdicts) -> str:
         f"[{', '.join(verdicts.family)}]; d_z = mean difference / sd; MDE = smallest difference detectable with "
         f"power 0.8. See {DOCS}."
     )
-    body = table(headers, rows, css="pairs") if rows else note("Only one system: no pair to test.")
-    return section("pairs", "Paired verdicts against the baseline", body, legend)
+    body = Table(headers, rows, "pairs") if rows else Note("Only one system: no pair to test.")
+    return Section("pairs", "Paired verdicts against the baseline", [body], legend)
 
 
 def _bounds(low: float | None, high: float | None) -> str:
@@ -91,23 +90,23 @@ def _bounds(low: float | None, high: float | None) -> str:
     return f"[{lower}, {upper}]"
 
 
-def latency_section(part) -> str:
+def latency_section(part) -> Section:
     """p50/p95/p99 latency per system with intervals, and the quality-cost-latency frontier."""
     if not any(stats.n for stats in part.latency):
-        return section("latency", "Latency and frontier", note("No output reports a latency."))
+        return Section("latency", "Latency and frontier", [Note("No output reports a latency.")])
     points = {p.system: p for p in part.frontier.points} if part.frontier else {}
     rows = []
     for stats in part.latency:
-        cells = [f"{num(q.value, 4)} <small>{interval(q.ci_low, q.ci_high, 4)}</small>" for q in stats.quantiles]
+        cells = [Cell(num(q.value, 4), interval(q.ci_low, q.ci_high, 4)) for q in stats.quantiles]
         point = points.get(stats.system)
         place = (
-            DASH
+            num(None)
             if point is None
             else "on the frontier"
             if point.on_frontier
             else ("dominated by " + ", ".join(point.dominated_by))
         )
-        rows.append([esc(stats.system), num(stats.n), *cells, esc(place)])
+        rows.append([stats.system, num(stats.n), *cells, place])
     legend = "latency in seconds over ok outputs [95% percentile-bootstrap interval]."
     if part.frontier is not None:
         f = part.frontier
@@ -116,16 +115,10 @@ def latency_section(part) -> str:
             f"({', '.join(f.dimensions)} compared{''.join('; ' + n for n in f.notes)})."
         )
     headers = ["system", "n", "p50 s", "p95 s", "p99 s", "frontier"]
-    return section("latency", "Latency and frontier", table(headers, rows, css="latency"), legend)
+    return Section("latency", "Latency and frontier", [Table(headers, rows, "latency")], legend)
 
 
-def _p(p: float | None) -> str:
-    if p is None:
-        return DASH
-    return "&lt; 0.001" if p < 0.001 else f"{p:.3f}"
-
-
-def breakdown_table(result) -> str:
+def breakdown_table(result) -> Table:
     """One breakdown (:class:`ragassay.analysis.breakdown.Breakdown`): group x system rows, metric columns."""
     metrics = list(dict.fromkeys(r.metric for r in result.rows))
     cells = {(r.group, r.system, r.metric): r for r in result.rows}
@@ -133,20 +126,19 @@ def breakdown_table(result) -> str:
     rows = []
     for group in result.groups:
         for system in systems:
-            row = [esc(group), num(result.sizes[group]), esc(system)]
+            row: list = [group, num(result.sizes[group]), system]
             for metric in metrics:
                 r = cells[(group, system, metric)]
-                why = f' title="{esc(r.reason)}"' if r.reason else ""
-                row.append(f"{num(r.mean)} <small{why}>{interval(r.ci_low, r.ci_high)}</small>")
+                row.append(Cell(num(r.mean), interval(r.ci_low, r.ci_high), title=r.reason or ""))
             rows.append(row)
-    notes = "".join(note(n) for n in result.notes)
-    return table([result.by, "samples", "system", *metrics], rows, caption=f"by {result.by}") + notes
+    headers = [result.by, "samples", "system", *metrics]
+    return Table(headers, rows, caption=f"by {result.by}", notes=list(result.notes))
 
 
-def cost_section(view, reason: str = "") -> str:
+def cost_section(view, reason: str = "") -> Section:
     """Tokens, calls, cost, latency, evaluation cost and quality per dollar per system."""
     if view is None:
-        return section("cost", "Cost", note(f"No cost view: {reason}"))
+        return Section("cost", "Cost", [Note(f"No cost view: {reason}")])
     headers = [
         "system",
         f"quality ({view.metric})",
@@ -162,8 +154,8 @@ def cost_section(view, reason: str = "") -> str:
     ]
     rows = [
         [
-            esc(r.system),
-            f"{num(r.quality)} <small>{interval(r.quality_ci_low, r.quality_ci_high)}</small>",
+            r.system,
+            Cell(num(r.quality), interval(r.quality_ci_low, r.quality_ci_high)),
             num(r.input_tokens),
             num(r.output_tokens),
             num(r.calls),
@@ -172,55 +164,34 @@ def cost_section(view, reason: str = "") -> str:
             num(r.eval_cost_usd, 4),
             num(r.quality_per_dollar, 1),
             _saved(r),
-            esc("; ".join(r.notes)),
+            "; ".join(r.notes),
         ]
         for r in view.rows
     ]
     legend = "A dash is an unknown value (an unpriced model: see notes), never a zero. See docs/results.md."
-    return section("cost", "Cost", table(headers, rows, css="cost"), legend)
+    return Section("cost", "Cost", [Table(headers, rows, "cost")], legend)
 
 
 def _saved(r) -> str:
     if r.tokens_saved is None:
-        return DASH
+        return num(None)
     share = "" if r.tokens_saved_share is None else f" ({r.tokens_saved_share:+.1%})"
     return f"{r.tokens_saved:+,}{share}"
 
 
-def grammar_section(report, reason: str = "") -> str:
+def grammar_section(report, reason: str = "") -> Section:
     """The GRAMMAR view: gap / robust / non-robust groups, knowledge accuracy, Acc, R and modular blame."""
     if report is None:
-        return section("grammar", "GRAMMAR view", note(f"No GRAMMAR view: {reason}"))
-    headers = [
-        "system",
-        "samples",
-        "gap",
-        "robust",
-        "non-robust",
-        "knowledge acc",
-        "Acc",
-        "R",
-        "wrong: LM",
-        "wrong: retrieval",
-        "wrong: undetermined",
-    ]
+        return Section("grammar", "GRAMMAR view", [Note(f"No GRAMMAR view: {reason}")])
+    headers = ["system", "samples", "gap", "robust", "non-robust", "knowledge acc", "Acc", "R"]
+    headers += ["wrong: LM", "wrong: retrieval", "wrong: undetermined"]
     rows = []
     for system in report.systems:
         o, blame = system.overall, system.blame
+        counts = [o.groups.get(k, 0) for k in ("gap", "robust", "non-robust")]
         rows.append(
-            [
-                esc(system.system),
-                num(o.total),
-                num(o.groups.get("gap", 0)),
-                num(o.groups.get("robust", 0)),
-                num(o.groups.get("non-robust", 0)),
-                num(o.knowledge_accuracy),
-                num(o.accuracy),
-                num(o.robustness),
-                num(blame.lm),
-                num(blame.retrieval),
-                num(blame.undetermined),
-            ]
+            [system.system, num(o.total), *map(num, counts), num(o.knowledge_accuracy), num(o.accuracy)]
+            + [num(o.robustness), num(blame.lm), num(blame.retrieval), num(blame.undetermined)]
         )
     legend = "Acc = Eq. 2, R = Eq. 1 of the GRAMMAR paper; blame by context comparison. See docs/grammar.md."
-    return section("grammar", "GRAMMAR view", table(headers, rows, css="grammar"), legend)
+    return Section("grammar", "GRAMMAR view", [Table(headers, rows, "grammar")], legend)

@@ -60,11 +60,12 @@ import re
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..components import GenerationRequest
 from ..models import Unscored
 from ..refs import GeneratorRef
+from .exemplars import Exemplar, base_version, exemplar_version, with_exemplars
 from .judging import JudgeReply, ask_structured, verdict_words
 
 #: Corrective re-asks after a free-text reply without a verdict (at most 1 + TEXT_RETRIES replies).
@@ -93,6 +94,29 @@ class JudgeOptions(BaseModel):
         default_factory=lambda: {"temperature": 0.0},
         description="Decoding parameters of every judge call (default: greedy).",
     )
+    exemplars: list[Exemplar] = Field(
+        default_factory=list,
+        description="Items people judged, shown before the item to judge (ragassay align writes them); they make "
+        "the prompt version '<version>+ex-<digest>' (docs/labelling.md).",
+    )
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _exemplar_version(cls, data: Any, handler: Any) -> Any:
+        """With exemplars, ``prompt_version`` is derived from them (ragassay.llm.exemplars); a config may omit it
+        or must name exactly the derived one."""
+        asked = data.get("prompt_version") if isinstance(data, dict) else None
+        if isinstance(data, dict) and asked is not None and base_version(asked) != asked:
+            data = {**data, "prompt_version": base_version(asked)}
+        options = handler(data)
+        if not hasattr(options, "prompt_version") or not isinstance(data, dict):
+            return options
+        derived = exemplar_version(options.prompt_version, options.exemplars)
+        if asked is not None and asked != derived:
+            why = "with these exemplars it is" if options.exemplars else "without exemplars it is"
+            raise ValueError(f"prompt_version '{asked}' does not match the exemplars: {why} '{derived}'")
+        options.prompt_version = derived
+        return options
 
 
 def fill(template: str, values: dict[str, str]) -> str:
@@ -164,12 +188,13 @@ class LLMJudging:
         """Ask the judge model for a ``response_model`` object (explanation first) through
         :func:`ragassay.llm.ask_structured`, with ``options.params``. ``reply.parsed`` is the validated object,
         or None (then ``reply.raw`` and ``reply.error`` say why: pass the reply to :meth:`unusable`)."""
+        messages = with_exemplars(messages, self.options.exemplars)
         return await ask_structured(self.judge_model(), messages, response_model, params=self.options.params)
 
     async def ask_text(self, messages: Sequence[dict[str, Any]], choices: Sequence[str]) -> JudgeReply:
         """A free-text reply whose first whole-word verdict among ``choices`` decides (``parsed`` is that word,
         lower-cased; ``raw`` the reply); re-asked with a corrective message while the reply has none."""
-        generator, asked, raw = self.judge_model(), list(messages), ""
+        generator, asked, raw = self.judge_model(), with_exemplars(messages, self.options.exemplars), ""
         for _ in range(TEXT_RETRIES + 1):
             question = str(asked[-1].get("content", ""))
             generation = await generator.generate(

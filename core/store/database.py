@@ -17,6 +17,7 @@ from ..models import Judgement, MetricValue, RAGOutput, Sample, TokenUsage
 from . import schema as t
 from .contexts import fetch_texts, keys_of, unpack
 from .healing import Healer, healing
+from .labels import LabelStore
 from .lease import live_holders, run_state
 from .reads import RunReads
 from .urls import redact_config
@@ -68,8 +69,9 @@ class StoredUnit:
     calling: set[str] = dataclasses.field(default_factory=set)
 
 
-class ResultsStore(RunReads):
-    """The results database of a project (the read model's queries: :class:`~ragassay.store.reads.RunReads`).
+class ResultsStore(RunReads, LabelStore):
+    """The results database of a project (the read model's queries: :class:`~ragassay.store.reads.RunReads`;
+    human labels: :class:`~ragassay.store.labels.LabelStore`).
 
     Every method retries transient database errors and explains permanent ones (see
     :mod:`ragassay.store.healing`; streamed reads retry until their first row): ``healer`` says how long and

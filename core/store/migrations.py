@@ -351,6 +351,30 @@ def _traces_tables(conn: Connection) -> None:
     tables.create_all(conn, checkfirst=True)
 
 
+def _v6_labels(conn: Connection) -> None:
+    """Version 6: the ``labels`` table (DDL as of version 6): human labels on a run's items."""
+    v6 = MetaData()
+    Table("runs", v6, Column("id", String(64), primary_key=True))  # referenced only, exists already
+    labels = Table(
+        "labels",
+        v6,
+        Column("id", Integer, primary_key=True, autoincrement=True),
+        Column("run_id", String(64), ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+        Column("sample_id", Text, nullable=False),
+        Column("system", Text),
+        Column("systems_json", Text),
+        Column("item_key", Text, nullable=False),
+        Column("rubric", Text, nullable=False),
+        Column("rubric_version", Integer, nullable=False),
+        Column("annotator", Text, nullable=False),
+        Column("value", Float, nullable=False),
+        Column("labelled_at", Float, nullable=False),
+        Column("undone_at", Float),
+    )
+    Index("ix_labels_run_rubric", labels.c.run_id, labels.c.rubric, labels.c.annotator)
+    labels.create(conn, checkfirst=True)  # idempotent, as every migration
+
+
 def _digest(value: str) -> str:
     return hashlib.sha256(value.encode("utf-8")).hexdigest()
 
@@ -362,6 +386,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
     (3, "repeat in the primary key of metric_values and judgements (run --repeat N)", _v3_repeat_in_key),
     (4, "context texts stored once per store, outputs name them by key", _v4_context_texts),
     (5, "ingested traces: spans and resources", _traces_tables),
+    (6, "labels: human labels on a run's items (ragassay label)", _v6_labels),
 ]
 
 

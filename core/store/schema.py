@@ -15,6 +15,9 @@ sha256); an output's ``output_json`` names its contexts by key (``context_keys``
 Version 5 stores ingested production traces (``ragassay traces import`` / ``receive``): one row per span in
 ``trace_spans`` (key: trace id and span id, so a span received twice is stored once) and every distinct resource
 once in ``trace_resources`` (see :mod:`ragassay.traces.storage`).
+
+Version 6 adds ``labels``: human labels given with ``ragassay label`` or imported with ``ragassay labels import``
+(see :mod:`ragassay.store.labels`).
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 metadata = MetaData()
 
@@ -188,5 +191,24 @@ run_leases = Table(
     Column("heartbeat_at", Float, nullable=False),
 )
 
+# Version 5: human labels (see ragassay.store.labels); rows are only added, an undo marks one undone.
+labels = Table(
+    "labels",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("run_id", String(64), ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+    Column("sample_id", Text, nullable=False),
+    Column("system", Text),  # the labelled answer's system (binary and ordinal rubrics)
+    Column("systems_json", Text),  # pairwise rubrics: [first, second] as shown
+    Column("item_key", Text, nullable=False),  # the item, independent of the order a pair was shown in
+    Column("rubric", Text, nullable=False),
+    Column("rubric_version", Integer, nullable=False),
+    Column("annotator", Text, nullable=False),
+    Column("value", Float, nullable=False),
+    Column("labelled_at", Float, nullable=False),
+    Column("undone_at", Float),  # set by an undo: the label no longer counts
+)
+
 Index("ix_outputs_run_system", outputs.c.run_id, outputs.c.system)
 Index("ix_outputs_reuse", outputs.c.system_key, outputs.c.sample_key)
+Index("ix_labels_run_rubric", labels.c.run_id, labels.c.rubric, labels.c.annotator)

@@ -9,6 +9,7 @@ from sqlalchemy import create_engine, text
 
 import ragassay
 from ragassay.runner import plan_run
+from ragassay.store import SCHEMA_VERSION
 from ragassay.store.contexts import unpack
 
 from conftest import BASIC_CONFIG, write_project
@@ -56,6 +57,6 @@ def test_digest_and_fingerprint_are_the_same_inline_by_reference_and_migrated(tm
     assert stored(url, "select fingerprint from runs") == [(fingerprint,)]
     again = ragassay.run(config)  # opens the schema-3 store: migrates it, then finds the run by its fingerprint
     assert again.run_id == first.run_id and again.resumed and again.skipped == again.units and again.completed == 0
-    assert stored(url, "select version from schema_version") == [(4,)]
+    assert stored(url, "select version from schema_version") == [(SCHEMA_VERSION,)]
     assert all("context_keys" in raw for (raw,) in stored(url, "select output_json from outputs"))
     assert digest(url) == by_reference

@@ -5,6 +5,7 @@ tests (tests/plugins/judges/, tests/plugins/test_truthfulness.py) and the llm_ju
 from __future__ import annotations
 
 import asyncio
+import re
 from typing import Literal
 
 import pytest
@@ -114,3 +115,43 @@ def test_a_plain_generator_without_a_verdict_is_re_asked_then_unusable(tmp_path)
     assert unscored.reason == f"politeness reply not usable: {reply.error}"
     assert unscored.details == {"raw": reply.raw, "error": reply.error, "judge": judge.identity}
     assert judge.unusable(JudgeReply(None, "?", "bad")).reason == "judge reply not usable: bad"
+
+
+EXEMPLARS = [
+    {"question": "Where?", "answer": "In Zürich.", "reference": "Zürich", "verdict": "correct"},
+    {"question": "When?", "answer": "In 1999.", "verdict": "incorrect", "note": "the year is 2001"},
+]
+
+
+def test_exemplars_derive_the_prompt_version_and_change_the_identity():
+    from pydantic import ValidationError
+
+    from ragassay.llm import Exemplar, exemplar_version
+
+    plain, shown = polite(), polite(exemplars=EXEMPLARS)
+    derived = exemplar_version("polite-1", [Exemplar(**e) for e in EXEMPLARS])
+    assert plain.options.prompt_version == "polite-1" and shown.options.prompt_version == derived
+    assert derived.startswith("polite-1+ex-") and shown.identity != plain.identity
+    assert polite(exemplars=EXEMPLARS, prompt_version=derived).options == shown.options  # the snippet's form
+    reordered = polite(exemplars=EXEMPLARS[::-1]).options.prompt_version
+    assert reordered != derived  # the order of exemplars is part of the prompt
+    with pytest.raises(ValidationError, match=re.escape(f"with these exemplars it is '{derived}'")):
+        polite(exemplars=EXEMPLARS, prompt_version="polite-1")
+    with pytest.raises(ValidationError, match="without exemplars it is 'polite-1'"):
+        polite(prompt_version=derived)
+    with pytest.raises(ValidationError, match="Extra inputs are not permitted"):
+        polite(exemplars=[{**EXEMPLARS[0], "label": 1}])
+
+
+def test_exemplars_come_before_the_item_in_every_request():
+    from ragassay.llm.exemplars import HEADER, with_exemplars
+
+    judge = polite(exemplars=EXEMPLARS)
+    messages = [{"role": "system", "content": "Be fair."}, {"role": "user", "content": "Is 'thanks' polite?"}]
+    shown = with_exemplars(messages, judge.options.exemplars)
+    assert shown[0] == messages[0] and messages[1]["content"] == "Is 'thanks' polite?"  # the input is not changed
+    text = shown[1]["content"]
+    assert text.startswith(HEADER) and text.endswith("### The item to judge\n\nIs 'thanks' polite?")
+    assert "Question: Where?\nReference answer: Zürich\nAnswer: In Zürich.\nPeople's verdict: correct" in text
+    assert "People's verdict: incorrect\nWhy: the year is 2001" in text
+    assert with_exemplars(messages, []) == messages

@@ -1,28 +1,3 @@
-"""The page around the sections: inline CSS, the failure browser's vanilla JS, nothing fetched from anywhere.
-
-The browser's script reads its data from the ``<script type="application/json" id="browser-data">`` block and
-builds every element with ``textContent`` (never ``innerHTML``), so no text in the data can become markup.
-"""
-
-from __future__ import annotations
-
-from .markup import esc
-
-CSS = """
-body{font-family:system-ui,sans-serif;margin:1.5em auto;max-width:1200px;padding:0 1em;color:#222}
-h1{font-size:1.5em}h2{font-size:1.2em;border-bottom:1px solid #ccc;margin-top:2em}
-table{border-collapse:collapse;margin:.6em 0;font-size:.9em}
-th,td{border:1px solid #ddd;padding:.25em .5em;text-align:left;vertical-align:top}
-th{background:#f3f3f3}caption{text-align:left;font-weight:600;padding:.3em 0}
-small{color:#666}.best{font-weight:700}.legend,.note{color:#555;font-size:.85em}
-.v-better{color:#17612a;font-weight:600}.v-worse{color:#a11;font-weight:600}
-.plot svg{max-width:100%;height:auto}nav a{margin-right:1em}
-#browser-filters label{margin-right:1em}.case{border:1px solid #ddd;margin:.4em 0;padding:.3em .6em}
-.case summary{cursor:pointer}.ctx{margin:.2em 0 .2em 1em;font-size:.85em}.ref{background:#e8f5e9}
-.seg-true{color:#17612a}.seg-false{color:#a11}.cl-good{color:#17612a}.cl-warn{color:#8a5a00}.cl-bad{color:#a11}.answer{white-space:pre-wrap;background:#fafafa;padding:.3em}
-"""
-
-SCRIPT = r"""
 (function () {
   "use strict";
   var data = JSON.parse(document.getElementById("browser-data").textContent);
@@ -136,26 +111,3 @@ SCRIPT = r"""
   fMax.addEventListener("input", apply);
   apply();
 })();
-"""
-
-BROWSER = """
-<div id="browser-filters">
-<label>system <select id="filter-system"><option value="">all</option></select></label>
-<label>metric <select id="filter-metric"><option value="">any</option></select></label>
-<label>at most <input id="filter-max" type="number" step="0.05" size="5"></label>
-<label>verdict <select id="filter-verdict"><option value="">any</option></select></label>
-<span id="browser-count"></span>
-</div>
-<div id="browser-cases"></div>
-"""
-
-
-def page(title: str, nav: list[tuple[str, str]], body: str) -> str:
-    """The whole document: ``body`` (sections, already escaped HTML), a contents line and the script."""
-    links = "".join(f'<a href="#{esc(anchor)}">{esc(label)}</a>' for anchor, label in nav)
-    return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{esc(title)}</title><style>{CSS}</style></head>"
-        f"<body><h1>{esc(title)}</h1><nav>{links}</nav>{body}<script>{SCRIPT}</script></body></html>\n"
-    )

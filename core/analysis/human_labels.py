@@ -1,0 +1,147 @@
+"""People's labels as the meta-evaluation reads them: the labels export format (one label per JSONL line), the
+results store's labels, and the kind and scale of each rubric.
+
+A label line holds ``run_id``, ``sample_id`` (the question id), ``system`` (binary and ordinal rubrics) or
+``systems`` ([first, second] as shown, pairwise rubrics), ``rubric``, ``rubric_version``, ``annotator``, ``value``
+and ``labelled_at`` (epoch seconds); the same fields as ``ragassay.labels.Label``. Of several labels by one
+annotator for one item, the latest counts (as after an undo in the labelling app).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterable
+from pathlib import Path
+
+from ..errors import ConfigError
+
+KINDS = ("binary", "ordinal", "pairwise")
+#: The shipped rubrics (core/rubrics/*.toml), used when the rubric loader is not available.
+SHIPPED = {
+    "correct": ("binary", (0.0, 1.0)),
+    "faithful": ("ordinal", (1.0, 2.0, 3.0, 4.0, 5.0)),
+    "preference": ("pairwise", (-2.0, -1.0, 0.0, 1.0, 2.0)),
+}
+REQUIRED = ("run_id", "sample_id", "rubric", "annotator", "value")
+
+
+@dataclasses.dataclass(frozen=True)
+class HumanLabel:
+    """One person's label of one item (the fields of the labels export format)."""
+
+    run_id: str
+    sample_id: str
+    system: str | None
+    systems: tuple[str, str] | None
+    rubric: str
+    rubric_version: int
+    annotator: str
+    value: float
+    labelled_at: float = 0.0
+
+    @property
+    def item(self) -> tuple:
+        """What was labelled: (system, sample_id), or (sample_id, first, second) for a preference."""
+        return (self.sample_id, *self.systems) if self.systems else (self.system, self.sample_id)
+
+    @classmethod
+    def of(cls, label) -> HumanLabel:
+        """From any object with the label fields (``ragassay.labels.Label`` of the store)."""
+        systems = getattr(label, "systems", None)
+        return cls(
+            str(label.run_id),
+            str(label.sample_id),
+            getattr(label, "system", None),
+            tuple(systems) if systems else None,
+            str(label.rubric),
+            int(getattr(label, "rubric_version", 1) or 1),
+            str(label.annotator),
+            float(label.value),
+            float(getattr(label, "labelled_at", 0.0) or 0.0),
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class Rubric:
+    """What the meta-evaluation needs of a rubric: its kind and its ordered scale."""
+
+    name: str
+    kind: str
+    values: tuple[float, ...]
+
+
+def is_label_export(path: Path) -> bool:
+    """True when ``path`` is a JSONL file in the labels export format (its first row has annotator and rubric)."""
+    if path.suffix.lower() == ".csv":
+        return False
+    try:
+        with path.open(encoding="utf-8") as lines:
+            first = next((line for line in lines if line.strip()), "")
+        row = json.loads(first)
+    except (OSError, ValueError):
+        return False
+    return isinstance(row, dict) and "annotator" in row and "rubric" in row
+
+
+def read_label_export(path: Path) -> list[HumanLabel]:
+    """Every label of a labels export file; a line without a required field is a ConfigError naming it."""
+    labels = []
+    text = path.read_text(encoding="utf-8")
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError as exc:
+            raise ConfigError(f"{path}:{number}: not a JSON object ({exc})") from None
+        missing = [f for f in REQUIRED if not isinstance(row, dict) or row.get(f) in (None, "")]
+        if not missing and not (row.get("system") or row.get("systems")):
+            missing = ["system (or systems for a preference)"]
+        if missing:
+            raise ConfigError(f"{path}:{number}: a label needs {', '.join(missing)} (the labels export format)")
+        try:
+            labels.append(HumanLabel.of(_Row(row)))
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"{path}:{number}: {exc}") from None
+    if not labels:
+        raise ConfigError(f"labels file {path} has no rows")
+    return labels
+
+
+class _Row:
+    def __init__(self, row: dict):
+        self.__dict__.update(row)
+
+
+def latest(labels: Iterable[HumanLabel]) -> list[HumanLabel]:
+    """The latest label of each (rubric, annotator, item); ties in time keep the later one."""
+    out: dict[tuple, HumanLabel] = {}
+    for label in labels:
+        key = (label.rubric, label.annotator, label.item)
+        if key not in out or label.labelled_at >= out[key].labelled_at:
+            out[key] = label
+    return list(out.values())
+
+
+def stored_labels(store, run_id: str) -> list[HumanLabel]:
+    """The run's labels in the results store (none when the store keeps no labels)."""
+    if not hasattr(store, "labels"):
+        return []
+    return [HumanLabel.of(label) for label in store.labels(run_id)]
+
+
+def rubric_of(name: str) -> Rubric:
+    """The rubric ``name``: from the rubric loader (``ragassay.labels.load_rubric``) when present, else the
+    shipped ones; an unknown rubric is a ConfigError."""
+    try:
+        from ..labels import load_rubric  # the labelling workflow's loader (rubric files)
+    except ImportError:
+        load_rubric = None
+    if load_rubric is not None:
+        loaded = load_rubric(name)
+        return Rubric(str(loaded.name), str(loaded.kind), tuple(float(v) for v in loaded.values))
+    if name not in SHIPPED:
+        raise ConfigError(f"unknown rubric '{name}': the shipped rubrics are {', '.join(SHIPPED)}")
+    kind, values = SHIPPED[name]
+    return Rubric(name, kind, values)

@@ -1,0 +1,94 @@
+"""``ragassay label``: label a stored run's answers by hand, blind, in the browser (docs/labelling.md).
+
+Starts the ``ragassay serve`` app with only the labelling queue on 127.0.0.1 and prints the URL to open. The
+labels go into the results store as they are given; stop with Ctrl-C and start again to resume.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .common import config_option, db_option, get_run, open_results
+
+
+def _systems(_ctx, _param, value: str | None) -> list[str] | None:
+    if value is None:
+        return None
+    names = [name.strip() for name in value.split(",") if name.strip()]
+    if not names:
+        raise click.BadParameter("give system names separated by commas, e.g. --systems base,tuned")
+    return names
+
+
+@click.command("label")
+@click.argument("run")
+@config_option
+@db_option
+@click.option(
+    "--rubric",
+    required=True,
+    help="correct (binary), faithful (1-5), preference (pairwise, -2..2) or a rubric TOML file.",
+)
+@click.option("--annotator", required=True, help="Your name or pseudonym, stored with every label.")
+@click.option("--sample", type=click.IntRange(min=1), default=None, help="Label N items (default: all).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Chooses and orders the items (share it).")
+@click.option("--systems", callback=_systems, default=None, help="Systems to label, A,B (default: all; pairwise: two).")
+@click.option("--host", default="127.0.0.1", show_default=True, help="The address to bind (non-loopback: --token).")
+@click.option("--port", default=8001, show_default=True, type=click.IntRange(1, 65535), help="The port to bind.")
+@click.option("--token", default=None, metavar="SECRET", help="Access token (required for a non-loopback --host).")
+def label_command(
+    run: str,
+    config_path: Path,
+    db: str | None,
+    rubric: str,
+    annotator: str,
+    sample: int | None,
+    seed: int,
+    systems: list[str] | None,
+    host: str,
+    port: int,
+    token: str | None,
+) -> None:
+    """Label RUN's answers in the browser, one at a time, without the system names or the judges' verdicts.
+
+    Every annotator given the same --sample and --seed labels the same items in the same order. Keys: the
+    number keys give the rubric's values, s skips, u undoes the last label, ? shows the keys.
+    """
+    from ..errors import require
+    from ..labels import load_rubric
+    from ..labels.queue import run_items
+    from ..labels.web import LabelQueue, labelling_app
+    from ..serve import serve_app
+    from ..serve.server import check_bind
+
+    check_bind(host, token)
+    for module in ("starlette", "uvicorn", "jinja2", "itsdangerous", "python_multipart"):
+        require(module, "label", "ragassay label")
+    scale = load_rubric(rubric)
+    if not annotator.strip():
+        raise click.BadParameter("give a name", param_hint="--annotator")
+    store = open_results(config_path, db, [run])
+    try:
+        run_id = get_run(store, run)["id"]
+        items = run_items(store, run_id, scale, sample=sample, seed=seed, systems=systems)
+        if not items:
+            raise click.ClickException(f"run {run_id[:12]} has no answered output to label with rubric {scale.name}")
+        queue = LabelQueue(store, run_id, scale, annotator.strip(), items)
+        state = queue.state()
+        if sample is not None and sample > len(items):
+            click.echo(f"warning: --sample {sample}, but the run has only {len(items)} items to label; all are queued")
+        shown = f"[{host}]" if ":" in host else host
+        url = f"http://{shown}:{port}/label" + (f"?token={token}" if token else "")
+        click.echo(
+            f"ragassay label: {len(items)} items of run {run_id[:12]} (rubric {scale.name} v{scale.version}, "
+            f"seed {seed}) for {queue.annotator}; {state.done} labelled already."
+        )
+        click.echo(f"open {url} (Ctrl-C stops; labels are stored as you go)", nl=True)
+        serve_app(labelling_app(queue, token=token), host, port, token)
+    finally:
+        store.close()
+
+
+COMMANDS = [label_command]

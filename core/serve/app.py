@@ -1,0 +1,53 @@
+"""The Starlette app of ``ragassay serve``: the pages (:mod:`.pages`), the shipped assets, the gate
+(:mod:`.security`) and error pages.
+
+Every page reads the store afresh on each request (nothing about a run is cached between requests), so the
+pages of a running evaluation show its new results on refresh. No route of the app writes to the store; routes
+given in ``extra`` (the labelling workflow) are the only ones that may, and must check a CSRF token themselves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .templating import STATIC, render
+
+
+def create_app(store, *, token: str | None, extra: Sequence = ()):
+    """The app over ``store`` (a :class:`ragassay.store.protocols.ResultsReader`).
+
+    :param token: the access token every request must carry (see :mod:`ragassay.serve.security`); None: no
+        token, and only loopback host names are answered.
+    :param extra: more :class:`starlette.routing.BaseRoute` objects, mounted before the built-in pages behind
+        the same gate; their endpoints see the store as ``request.app.state.store``.
+    """
+    from starlette.applications import Starlette
+    from starlette.exceptions import HTTPException
+    from starlette.middleware import Middleware
+    from starlette.routing import Mount
+    from starlette.staticfiles import StaticFiles
+
+    from ..errors import RagassayError
+    from .pages import ROUTES
+    from .security import Gate
+
+    routes = [*extra, *ROUTES, Mount("/static", app=StaticFiles(directory=str(STATIC)), name="static")]
+    app = Starlette(
+        routes=routes,
+        middleware=[Middleware(Gate, token=token)],
+        exception_handlers={HTTPException: _http_error, RagassayError: _ragassay_error},
+    )
+    app.state.store = store
+    app.state.token = token
+    return app
+
+
+async def _http_error(request, exc):
+    return render(request, "error.html", status_code=exc.status_code, title=f"{exc.status_code}", message=exc.detail)
+
+
+async def _ragassay_error(request, exc):
+    from ..errors import StoreError
+
+    status = 404 if isinstance(exc, StoreError) else 400
+    return render(request, "error.html", status_code=status, title=f"{status}", message=str(exc))

@@ -1,0 +1,194 @@
+"""The pages of ``ragassay serve``: each request reads the run afresh (:func:`ragassay.results.read_run`) and
+renders the same analyses and section data as the HTML report (nothing here computes a statistic).
+
+- ``/``: the runs; ``/runs/{run}``: verdicts, comparison, paired verdicts; ``/runs/{run}/breakdowns``:
+  breakdowns with box plots, metric correlation, GRAMMAR; ``/runs/{run}/cost``: cost and latency with the
+  frontier; ``/runs/{run}/robustness``: the robustness profile; ``/runs/{run}/failures``: the failure browser
+  (:mod:`.failures`); ``/runs/{run}/samples/{question_id}``: one sample with every system's output.
+
+The comparison pages take ``baseline``, ``alpha`` and ``seed`` as query parameters (as ``compare`` takes them).
+"""
+
+from __future__ import annotations
+
+from starlette.exceptions import HTTPException
+from starlette.routing import Route
+
+from .templating import render
+
+TABS = [("", "comparison"), ("breakdowns", "breakdowns"), ("cost", "cost and latency"), ("failures", "failures")]
+
+
+def runs_page(request):
+    """Every stored run, newest first: state, systems, samples, outputs, failures."""
+    runs = request.app.state.store.list_runs()
+    for run in runs:
+        run["expected"] = run["systems"] * run["sample_count"]
+    return render(request, "runs.html", title="ragassay runs", runs=runs)
+
+
+def _run(request, *, payloads: bool | str = False):
+    from ..results import read_run
+
+    return read_run(request.app.state.store, request.path_params["run"], payloads=payloads)
+
+
+def _settings(request, run) -> dict:
+    """baseline, alpha and seed from the query; a baseline that is not a system is a ConfigError (a 400)."""
+    from ..errors import ConfigError
+
+    params = request.query_params
+    baseline = params.get("baseline") or None
+    if baseline is not None and baseline not in run.systems:
+        raise ConfigError(f"baseline {baseline!r} is not a system of the run: {', '.join(run.systems)}")
+    try:
+        alpha, seed = float(params.get("alpha", "0.05")), int(params.get("seed", "0"))
+    except ValueError:
+        raise ConfigError("alpha takes a number in (0, 1) and seed an integer") from None
+    if not 0 < alpha < 1:
+        raise ConfigError(f"alpha must be in (0, 1), not {alpha}")
+    return {"baseline": baseline, "alpha": alpha, "seed": seed}
+
+
+def _page(request, run, tab: str, sections: list, **context):
+    from ..analysis.robustness import perturbations
+
+    tabs = TABS + ([("robustness", "robustness")] if perturbations(run) else [])
+    title = f"Run {run.id[:12]} ({run.info.project})"
+    return render(request, "run.html", title=title, run=run, tab=tab, tabs=tabs, sections=sections, **context)
+
+
+def comparison_page(request):
+    """Verdicts, the comparison with intervals, and the paired verdicts against the baseline."""
+    from ..analysis.comparison import compare
+    from ..analysis.sentences import verdict_sentences
+    from ..html_report.tables import comparison_section, pairs_section, verdict_section
+
+    run = _run(request)
+    comparison = compare([run], **_settings(request, run))
+    verdicts = comparison.runs[0].verdicts
+    sections = [
+        verdict_section(verdicts, verdict_sentences(verdicts)),
+        comparison_section(verdicts, comparison.hidden),
+        pairs_section(verdicts),
+    ]
+    return _page(request, run, "", sections)
+
+
+def breakdowns_page(request):
+    """Breakdowns by the declared sample fields with box plots, the metric correlation, the GRAMMAR view."""
+    from ..analysis.breakdown import breakdown
+    from ..analysis.report import breakdown_fields, grammar_report
+    from ..errors import RagassayError
+    from ..html_report.build import breakdowns_section, correlation_section
+    from ..html_report.tables import grammar_section
+
+    run = _run(request, payloads="grouped")
+    seed = _settings(request, run)["seed"]
+    results = [breakdown(run, field, seed=seed) for field in breakdown_fields(run)]
+    grammar, reason = None, "no sample has a group_id (see docs/grammar.md)"
+    if any(s.group_id is not None for s in run.samples):
+        try:
+            grammar, reason = grammar_report(run), ""
+        except RagassayError as exc:
+            reason = str(exc)
+    sections = [breakdowns_section(run, results), correlation_section(run), grammar_section(grammar, reason)]
+    return _page(request, run, "breakdowns", sections)
+
+
+def cost_page(request):
+    """The cost view and latency quantiles with the quality-cost-latency frontier."""
+    from ..analysis.comparison import compare
+    from ..analysis.cost_view import cost_view
+    from ..errors import RagassayError
+    from ..html_report.tables import cost_section, latency_section
+
+    run = _run(request)
+    settings = _settings(request, run)
+    part = compare([run], **settings).runs[0]
+    try:
+        view, reason = cost_view(run, baseline=part.verdicts.baseline, seed=settings["seed"]), ""
+    except RagassayError as exc:
+        view, reason = None, str(exc)
+    return _page(request, run, "cost", [cost_section(view, reason), latency_section(part)])
+
+
+def robustness_page(request):
+    """The robustness profile of a run with perturbed systems."""
+    from ..html_report.robustness import robustness_section
+
+    run = _run(request)
+    settings = _settings(request, run)
+    section = robustness_section(run, settings["alpha"], settings["seed"])
+    if section is None:
+        raise HTTPException(404, f"run {run.id[:12]} has no perturbed system: no robustness profile")
+    return _page(request, run, "robustness", [section])
+
+
+def failures_page(request):
+    """The failure browser: (system, sample) rows, filtered, worst first, one page at a time."""
+    from .failures import PAGE, Filters, page_of, rows
+
+    run = _run(request)
+    filters = Filters.of(request.query_params, run)
+    searched = _searched(request, run, filters.q) if filters.q else None
+    found = rows(run, filters, searched)
+    pages = max(1, -(-len(found) // PAGE))
+    if filters.page > pages:
+        raise HTTPException(404, f"page {filters.page} of {pages}: no such page")
+    query = {k: v for k, v in request.query_params.multi_items() if k != "page"}
+    return _page(
+        request,
+        run,
+        "failures",
+        [],
+        filters=filters,
+        found=len(found),
+        shown=page_of(run, found, filters),
+        pages=pages,
+        query=query,
+        total=len(run.systems) * len(run.question_ids),
+    )
+
+
+def _searched(request, run, text: str) -> set[tuple[str, str]]:
+    """(system, question_id) of the stored outputs whose JSON contains ``text`` (case insensitive)."""
+    import json
+
+    needles = {text.casefold(), json.dumps(text, ensure_ascii=False)[1:-1].casefold()}
+    found = set()
+    for record in request.app.state.store.output_records(run.id, payloads=True):
+        raw = (record[15] or "").casefold()
+        if any(n in raw for n in needles):
+            found.add((record[0], record[1]))
+    return found
+
+
+def sample_page(request):
+    """One sample: question, references, and per system the answer, contexts, metric values with reasons,
+    judge verdicts with explanations and groundedness segments, claims where a claim metric stored them."""
+    from ..html_report.browser import sample_entry
+    from ..models import Sample
+    from ..results import read_payloads
+
+    run = _run(request)
+    qid = request.path_params["question_id"]
+    if qid not in run.position:
+        raise HTTPException(404, f"run {run.id[:12]} has no sample {qid!r}")
+    table = run.score_table
+    mask = (table.sample == run.position[qid]) & (table.repeat == 0)
+    scores = list(table.rows(mask))
+    sample = Sample.model_validate_json(run.sample_json[run.position[qid]])  # not every sample of the run
+    entry = sample_entry(run, sample, read_payloads(request.app.state.store, run.id, [qid]), scores)
+    return _page(request, run, "failures", [], sample=entry)
+
+
+ROUTES = [
+    Route("/", runs_page, name="runs"),
+    Route("/runs/{run}", comparison_page, name="run"),
+    Route("/runs/{run}/breakdowns", breakdowns_page, name="breakdowns"),
+    Route("/runs/{run}/cost", cost_page, name="cost"),
+    Route("/runs/{run}/robustness", robustness_page, name="robustness"),
+    Route("/runs/{run}/failures", failures_page, name="failures"),
+    Route("/runs/{run}/samples/{question_id:path}", sample_page, name="sample"),
+]
