@@ -25,6 +25,7 @@ from .tables import (
     pairs_section,
     verdict_section,
 )
+from .trend import trend_section
 
 
 def build_report(
@@ -89,6 +90,7 @@ def _run_sections(run, suffix: str, baseline, alpha: float, seed: int) -> str:
         _correlation(run),
         grammar_section(report.grammar, report.grammar_reason),
         robustness_section(run, alpha, seed),
+        trend_section(run, alpha, seed),
         "</div>",
     ]
     return re.sub(r'<section id="([\w-]+)"', lambda m: f'<section id="{m[1]}{suffix}"', "".join(parts))

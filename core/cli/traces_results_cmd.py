@@ -1,0 +1,70 @@
+"""``ragassay traces trend|export-evals|testset RUN``: what a run scored from traces gives back (docs/traces.md).
+
+Each reads the run once (:func:`ragassay.results.read_run`) and hands it to one function: the drift windows
+(:func:`ragassay.analysis.trend.trend`), the evaluation events (:mod:`ragassay.traces.evaluations`), the
+regression test set (:mod:`ragassay.traces.testset`). The commands hold no analysis; they join the
+``ragassay traces`` group of :mod:`ragassay.cli.traces_cmd`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .common import config_option, console, db_option, format_option, open_results, output_format, read_runs
+
+
+def _read(config_path: Path, db: str | None, run: str, payloads: bool = False):
+    store = open_results(config_path, db, [run])
+    try:
+        return read_runs(store, [run], payloads=payloads)[0]
+    finally:
+        store.close()
+
+
+@click.command("trend")
+@click.argument("run")
+@config_option
+@db_option
+@click.option("--by", type=click.Choice(["day", "week"]), default="day", show_default=True, help="Window (UTC).")
+@click.option(
+    "--metric",
+    "metrics",
+    multiple=True,
+    metavar="METRIC",
+    help="A metric (or judge:LABEL) to follow; repeat for several (default: every metric and judge of the run).",
+)
+@click.option(
+    "--reference",
+    default=None,
+    metavar="WINDOW",
+    help="The window the others are compared with: 2025-03-04 (--by day) or 2025-W10 (--by week); "
+    "default: the first window.",
+)
+@click.option("--alpha", type=float, default=0.05, show_default=True, help="Family level of the flags per series.")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of the bootstrap.")
+@format_option
+def trend_command(run: str, config_path: Path, db: str | None, fmt: str | None, **options) -> None:
+    """Per-window means of RUN (scored from traces) with intervals, and the windows that differ from the reference.
+
+    Windows are UTC days or ISO weeks of each trace's start. A window is flagged higher or lower when the bootstrap
+    interval of its difference from the reference window excludes 0 (Bonferroni over the windows of a series).
+    """
+    from ..analysis.jsonable import jsonable
+    from ..analysis.trend import trend
+    from ..trend_tables import series_tables, trend_table
+    from .render import emit
+
+    fmt = output_format(fmt)
+    data = _read(config_path, db, run)
+    result = trend(data, metrics=list(options.pop("metrics")) or None, **options)
+    if fmt == "json":
+        emit(console(), [], "json", data={"trend": jsonable(result), "windows": trend_table(result).records()})
+    elif fmt == "csv":
+        emit(console(), [trend_table(result)], "csv")
+    else:
+        emit(console(), series_tables(result), fmt)
+
+
+COMMANDS = [trend_command]
