@@ -67,4 +67,60 @@ def trend_command(run: str, config_path: Path, db: str | None, fmt: str | None, 
         emit(console(), series_tables(result), fmt)
 
 
-COMMANDS = [trend_command]
+@click.command("export-evals")
+@click.argument("run")
+@config_option
+@db_option
+@click.option(
+    "--otlp",
+    "target",
+    required=True,
+    metavar="URL|FILE",
+    help="An OTLP/HTTP endpoint (http://host:4318 or .../v1/logs) to send to, or a file to write OTLP JSON to.",
+)
+@click.option("--timeout", type=float, default=10.0, show_default=True, help="Seconds per request to the endpoint.")
+@click.option(
+    "--header",
+    "headers",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="An HTTP header for the endpoint (e.g. authorization); repeat for several.",
+)
+def export_evals_command(run: str, config_path: Path, db: str | None, target: str, timeout: float, headers) -> None:
+    """Send every evaluation of RUN back to your tracing backend as OpenTelemetry events.
+
+    One gen_ai.evaluation.result event per trace and metric or judge, on the evaluated span (the span that produced
+    the answer), with the score, the judge's label and explanation, and ragassay's provenance. An unscored value is
+    sent with its reason as explanation and no score.
+    """
+    from ..traces.evaluations import evaluations, send, write_json
+
+    found = evaluations(_read(config_path, db, run, payloads=True))
+    if target.startswith(("http://", "https://")):
+        count = send(found, target, timeout=timeout, headers=_headers(headers))
+        where = target
+    else:
+        count = write_json(found, Path(target))
+        where = f"{target} (OTLP JSON)"
+    unscored = f"{found.unscored:,} unscored (sent with their reason, no score)"
+    click.echo(f"{count:,} evaluation event(s) of run {found.run_id[:12]} to {where}; {unscored}", err=True)
+    if found.skipped:
+        first = found.skipped[0]
+        click.echo(
+            f"warning: {len(found.skipped):,} score(s) not sent, not linked to a span; first: system {first[0]}, "
+            f"sample {first[1]}, {first[2]}: {first[3]}",
+            err=True,
+        )
+
+
+def _headers(pairs) -> dict[str, str]:
+    headers = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise click.UsageError(f"--header {pair!r}: give KEY=VALUE, e.g. --header authorization='Bearer ...'")
+        headers[key.strip()] = value
+    return headers
+
+
+COMMANDS = [trend_command, export_evals_command]

@@ -71,19 +71,22 @@ options = { path = "qa.jsonl" }
 [systems.app]
 rag = { name = "precomputed", options = { path = "outputs.jsonl" } }
 [evaluation]
-metrics = ["exact_match", "token_f1"]
+metrics = %s
 judges = [{ name = "match", options = { mode = "exact" } }]
 """
 
 
-def make_run(folder, *, duplicates: bool = False, untimed: int = 0):
-    """Write and run the project in ``folder``; returns the run id. ``untimed`` samples lose their trace start."""
+def make_run(folder, *, duplicates: bool = False, untimed: int = 0, metrics=("exact_match", "token_f1"), broken=()):
+    """Write and run the project in ``folder``; returns the run id. ``untimed`` samples lose their trace start;
+    the samples at the indexes ``broken`` get a malformed trace id (output and metadata)."""
     samples, outputs = rows(duplicates)
     for sample in samples[:untimed]:
         del sample["metadata"]["trace"]["start_ns"]
+    for index in broken:
+        samples[index]["metadata"]["trace"]["trace_id"] = outputs[index]["trace"]["trace_id"] = "not-hex"
     (folder / "qa.jsonl").write_text("".join(json.dumps(r) + "\n" for r in samples))
     (folder / "outputs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in outputs))
-    (folder / "ragassay.toml").write_text(textwrap.dedent(CONFIG))
+    (folder / "ragassay.toml").write_text(textwrap.dedent(CONFIG) % json.dumps(list(metrics)))
     return ragassay.run(folder).run_id
 
 

@@ -1,0 +1,1 @@
+"""Production traces: ingestion, mapping and what a run scored from traces gives back (docs/traces.md)."""
