@@ -7,11 +7,12 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from servers.otlp_logs import OTLPLogsReceiver, attributes
 from traces.trace_runs import DAYS, PER_DAY, answer_span, make_run, trace_id
 
 from ragassay import __version__
 from ragassay.cli.traces_results_cmd import export_evals_command
+
+from servers.otlp_logs import OTLPLogsReceiver, attributes
 
 METRICS = ("exact_match", "context_mrr")  # context_mrr is unscored: the samples name no reference context
 EVENTS = DAYS * PER_DAY * 3 - 3  # (trace, metric or judge), less the broken trace's three
