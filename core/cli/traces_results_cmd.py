@@ -123,4 +123,35 @@ def _headers(pairs) -> dict[str, str]:
     return headers
 
 
-COMMANDS = [trend_command, export_evals_command]
+@click.command("testset")
+@click.argument("run")
+@config_option
+@db_option
+@click.option("--out", "out", required=True, type=click.Path(path_type=Path), help="The JSONL file to write.")
+@click.option(
+    "--system",
+    "systems",
+    multiple=True,
+    metavar="SYSTEM",
+    help="Take candidate answers from this system only; repeat for several (default: every system of RUN).",
+)
+def testset_command(run: str, config_path: Path, db: str | None, out: Path, systems) -> None:
+    """Turn the traces of RUN into a regression test set (JSONL, read by the files dataset source).
+
+    One sample per distinct question (case, punctuation and articles ignored); the answers given become candidate
+    reference answers, marked unverified in each sample's metadata: review them before relying on them.
+    """
+    from ..traces.testset import testset, write_jsonl
+
+    found = testset(_read(config_path, db, run, payloads=True), systems=list(systems) or None)
+    write_jsonl(found, out)
+    click.echo(
+        f"{len(found.records):,} question(s) from {found.samples:,} trace sample(s) of run {found.run_id[:12]} to "
+        f"{out} ({found.duplicates:,} repeated question(s) folded); reference answers are unverified candidates",
+        err=True,
+    )
+    if found.without_answer:
+        click.echo(f"warning: {found.without_answer:,} question(s) have no candidate answer (no ok output)", err=True)
+
+
+COMMANDS = [trend_command, export_evals_command, testset_command]
