@@ -48,7 +48,5 @@ def test_the_same_question_gets_the_same_id_from_any_run(tmp_path):
         )
     shared = set(ids[0]) & set(ids[1])
     assert len(shared) == PER_DAY and all(ids[0][q] == ids[1][q] for q in shared)
-    result = CliRunner().invoke(
-        testset_command, ["x", "--out", "o.jsonl", "--system", "nope", "-c", str(tmp_path / "b")]
-    )
-    assert result.exit_code != 0
+    result = CliRunner().invoke(build_command, [run_id, "--out", "o.jsonl", "--system", "nope", "-c", str(folder)])
+    assert result.exit_code != 0 and "not a system of the run; its systems: app" in str(result.exception)
