@@ -115,6 +115,14 @@ _EXPORTS = {
     "load_config": "ragassay.config",
     "load_plugins": "ragassay.plugin_manager",
     "load_run": "ragassay.results.frames",
+    # production traces (docs/traces.md)
+    "read_traces": "ragassay.traces",
+    "Trace": "ragassay.traces",
+    "TraceMapping": "ragassay.traces",
+    "Unmapped": "ragassay.traces",
+    "scan_traces": "ragassay.traces",
+    "open_traces_store": "ragassay.traces",
+    "describe_unmapped": "ragassay.traces",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]

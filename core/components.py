@@ -507,6 +507,10 @@ class RAGSystem(Component):
     #: judges that read the answer (``uses_answer``) are then unscored with the reason, never scored on an empty
     #: answer; stored with the run as the trait ``answers = false``.
     answers: ClassVar[bool] = True
+    #: True for a system that replays outputs produced elsewhere (``precomputed``, ``trace_replay``) instead of
+    #: executing anything: the latency it sets on an output (the recorded one) is kept, never replaced by the
+    #: time the replay took. Stored with the run as the trait ``replays = true``.
+    replays: ClassVar[bool] = False
 
     def __init__(
         self,

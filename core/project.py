@@ -72,7 +72,10 @@ class Project:
         """The one component context of this project: paths, LLM runtime settings, registry, warnings."""
         from .llm.settings import runtime_settings
 
-        settings = {"llm": runtime_settings(self.config.llm, self.cache_dir, no_cache=self.no_cache)}
+        settings = {
+            "llm": runtime_settings(self.config.llm, self.cache_dir, no_cache=self.no_cache),
+            "results": self.results_url,  # the project's results database (the traces source reads it)
+        }
         return ComponentContext(
             project_dir=self.base_dir, cache_dir=self.cache_dir, registry=self.registry, settings=settings
         )

@@ -62,6 +62,8 @@ def component_traits(info: ComponentInfo, options: BaseModel) -> dict[str, Any]:
         traits: dict[str, Any] = {} if info.cls.retrieval is None else {"retrieval": info.cls.retrieval}
         if not info.cls.answers:  # only then: the specs (and keys) of systems that answer stay as they were
             traits["answers"] = False
+        if getattr(info.cls, "replays", False):  # likewise: only replaying systems carry the trait
+            traits["replays"] = True
         return traits
     return {}
 

@@ -80,6 +80,7 @@ def _add_commands() -> None:
         run_cmd,
         runs_cmd,
         show_cmd,
+        traces_cmd,
         unitxt_cmd,
     )
 
@@ -102,6 +103,7 @@ def _add_commands() -> None:
         gate_cmd,
         robustness_cmd,
         new_plugin_cmd,
+        traces_cmd,
     ):
         for command in module.COMMANDS:
             cli.add_command(command)

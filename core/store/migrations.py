@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import (
+    BigInteger,
     Column,
     Connection,
     Float,
@@ -326,6 +327,30 @@ def _v4_context_texts(conn: Connection) -> None:
         after = rows[-1].id
 
 
+def _traces_tables(conn: Connection) -> None:
+    """Ingested traces (DDL as released): ``trace_spans``, one row per span keyed by trace and span id, and
+    ``trace_resources``, each distinct resource once. New tables only: nothing else changes."""
+    tables = MetaData()
+    Table(
+        "trace_spans",
+        tables,
+        Column("trace_id", String(32), primary_key=True),
+        Column("span_id", String(16), primary_key=True),
+        Column("parent_span_id", String(16)),
+        Column("start_ns", BigInteger, nullable=False),
+        Column("resource_key", String(32), nullable=False),
+        Column("span_json", Text, nullable=False),
+        Column("received_at", Float, nullable=False),
+    )
+    Table(
+        "trace_resources",
+        tables,
+        Column("key", String(32), primary_key=True),
+        Column("attributes_json", Text, nullable=False),
+    )
+    tables.create_all(conn, checkfirst=True)
+
+
 def _digest(value: str) -> str:
     return hashlib.sha256(value.encode("utf-8")).hexdigest()
 
@@ -336,6 +361,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
     (2, "columns for what readers re-parsed, reuse keys, details, evaluation cost, run leases", _v2_columns_and_keys),
     (3, "repeat in the primary key of metric_values and judgements (run --repeat N)", _v3_repeat_in_key),
     (4, "context texts stored once per store, outputs name them by key", _v4_context_texts),
+    (5, "ingested traces: spans and resources", _traces_tables),
 ]
 
 

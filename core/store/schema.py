@@ -11,13 +11,29 @@ model-calling metric or judge under ``ragassay run --repeat N`` (0 for every val
 Version 4 stores every distinct context text once, in ``context_texts`` (key: 32 characters of the text's
 sha256); an output's ``output_json`` names its contexts by key (``context_keys``) instead of holding their texts
 (see :mod:`ragassay.store.contexts`).
+
+Version 5 stores ingested production traces (``ragassay traces import`` / ``receive``): one row per span in
+``trace_spans`` (key: trace id and span id, so a span received twice is stored once) and every distinct resource
+once in ``trace_resources`` (see :mod:`ragassay.traces.storage`).
 """
 
 from __future__ import annotations
 
-from sqlalchemy import Column, Float, ForeignKey, Index, Integer, MetaData, String, Table, Text, UniqueConstraint
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 metadata = MetaData()
 
@@ -137,6 +153,26 @@ context_texts = Table(
     metadata,
     Column("key", String(32), primary_key=True),  # URL-safe base64 of the first 24 bytes of the text's sha256
     Column("text", Text, nullable=False),
+)
+
+# Version 5: ingested traces, one row per span (see ragassay.traces.storage).
+trace_spans = Table(
+    "trace_spans",
+    metadata,
+    Column("trace_id", String(32), primary_key=True),  # 32 lowercase hex characters
+    Column("span_id", String(16), primary_key=True),  # 16 lowercase hex characters
+    Column("parent_span_id", String(16)),  # NULL for a root span
+    Column("start_ns", BigInteger, nullable=False),
+    Column("resource_key", String(32), nullable=False),  # trace_resources.key
+    Column("span_json", Text, nullable=False),  # the span (ragassay.traces.TraceSpan) as JSON
+    Column("received_at", Float, nullable=False),
+)
+
+trace_resources = Table(
+    "trace_resources",
+    metadata,
+    Column("key", String(32), primary_key=True),  # 32 hex characters of the sha256 of attributes_json
+    Column("attributes_json", Text, nullable=False),
 )
 
 # Version 2: which process works on which run (see ragassay.store.lease); one row per live or stale lease.

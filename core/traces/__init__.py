@@ -1,1 +1,36 @@
-"""Production traces: ingestion, mapping and what a run scored from traces gives back (docs/traces.md)."""
+"""Production traces: OTLP ingestion (``ragassay traces import`` / ``receive``), mapping spans to a question,
+an answer and contexts (OpenInference and the OpenTelemetry GenAI semantic conventions), and the read API the
+``traces`` dataset source and the ``trace_replay`` system use.
+
+    from ragassay.traces import read_traces
+
+    for trace in read_traces("path/to/project", sample="5%", where={"service.version": "1.2"}):
+        print(trace.trace_id, trace.question, trace.answer)
+"""
+
+from __future__ import annotations
+
+from .mapping import MappingFailure, TraceMapping, map_trace, span_kind
+from .model import SpanEvent, Trace, TraceContext, TraceSpan, TraceTokens, Unmapped
+from .reading import describe_unmapped, open_traces_store, read_traces, scan_traces
+from .select import parse_sample, parse_where, sampled
+
+__all__ = [
+    "MappingFailure",
+    "SpanEvent",
+    "Trace",
+    "TraceContext",
+    "TraceMapping",
+    "TraceSpan",
+    "TraceTokens",
+    "Unmapped",
+    "describe_unmapped",
+    "map_trace",
+    "open_traces_store",
+    "parse_sample",
+    "parse_where",
+    "read_traces",
+    "sampled",
+    "scan_traces",
+    "span_kind",
+]

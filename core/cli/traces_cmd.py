@@ -1,0 +1,112 @@
+"""``ragassay traces``: production traces in (``import``, ``receive``); their analyses are added to the same group.
+
+The commands parse options, call :mod:`ragassay.traces` and print; they hold no analysis.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from .common import config_option, db_option
+
+SHOWN_UNMAPPED = 10
+
+
+@click.group("traces")
+def traces_group() -> None:
+    """Production traces: import or receive OTLP traces, then score them with `ragassay run` (docs/traces.md)."""
+
+
+def open_traces_db(config_path: Path, db: str | None):
+    """The results database that holds the traces: --db, else the project's (created when missing)."""
+    from ..store import open_store, store_url
+    from ..traces import open_traces_store
+
+    if db is not None:
+        return open_store(store_url(db, Path.cwd()), create=True, key="--db")
+    return open_traces_store(config_path, create=True)[0]
+
+
+def project_mapping(config_path: Path, db: str | None):
+    """The mapping of the project's ``traces`` dataset source, when it has one (default mapping otherwise)."""
+    from ..traces import TraceMapping
+
+    if db is not None:
+        return TraceMapping()
+    from ..config import load_config
+    from ..errors import ConfigError
+
+    loaded = load_config(config_path)
+    dataset = loaded.config.dataset
+    if dataset.source != "traces" or "mapping" not in dataset.options:
+        return TraceMapping()
+    try:
+        return TraceMapping.model_validate(dataset.options["mapping"])
+    except ValueError as exc:
+        raise ConfigError(f"{loaded.where('dataset.options.mapping')}: {exc}") from None
+
+
+@traces_group.command("import")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@config_option
+@db_option
+@click.option("--no-check", is_flag=True, help="Skip mapping the stored traces afterwards (faster on large stores).")
+@click.option("--json", "as_json", is_flag=True, help="Print the counts as one JSON object.")
+def import_command(paths: tuple[Path, ...], config_path: Path, db: str | None, no_check: bool, as_json: bool) -> None:
+    """Store the OTLP traces of PATHS (files or folders): OTLP JSON, the Collector's file exporter output, JSON
+    lines of resource spans, protobuf (.pb). Importing the same spans again stores nothing new.
+
+    Afterwards every stored trace is mapped (with the project's [dataset] mapping when its source is 'traces')
+    and those that cannot be mapped are counted and listed with the reason.
+    """
+    from ..traces.ingest import import_paths
+
+    store = open_traces_db(config_path, db)
+    try:
+        report = import_paths(store, list(paths))
+        result = report.as_dict()
+        if not no_check:
+            result.update(check_mapping(store, project_mapping(config_path, db)))
+    finally:
+        store.close()
+    if as_json:
+        click.echo(json.dumps(result, sort_keys=True))
+        return
+    click.echo(
+        f"imported {result['spans_read']:,} spans from {result['files']} file(s), {result['requests']:,} request(s): "
+        f"{result['spans_new']:,} new, {result['spans_already_stored']:,} already stored; "
+        f"{result['traces_new']:,} new trace(s), {result['traces_stored']:,} stored in all"
+    )
+    if "mappable" in result:
+        _print_check(result)
+
+
+def check_mapping(store, mapping) -> dict:
+    """Map every stored trace: how many map, and the ones that do not with the reason (the first few)."""
+    from ..traces import Unmapped, scan_traces
+
+    mappable, unmapped, shown = 0, 0, []
+    for item in scan_traces(store, mapping=mapping):
+        if isinstance(item, Unmapped):
+            unmapped += 1
+            if len(shown) < SHOWN_UNMAPPED:
+                shown.append({"trace_id": item.trace_id, "reason": item.reason})
+        else:
+            mappable += 1
+    return {"mappable": mappable, "unmappable": unmapped, "unmappable_traces": shown}
+
+
+def _print_check(result: dict) -> None:
+    click.echo(f"mapping: {result['mappable']:,} trace(s) map to a question and an answer")
+    if result["unmappable"]:
+        click.echo(f"warning: {result['unmappable']:,} stored trace(s) cannot be mapped (left out of runs):", err=True)
+        for item in result["unmappable_traces"]:
+            click.echo(f"  {item['trace_id']}: {item['reason']}", err=True)
+        if result["unmappable"] > len(result["unmappable_traces"]):
+            click.echo(f"  and {result['unmappable'] - len(result['unmappable_traces']):,} more", err=True)
+
+
+COMMANDS = [traces_group]

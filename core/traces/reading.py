@@ -1,0 +1,110 @@
+"""The read API: stored traces, mapped, sampled and filtered (``ragassay.traces.read_traces``)."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from .mapping import MappingFailure, TraceMapping, map_trace
+from .model import Trace, Unmapped
+from .select import Filter, parse_sample, sampled
+from .storage import iter_stored
+
+SHOWN_UNMAPPED = 10
+
+
+def open_traces_store(project_or_store: Any, *, create: bool = False):
+    """A results store from a store, a :class:`~ragassay.project.Project`, a config path or folder, or a
+    SQLAlchemy URL; returns (store, whether the caller must close it)."""
+    if hasattr(project_or_store, "engine"):
+        return project_or_store, False
+    if hasattr(project_or_store, "open_store"):
+        return project_or_store.open_store(create=create), True
+    text = str(project_or_store)
+    if "://" in text:
+        from ..store import open_store
+
+        return open_store(text, create=create), True
+    if create:
+        from ..config import load_config
+        from ..store import open_store, store_url
+
+        loaded = load_config(Path(text))
+        project = loaded.config.project
+        return open_store(store_url(project.results, loaded.base_dir), retry_s=project.results_retry_s), True
+    from ..store.locate import open_results
+
+    return open_results(Path(text)), True
+
+
+def scan_traces(
+    project_or_store: Any,
+    *,
+    where: Mapping[str, Any] | None = None,
+    sample: str | float | None = None,
+    mapping: TraceMapping | None = None,
+    trace_ids: list[str] | None = None,
+) -> Iterator[Trace | Unmapped]:
+    """Every stored trace in trace-id order, mapped (:class:`Trace`) or not (:class:`Unmapped` with the reason);
+    ``sample`` and ``where`` applied (an unmappable trace is reported when it is in the sample)."""
+    mapping = mapping or TraceMapping()
+    fraction = parse_sample(sample)
+    keep = Filter(where)
+    store, owned = open_traces_store(project_or_store)
+    try:
+        for trace_id, spans, resources in iter_stored(store, trace_ids):
+            if not sampled(trace_id, fraction):
+                continue
+            try:
+                trace = map_trace(trace_id, spans, resources, mapping)
+            except MappingFailure as exc:
+                yield Unmapped(trace_id=trace_id, reason=str(exc))
+                continue
+            if not keep or keep.matches(trace):
+                yield trace
+    finally:
+        if owned:
+            store.close()
+
+
+def read_traces(
+    project_or_store: Any,
+    *,
+    where: Mapping[str, Any] | None = None,
+    sample: str | float | None = None,
+    mapping: TraceMapping | None = None,
+    on_unmapped: Callable[[Unmapped], None] | None = None,
+) -> Iterator[Trace]:
+    """Stored traces as :class:`Trace` models, streamed in trace-id order.
+
+    :param project_or_store: a results store, a project, a config file or folder, or a SQLAlchemy URL.
+    :param where: filters: ``{"service.version": "1.2", "route": ["/a", "/b"], "since": "2025-01-01"}``; a key
+        is a mapped field (model, service.name, service.version, session.id), a resource attribute or a span
+        attribute; ``since``/``until`` bound the root span's start (ISO 8601, UTC unless an offset is given).
+    :param sample: "5%" or 0.05: a subset chosen by a hash of the trace id, the same on every run.
+    :param mapping: how spans map onto question, answer and contexts (default: both conventions).
+    :param on_unmapped: called with each trace that cannot be mapped; without it, they are counted and a
+        :class:`UserWarning` lists them at the end (never skipped silently).
+    """
+    unmapped: list[Unmapped] = []
+    count = 0
+    for item in scan_traces(project_or_store, where=where, sample=sample, mapping=mapping):
+        if isinstance(item, Unmapped):
+            count += 1
+            if on_unmapped is not None:
+                on_unmapped(item)
+            elif len(unmapped) < SHOWN_UNMAPPED:
+                unmapped.append(item)
+        else:
+            yield item
+    if count and on_unmapped is None:
+        warnings.warn(describe_unmapped(count, unmapped), stacklevel=2)
+
+
+def describe_unmapped(count: int, shown: list[Unmapped]) -> str:
+    """'N trace(s) could not be mapped: ID: reason; ...' with the first few listed."""
+    listed = "; ".join(f"{u.trace_id}: {u.reason}" for u in shown)
+    more = f" and {count - len(shown)} more" if count > len(shown) else ""
+    return f"{count} stored trace(s) could not be mapped and were left out: {listed}{more}"

@@ -1,0 +1,124 @@
+"""Traces in the results store (schema version 5): one row per span in ``trace_spans`` keyed by (trace id, span
+id), so storing a span again changes nothing (import is idempotent, a receiver may get a trace's spans in several
+requests); each distinct resource once in ``trace_resources``. Reads group the spans of a trace back together,
+streamed in trace-id order, so memory stays flat whatever the number of traces."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from sqlalchemy import func, select
+
+from ..errors import StoreError
+from ..store import schema as t
+from .model import TraceSpan
+from .otlp import StoredSpan
+
+SPANS_PER_STATEMENT = 500  # rows per INSERT
+RESOURCE_CACHE = 4_096  # distinct resources kept decoded while reading
+
+
+def _insert(conn: Any):
+    if conn.dialect.name == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert
+    else:
+        from sqlalchemy.dialects.sqlite import insert
+    return insert
+
+
+def resource_key(attributes_json: str) -> str:
+    """The key of a resource: 32 hex characters of the sha256 of its canonical JSON."""
+    return hashlib.sha256(attributes_json.encode("utf-8")).hexdigest()[:32]
+
+
+def _engine(store: Any):
+    engine = getattr(store, "engine", None)
+    if engine is None:
+        raise StoreError("this results store keeps no traces (it has no SQL database); use a SQLite or PostgreSQL one")
+    return engine
+
+
+def counts(conn: Any) -> tuple[int, int]:
+    """(traces, spans) stored."""
+    c = t.trace_spans.c
+    row = conn.execute(select(func.count(func.distinct(c.trace_id)), func.count())).one()
+    return int(row[0]), int(row[1])
+
+
+def write_spans(conn: Any, spans: Iterable[StoredSpan]) -> None:
+    """Insert spans (and their resources) not stored yet, in the caller's transaction; a span already stored is
+    left as it is (``ON CONFLICT DO NOTHING``)."""
+    insert = _insert(conn)
+    resources: dict[str, str] = {}
+    rows = []
+    now = time.time()
+    for stored in spans:
+        attributes_json = json.dumps(stored.resource, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        key = resource_key(attributes_json)
+        resources[key] = attributes_json
+        span = stored.span
+        rows.append(
+            {
+                "trace_id": stored.trace_id,
+                "span_id": span.span_id,
+                "parent_span_id": span.parent_span_id,
+                "start_ns": span.start_ns,
+                "resource_key": key,
+                "span_json": span.model_dump_json(exclude_defaults=True),
+                "received_at": now,
+            }
+        )
+    if resources:
+        statement = insert(t.trace_resources).on_conflict_do_nothing(index_elements=["key"])
+        conn.execute(statement, [{"key": k, "attributes_json": v} for k, v in sorted(resources.items())])
+    statement = insert(t.trace_spans).on_conflict_do_nothing(index_elements=["trace_id", "span_id"])
+    for start in range(0, len(rows), SPANS_PER_STATEMENT):
+        conn.execute(statement, rows[start : start + SPANS_PER_STATEMENT])
+
+
+class _Resources:
+    """Decoded resources by key, read on first use (a bounded cache)."""
+
+    def __init__(self, conn: Any):
+        self.conn = conn
+        self.cache: dict[str, dict[str, Any]] = {}
+
+    def __call__(self, key: str) -> dict[str, Any]:
+        found = self.cache.get(key)
+        if found is None:
+            c = t.trace_resources.c
+            raw = self.conn.execute(select(c.attributes_json).where(c.key == key)).scalar()
+            found = json.loads(raw) if raw else {}
+            if len(self.cache) >= RESOURCE_CACHE:
+                self.cache.clear()
+            self.cache[key] = found
+        return found
+
+
+def iter_stored(store: Any, trace_ids: Iterable[str] | None = None) -> Iterator[tuple[str, list[TraceSpan], dict]]:
+    """(trace id, spans by start time, resource attributes of each span by span id) per stored trace, in
+    trace-id order; ``trace_ids``: only these."""
+    c = t.trace_spans.c
+    query = select(c.trace_id, c.span_id, c.resource_key, c.span_json)
+    if trace_ids is not None:
+        query = query.where(c.trace_id.in_(sorted(set(trace_ids))))
+    query = query.order_by(c.trace_id, c.start_ns, c.span_id)
+    with _engine(store).connect() as conn:
+        resources = _Resources(_engine(store).connect())
+        try:
+            current, spans, by_span = None, [], {}
+            for row in conn.execution_options(stream_results=True, yield_per=2_000).execute(query):
+                if row.trace_id != current:
+                    if current is not None:
+                        yield current, spans, by_span
+                    current, spans, by_span = row.trace_id, [], {}
+                spans.append(TraceSpan.model_validate_json(row.span_json))
+                by_span[row.span_id] = resources(row.resource_key)
+            if current is not None:
+                yield current, spans, by_span
+        finally:
+            resources.conn.close()

@@ -1,0 +1,273 @@
+"""Scoring stored production traces: the ``traces`` dataset source and the ``trace_replay`` system.
+
+``traces`` turns each stored trace (``ragassay traces import`` / ``receive``) into a sample: the question from
+the root span's input, ``metadata["trace"]`` with its ids (trace, root span, answer span), start time, service
+name and version, session. ``trace_replay`` answers a sample with what the trace recorded (answer, contexts with
+ids and scores, tokens, latency, the span tree): nothing is executed again (it declares ``replays``).
+
+Two deployed versions are two systems: ``trace_replay`` with ``version = "1.0"`` and with ``version = "1.1"``.
+With ``pair_by = "question"`` the samples are the distinct questions (normalised text) and each version answers
+with its own trace of that question, so the usual paired verdicts compare the versions on the questions both
+answered; a question one version never got fails that version's unit with the reason, and is left out of the
+paired comparison (its n says on how many questions it rests).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ragassay import (
+    ConfigError,
+    DatasetSource,
+    RAGOutput,
+    RAGSystem,
+    Sample,
+    TokenUsage,
+    Trace,
+    TraceMapping,
+    Unmapped,
+    describe_unmapped,
+    hookimpl,
+    normalize_answer,
+    open_traces_store,
+    scan_traces,
+)
+
+SHOWN_UNMAPPED = 10
+
+
+class TracesOptions(BaseModel):
+    """Options of the traces dataset source."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    store: str | None = Field(
+        None,
+        description="Results database holding the traces: a SQLite path (relative to the project) or a SQLAlchemy "
+        "URL; default: the project's [project] results.",
+    )
+    sample: str | float | None = Field(
+        None, description="Score a subset: '5%' or 0.05, chosen by a hash of the trace id (the same on every run)."
+    )
+    where: dict[str, str | list[str]] = Field(
+        default_factory=dict,
+        description="Filters: a mapped field (model, service.name, service.version, session.id), a resource or span "
+        "attribute (route, ...) -> value or list of values; since/until bound the start time (ISO 8601, UTC).",
+    )
+    pair_by: Literal["trace", "question"] = Field(
+        "trace",
+        description="'trace': one sample per trace (id: the trace id). 'question': one sample per distinct "
+        "normalised question, so trace_replay systems of two versions pair on the questions both answered.",
+    )
+    mapping: TraceMapping = Field(
+        default_factory=TraceMapping, description="How spans map onto question, answer and contexts."
+    )
+
+
+def _store_url(options: Any, context) -> str:
+    if options.store:
+        return options.store if "://" in options.store else f"sqlite:///{context.resolve(options.store)}"
+    url = context.settings.get("results")
+    if not url:
+        raise ConfigError("the traces store is unknown here: set options.store to the database holding the traces")
+    return url
+
+
+def question_key(question: str) -> str:
+    """Sample id of a question under ``pair_by = "question"``: 'q' + 16 hex of sha256(normalised text)."""
+    return "q" + hashlib.sha256(normalize_answer(question).encode("utf-8")).hexdigest()[:16]
+
+
+class TracesSource(DatasetSource):
+    """Samples from stored production traces (OTLP), one per trace or per distinct question."""
+
+    name = "traces"
+    Options = TracesOptions
+
+    def samples(self) -> Iterator[Sample]:
+        unmapped: list[Unmapped] = []
+        count = [0]
+
+        def note(item: Unmapped) -> None:
+            count[0] += 1
+            if len(unmapped) < SHOWN_UNMAPPED:
+                unmapped.append(item)
+
+        traces = self._traces(note)
+        if self.options.pair_by == "question":
+            yield from self._by_question(traces)
+        else:
+            for trace in traces:
+                yield _sample(trace.trace_id, trace)
+        if count[0]:
+            self.context.warn(describe_unmapped(count[0], unmapped))
+
+    def _traces(self, note) -> Iterator[Trace]:
+        opts = self.options
+        url = _store_url(opts, self.context)
+        for item in scan_traces(url, where=opts.where, sample=opts.sample, mapping=opts.mapping):
+            if isinstance(item, Unmapped):
+                note(item)
+            else:
+                yield item
+
+    def _by_question(self, traces: Iterator[Trace]) -> Iterator[Sample]:
+        """One sample per normalised question: its earliest trace, and the earliest of each version."""
+        found: dict[str, Sample] = {}
+        for trace in traces:
+            key = question_key(trace.question)
+            sample = found.get(key)
+            if sample is None:
+                found[key] = sample = _sample(key, trace)
+            by_version = sample.metadata["traces"]
+            known = by_version.get(trace.service_version)
+            if known is None or (trace.start_ns, trace.trace_id) < (known["start_ns"], known["trace_id"]):
+                by_version[trace.service_version] = trace.ids()
+            if (trace.start_ns, trace.trace_id) < (
+                sample.metadata["trace"]["start_ns"],
+                sample.metadata["trace"]["trace_id"],
+            ):
+                sample.metadata["trace"] = trace.ids()
+                sample.question = trace.question
+        yield from found.values()
+
+
+def _earlier(trace: Trace, ids: dict[str, Any] | None) -> bool:
+    """Whether ``trace`` started before the trace of ``ids`` (ties: the smaller trace id); True when none."""
+    return ids is None or (trace.start_ns, trace.trace_id) < (ids["start_ns"], ids["trace_id"])
+
+
+def _sample(question_id: str, trace: Trace) -> Sample:
+    return Sample(
+        question_id=question_id,
+        question=trace.question,
+        metadata={"trace": trace.ids(), "traces": {trace.service_version: trace.ids()}},
+        service_version=trace.service_version,
+        model=trace.model,
+    )
+
+
+class TraceReplayOptions(BaseModel):
+    """Options of the trace_replay system."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    store: str | None = Field(None, description="Results database holding the traces (default: the project's).")
+    version: str | None = Field(
+        None, description="Answer only with traces of this version (the mapping's version_attribute); unset: any."
+    )
+    mapping: TraceMapping = Field(
+        default_factory=TraceMapping, description="How spans map onto the output; give the source's mapping."
+    )
+
+
+class TraceReplayRAG(RAGSystem):
+    """Replays what a stored trace recorded (answer, contexts, tokens, latency, span tree): executes nothing."""
+
+    name = "trace_replay"
+    Options = TraceReplayOptions
+    replays = True
+
+    def prepare(self, corpus) -> None:
+        self.store, self.owned = open_traces_store(_store_url(self.options, self.context))
+
+    async def answer(self, sample: Sample) -> RAGOutput:
+        ids = self._ids(sample)
+        found = list(scan_traces(self.store, mapping=self.options.mapping, trace_ids=[ids["trace_id"]]))
+        if not found:
+            raise LookupError(f"trace {ids['trace_id']} is not in the traces store")
+        trace = found[0]
+        if isinstance(trace, Unmapped):
+            raise LookupError(f"trace {trace.trace_id} cannot be mapped: {trace.reason}")
+        return replay_output(trace)
+
+    def _ids(self, sample: Sample) -> dict[str, Any]:
+        meta = sample.metadata
+        if "trace" not in meta:
+            raise LookupError("the sample carries no trace ids (use the traces dataset source)")
+        version = self.options.version
+        if version is None:
+            return meta["trace"]
+        ids = meta.get("traces", {}).get(version)
+        if ids is None:
+            got = ", ".join(sorted(meta.get("traces", {}))) or "none"
+            raise LookupError(f"no trace of version '{version}' for this question (versions: {got})")
+        return ids
+
+    async def aclose(self) -> None:
+        store = getattr(self, "store", None)
+        if store is not None and self.owned:
+            store.close()
+
+
+def replay_output(trace: Trace) -> RAGOutput:
+    """The output a trace recorded: answer, contexts, tokens, root latency, and the span tree as its trace."""
+    llm_calls = sum(1 for s in trace.spans if s.kind == "LLM")
+    provider = _provider(trace)
+    usage = TokenUsage(
+        input_tokens=trace.tokens.prompt,
+        output_tokens=trace.tokens.completion,
+        calls=llm_calls,
+        by_model={
+            f"{provider}/{trace.model}": TokenUsage(
+                input_tokens=trace.tokens.prompt, output_tokens=trace.tokens.completion, calls=llm_calls
+            )
+        }
+        if trace.model and llm_calls
+        else {},
+    )
+    output_trace: dict[str, Any] = {
+        **trace.ids(),
+        "model": trace.model,
+        "latency_s": trace.latency_s,
+        "spans": [
+            {
+                "span_id": s.span_id,
+                "parent_span_id": s.parent_span_id,
+                "name": s.name,
+                "kind": s.kind,
+                "start_ns": s.start_ns,
+                "end_ns": s.end_ns,
+                "latency_s": s.latency_s,
+                "attributes": s.attributes,
+                "events": [e.model_dump() for e in s.events],
+            }
+            for s in trace.spans
+        ],
+    }
+    scores = [c.score for c in trace.contexts]
+    if trace.contexts and all(score is not None for score in scores):
+        output_trace["scores"] = scores
+    return RAGOutput(
+        answer=trace.answer,
+        contexts=[c.text for c in trace.contexts],
+        context_ids=[c.id for c in trace.contexts] if all(c.id for c in trace.contexts) else [],
+        retrieved=bool(trace.contexts) or any(s.kind in ("RETRIEVER", "RERANKER") for s in trace.spans),
+        usage=usage,
+        latency_s=trace.latency_s,
+        trace=output_trace,
+    )
+
+
+def _provider(trace: Trace) -> str:
+    """The model provider of the answer span (prices are per provider/model), 'trace' when it names none."""
+    span = next((s for s in trace.spans if s.span_id == trace.answer_span_id), None)
+    attributes = span.attributes if span is not None else {}
+    for key in ("llm.provider", "gen_ai.provider.name", "gen_ai.system", "llm.system"):
+        if isinstance(attributes.get(key), str) and attributes[key]:
+            return attributes[key]
+    return "trace"
+
+
+@hookimpl
+def register_dataset_sources(register):
+    register(TracesSource)
+
+
+@hookimpl
+def register_rags(register):
+    register(TraceReplayRAG)
