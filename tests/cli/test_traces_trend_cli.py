@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 from traces.trace_runs import make_run
 
-from ragassay.cli.traces_results_cmd import trend_command
+from ragassay.cli.main import cli
 
 
 @pytest.fixture(scope="module")
@@ -20,7 +20,7 @@ def project(tmp_path_factory):
 
 
 def invoke(folder, *args):
-    return CliRunner().invoke(trend_command, [*args, "-c", str(folder)], env={"COLUMNS": "80"})
+    return CliRunner().invoke(cli, ["traces", "trend", *args, "-c", str(folder)], env={"COLUMNS": "80"})
 
 
 def test_rich_tables_fit_80_columns_and_flag_the_drifting_day(project):
@@ -49,4 +49,5 @@ def test_json_csv_and_markdown_carry_the_same_windows(project):
 def test_an_unknown_reference_window_is_a_one_line_error(project):
     folder, run_id = project
     result = invoke(folder, run_id, "--reference", "2024-01-01")
-    assert result.exit_code != 0 and "2025-03-04, 2025-03-05, 2025-03-06" in str(result.exception or result.output)
+    assert result.exit_code == 2 and "2025-03-04, 2025-03-05, 2025-03-06" in result.output
+    assert len([line for line in result.output.splitlines() if line.startswith("error:")]) == 1

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from traces.trace_runs import DAYS, PER_DAY, answer_span, make_run, trace_id
 
 from ragassay import __version__
-from ragassay.cli.traces_results_cmd import export_evals_command
+from ragassay.cli.main import cli
 
 from servers.otlp_logs import OTLPLogsReceiver, attributes
 
@@ -25,7 +25,7 @@ def project(tmp_path_factory):
 
 
 def export(folder, run_id, target):
-    return CliRunner().invoke(export_evals_command, [run_id, "--otlp", target, "-c", str(folder)])
+    return CliRunner().invoke(cli, ["traces", "export-evals", run_id, "--otlp", target, "-c", str(folder)])
 
 
 def by_key(records):
@@ -65,8 +65,8 @@ def test_a_refusing_receiver_is_an_error_that_says_how_many_went(project):
     folder, run_id = project
     with OTLPLogsReceiver(status=400) as receiver:
         result = export(folder, run_id, receiver.url + "/v1/logs")
-    assert result.exit_code != 0
-    assert "did not accept the evaluations after 0 of" in str(result.exception)
+    assert result.exit_code == 2
+    assert "did not accept the evaluations after 0 of" in result.output
 
 
 def test_otlp_json_file_has_hex_ids_and_the_same_events(project, tmp_path):

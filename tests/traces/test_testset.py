@@ -9,14 +9,14 @@ from click.testing import CliRunner
 from traces.trace_runs import DAYS, PER_DAY, make_run, trace_id
 
 from ragassay import ComponentContext
-from ragassay.cli.traces_results_cmd import testset_command as build_command
+from ragassay.cli.main import cli
 from ragassay.plugins.files import FilesSource
 
 
 def test_repeated_questions_fold_and_answers_become_unverified_candidates(tmp_path):
     run_id = make_run(tmp_path, duplicates=True)
     out = tmp_path / "regression.jsonl"
-    result = CliRunner().invoke(build_command, [run_id, "--out", str(out), "-c", str(tmp_path)])
+    result = CliRunner().invoke(cli, ["traces", "testset", run_id, "--out", str(out), "-c", str(tmp_path)])
     assert result.exit_code == 0, result.output
     assert f"{PER_DAY} question(s) from {DAYS * PER_DAY} trace sample(s)" in result.output
     assert f"({PER_DAY * (DAYS - 1)} repeated question(s) folded)" in result.output
@@ -42,11 +42,13 @@ def test_the_same_question_gets_the_same_id_from_any_run(tmp_path):
     for folder, duplicates in ((tmp_path / "a", True), (tmp_path / "b", False)):
         run_id = make_run(folder, duplicates=duplicates)
         out = folder / "qa.out.jsonl"
-        CliRunner().invoke(build_command, [run_id, "--out", str(out), "-c", str(folder)])
+        CliRunner().invoke(cli, ["traces", "testset", run_id, "--out", str(out), "-c", str(folder)])
         ids.append(
             {json.loads(line)["question"]: json.loads(line)["question_id"] for line in out.read_text().splitlines()}
         )
     shared = set(ids[0]) & set(ids[1])
     assert len(shared) == PER_DAY and all(ids[0][q] == ids[1][q] for q in shared)
-    result = CliRunner().invoke(build_command, [run_id, "--out", "o.jsonl", "--system", "nope", "-c", str(folder)])
-    assert result.exit_code != 0 and "not a system of the run; its systems: app" in str(result.exception)
+    result = CliRunner().invoke(
+        cli, ["traces", "testset", run_id, "--out", "o.jsonl", "--system", "nope", "-c", str(folder)]
+    )
+    assert result.exit_code != 0 and "not a system of the run; its systems: app" in result.output
