@@ -109,6 +109,52 @@ def _print_check(result: dict) -> None:
             click.echo(f"  and {result['unmappable'] - len(result['unmappable_traces']):,} more", err=True)
 
 
+@traces_group.command("receive")
+@config_option
+@db_option
+@click.option("--port", type=click.IntRange(0, 65535), default=4318, show_default=True, help="TCP port (0: any).")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option(
+    "--allow-remote", is_flag=True, help="Allow a --host other than loopback (other machines can then send traces)."
+)
+@click.option(
+    "--max-bytes",
+    type=click.IntRange(min=1),
+    default=8 * 1024 * 1024,
+    show_default=True,
+    help="Largest request body accepted (after decompression); bigger ones get 413.",
+)
+def receive_command(config_path: Path, db: str | None, port: int, host: str, allow_remote: bool, max_bytes: int):
+    """Receive OTLP/HTTP traces (POST /v1/traces, JSON or protobuf, gzip allowed) and store them; Ctrl-C stops.
+
+    Point an OpenTelemetry exporter at http://HOST:PORT (OTEL_EXPORTER_OTLP_ENDPOINT). Listens on loopback
+    unless --allow-remote is given with another --host.
+    """
+    from ..errors import ConfigError
+    from ..traces.receiver import is_loopback, serve
+
+    if not is_loopback(host):
+        if not allow_remote:
+            raise ConfigError(
+                f"--host {host} accepts traces from other machines; add --allow-remote to mean it "
+                "(there is no authentication), or keep the default 127.0.0.1"
+            )
+        click.echo(f"warning: listening on {host}: any machine that reaches it can store traces", err=True)
+    store = open_traces_db(config_path, db)
+
+    def started(server) -> None:
+        bound = server.servers[0].sockets[0].getsockname()
+        click.echo(f"receiving OTLP traces on http://{bound[0]}:{bound[1]}/v1/traces (Ctrl-C to stop)", err=True)
+
+    try:
+        stats = serve(store, host=host, port=port, max_bytes=max_bytes, on_started=started)
+    finally:
+        store.close()
+    click.echo(
+        f"stopped: {stats.requests:,} request(s), {stats.spans:,} span(s) stored, {stats.rejected:,} rejected", err=True
+    )
+
+
 COMMANDS = [traces_group]
 
 
