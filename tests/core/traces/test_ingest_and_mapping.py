@@ -157,3 +157,29 @@ def test_custom_mapping_reads_a_teams_own_span_names_and_keys(tmp_path, store):
     assert [c.id for c in trace.contexts] == ["h1"]
     with pytest.raises(ValueError, match="extra"):
         TraceMapping(question_key="typo")
+
+
+def test_where_filters_fields_attributes_and_time_window_and_sample_is_a_stable_subset(tmp_path, store):
+    payload = {
+        "resourceSpans": request(openinference_trace(1, "A?", "a", start=0), version="1.0")["resourceSpans"]
+        + request(genai_trace(2, "B?", "b", start=60_000), version="2.0")["resourceSpans"]
+    }
+    _write(tmp_path / "t.json", payload)
+    import_paths(store, [tmp_path / "t.json"])
+
+    def questions(**kwargs):
+        return [t.question for t in read_traces(store, **kwargs)]
+
+    assert questions(where={"service.version": "2.0"}) == ["B?"]
+    assert questions(where={"route": "/ask"}) == ["A?"]  # a span attribute
+    assert questions(where={"model": ["m-resp", "other"]}) == ["B?"]
+    assert questions(where={"since": "2025-01-01T12:00:30Z"}) == ["B?"]  # the GenAI trace starts a minute later
+    assert questions(where={"until": "2025-01-01T12:00:30"}) == ["A?"]
+    with pytest.raises(Exception, match="ISO 8601"):
+        questions(where={"since": "yesterday"})
+    from ragassay.traces import sampled
+
+    many = [f"{n:032x}" for n in range(1, 2001)]
+    subset = [t for t in many if sampled(t, 0.05)]
+    assert 60 <= len(subset) <= 140 and subset == [t for t in many if sampled(t, 0.05)]
+    assert set(subset) <= {t for t in many if sampled(t, 0.5)}  # a larger sample contains the smaller one

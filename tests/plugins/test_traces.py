@@ -1,0 +1,142 @@
+"""The ``traces`` source and the ``trace_replay`` system: `ragassay run` scores stored traces without executing
+anything; the sampled subset and the numbers are the same under three hash seeds; two deployed versions become
+two systems compared on the questions both answered."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+
+from ragassay.store import open_store
+from ragassay.traces.ingest import import_paths
+
+from conftest import cli_env, ragassay_cli
+from otlp_traces import genai_trace, openinference_trace, request
+
+METRICS = '["k_precision", "answer_relevance_token_recall", "context_relevance_token_precision"]'
+CONFIG = """
+[dataset]
+source = "traces"
+options = {{ {options} }}
+{systems}
+[evaluation]
+metrics = {metrics}
+"""
+ONE_SYSTEM = '[systems.prod]\nrag = "trace_replay"'
+
+
+def _project(root, requests, options="", systems=ONE_SYSTEM):
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "ragassay.toml").write_text(CONFIG.format(options=options, systems=systems, metrics=METRICS))
+    (root / "traces.jsonl").write_text("".join(json.dumps(r) + "\n" for r in requests))
+    store = open_store(f"sqlite:///{root / 'ragassay-results.db'}")
+    try:
+        import_paths(store, [root / "traces.jsonl"])
+    finally:
+        store.close()
+    return root
+
+
+def _rows(root, sql):
+    con = sqlite3.connect(root / "ragassay-results.db")
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+def test_run_scores_stored_traces_with_their_ids_latency_and_span_tree(tmp_path):
+    root = _project(
+        tmp_path / "p",
+        [
+            request(openinference_trace(1, "What is the first retrieved?", "first retrieved")),
+            request(genai_trace(2, "Who?", "genai doc")),
+        ],
+    )
+    result = ragassay_cli("run", str(root), "-q")
+    assert result.returncode == 0, result.stderr
+    rows = _rows(root, "select question_id, status, latency_s, input_tokens, output_json from outputs order by 1")
+    assert [(r[0], r[1], r[2], r[3]) for r in rows] == [
+        ("a0000000000000000000000000000001", "ok", 0.9, 12),  # the recorded latency, not the replay's
+        ("a0000000000000000000000000000002", "ok", 0.7, 7),
+    ]
+    trace = json.loads(rows[0][4])["trace"]
+    assert trace["trace_id"] == rows[0][0] and trace["answer_span_id"] == "b000000100000006"
+    assert [s["kind"] for s in trace["spans"]] == ["CHAIN", "AGENT", "RETRIEVER", "RERANKER", "TOOL", "LLM"]
+    samples = dict(_rows(root, "select question_id, sample_json from run_samples"))
+    meta = json.loads(samples[rows[1][0]])["metadata"]["trace"]
+    assert meta["span_id"] == "b000000200000001" and meta["service_version"] == "1.0"
+    values = dict(
+        _rows(
+            root,
+            "select o.question_id, m.value from metric_values m join outputs o on o.id = m.output_id "
+            "where m.metric = 'k_precision'",
+        )
+    )
+    # trace 1's contexts are the reranker's ("second retrieved"), not the retriever's: half its answer's tokens
+    assert values == {rows[0][0]: 0.5, rows[1][0]: 1.0}
+    spec = json.loads(_rows(root, "select spec_json from run_systems")[0][0])
+    assert spec["rag"]["traits"].get("replays") is True
+
+
+def test_sampled_subset_and_numbers_are_the_same_under_three_hash_seeds(tmp_path):
+    requests = [
+        request(openinference_trace(n, f"question {n} about retrieved", f"answer {n % 4} retrieved"))
+        for n in range(1, 41)
+    ]
+    base = _project(tmp_path / "base", requests, options='sample = "30%"')
+    outcomes = []
+    for seed in ("0", "1", "12345"):
+        root = tmp_path / f"seed{seed}"
+        shutil.copytree(base, root)
+        result = ragassay_cli("run", str(root), "-q", env=cli_env(PYTHONHASHSEED=seed))
+        assert result.returncode == 0, result.stderr
+        outcomes.append(
+            _rows(
+                root,
+                "select o.question_id, m.metric, m.value from metric_values m join outputs o "
+                "on o.id = m.output_id order by 1, 2",
+            )
+        )
+    assert outcomes[0] == outcomes[1] == outcomes[2]
+    sampled = {row[0] for row in outcomes[0]}
+    assert 3 <= len(sampled) <= 25  # a 30% subset of 40, not all and not none
+
+
+def test_two_versions_are_two_systems_paired_on_the_questions_both_answered(tmp_path):
+    v1 = [
+        openinference_trace(n, q, a, start=n)
+        for n, (q, a) in enumerate(
+            [("What is X?", "first retrieved"), ("Who made Y?", "nobody"), ("Only v1?", "yes")], 1
+        )
+    ]
+    v2 = [
+        openinference_trace(n, q, a, start=n)
+        for n, (q, a) in enumerate([("what is x", "second retrieved"), ("Who made Y ?", "second")], 10)
+    ]
+    systems = (
+        '[systems.v1]\nrag = "trace_replay"\noptions = { version = "1.0" }\n'
+        '[systems.v2]\nrag = "trace_replay"\noptions = { version = "2.0" }'
+    )
+    root = _project(
+        tmp_path / "p",
+        [request(s, version="1.0") for s in v1] + [request(s, version="2.0") for s in v2],
+        options='pair_by = "question"',
+        systems=systems,
+    )
+    result = ragassay_cli("run", str(root), "-q")
+    assert result.returncode == 0, result.stderr
+    rows = _rows(root, "select system, status, error from outputs order by system, status")
+    assert len(_rows(root, "select * from run_samples")) == 3  # "What is X?" and "what is x" are one question
+    failed = [r for r in rows if r[1] == "failed"]
+    assert [r[0] for r in failed] == ["v2"] and "no trace of version '2.0' for this question" in failed[0][2]
+    (run_id,) = _rows(root, "select id from runs")[0]
+    compared = ragassay_cli("compare", run_id, "--config", str(root), "--format", "json")
+    assert compared.returncode == 0, compared.stderr
+    report = json.loads(compared.stdout)
+    cells = {row["system"]: row["k_precision n"] for row in report["comparison"]}
+    assert cells == {"v1": 3, "v2": 2}  # each version's mean over the questions it answered
+    (verdict,) = [v for v in report["verdicts"] if v["metric"] == "k_precision"]
+    # paired on the 2 questions both answered: v2 answered them from its contexts (1.0), v1 did not (0.0, 0.5)
+    assert (verdict["n"], verdict["mean_diff"]) == (2, 0.75)
