@@ -156,3 +156,14 @@ def receive_command(config_path: Path, db: str | None, port: int, host: str, all
 
 
 COMMANDS = [traces_group]
+
+
+def _add_result_commands() -> None:
+    """trend, export-evals and testset (:mod:`ragassay.cli.traces_results_cmd`) join the group."""
+    from . import traces_results_cmd
+
+    for command in traces_results_cmd.COMMANDS:
+        traces_group.add_command(command)
+
+
+_add_result_commands()

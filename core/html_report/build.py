@@ -23,6 +23,7 @@ from .tables import (
     pairs_section,
     verdict_section,
 )
+from .trend import trend_section
 
 
 def build_report(
@@ -89,6 +90,11 @@ def run_sections(run, baseline, alpha: float, seed: int) -> list[Section]:
         correlation_section(run),
         grammar_section(report.grammar, report.grammar_reason),
         robustness_section(run, alpha, seed),
+<<<<<<< HEAD
+=======
+        trend_section(run, alpha, seed),
+        "</div>",
+>>>>>>> h326b
     ]
     return [s for s in sections if s is not None]
 

@@ -1,8 +1,10 @@
-"""End to end (issue 26, first half): a small RAG app instrumented with the real OpenTelemetry SDK and the
+"""End to end (issue 26): a small RAG app instrumented with the real OpenTelemetry SDK and the
 ``openinference-instrumentation-openai`` instrumentor (its OpenAI calls go to a loopback OpenAI-compatible
 server) exports its spans both to a file (the Collector file exporter's protobuf layout) and to
 ``ragassay traces receive``; the file is imported into one project, the received traces land in another, and
-``ragassay run`` scores both the same way, linked to the real trace and span ids."""
+``ragassay run`` scores both the same way, linked to the real trace and span ids; ``ragassay traces export-evals``
+sends the evaluations to a second loopback OTLP receiver, where they parse with the official proto package and sit
+on the instrumentor's LLM spans."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ import pytest
 
 from conftest import cli_env, ragassay_cli
 from servers.openai_chat import OpenAIChatServer, Turn
+from servers.otlp_logs import OTLPLogsReceiver, attributes
 
 CORPUS = {
     "paris": "Paris is the capital of France.",
@@ -153,3 +156,32 @@ def test_instrumented_app_to_file_and_receiver_then_import_and_run(tmp_path):
         assert llm["kind"] == "LLM" and llm["parent_span_id"] == trace["span_id"]
         assert llm["attributes"]["llm.model_name"] and "llm.token_count.prompt" in llm["attributes"]
         assert trace["service_name"] == "demo-rag" and trace["service_version"] == "1.0"
+
+    run_id = _run_id(received_project)
+    with OTLPLogsReceiver() as evaluations:
+        exported = ragassay_cli(
+            "traces", "export-evals", run_id, "--otlp", evaluations.url, "--config", str(received_project)
+        )
+        records = evaluations.log_records()
+    assert exported.returncode == 0, exported.stderr
+    assert len(records) == 3 * 2  # (trace, metric)
+    answer_spans = {trace["trace_id"]: trace["answer_span_id"] for _, _, trace, _ in received}
+    for _, record in records:
+        assert record.event_name == "gen_ai.evaluation.result"
+        assert answer_spans[record.trace_id.hex()] == record.span_id.hex()  # on the instrumentor's LLM span
+        values = attributes(record)
+        assert values["ragassay.run.id"] == run_id and values["gen_ai.evaluation.name"] in (
+            "k_precision",
+            "answer_relevance_token_recall",
+        )
+    k_precision = [attributes(r) for _, r in records if attributes(r)["gen_ai.evaluation.name"] == "k_precision"]
+    assert [v["gen_ai.evaluation.score.value"] for v in k_precision] == [1.0, 1.0, 1.0]
+
+
+def _run_id(root) -> str:
+    con = sqlite3.connect(root / "ragassay-results.db")
+    try:
+        (run_id,) = con.execute("select id from runs").fetchone()
+    finally:
+        con.close()
+    return run_id
