@@ -90,11 +90,7 @@ def run_sections(run, baseline, alpha: float, seed: int) -> list[Section]:
         correlation_section(run),
         grammar_section(report.grammar, report.grammar_reason),
         robustness_section(run, alpha, seed),
-<<<<<<< HEAD
-=======
         trend_section(run, alpha, seed),
-        "</div>",
->>>>>>> h326b
     ]
     return [s for s in sections if s is not None]
 
