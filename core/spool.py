@@ -13,6 +13,7 @@ when the spool is closed or the process ends (it has no name on disk, so even ``
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import tempfile
@@ -156,6 +157,18 @@ class SampleSpool:
                     lines.sort(key=lambda line: order_key(seed, _qid(line)))
                     os.pwrite(out._file.fileno(), b"\n".join(lines) + b"\n", starts[index])
             out._size, out._count = sum(sizes), self._count
+        except BaseException:
+            out.close()
+            raise
+        return out
+
+    def part(self, start: int, stop: int) -> SampleSpool:
+        """A new spool of the samples at positions ``start`` to ``stop`` (excluded), in this spool's order."""
+        out = SampleSpool()
+        try:
+            lines = itertools.islice(self._lines(), start, stop)
+            while block := list(itertools.islice(lines, 1000)):
+                out._append(block)
         except BaseException:
             out.close()
             raise

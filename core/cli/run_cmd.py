@@ -64,6 +64,13 @@ from .common import config_option, console, project_path
     "re-running with a larger budget resumes.",
 )
 @click.option(
+    "--sequential",
+    is_flag=True,
+    help="Stop early: samples in the seeded order, every comparison of the decision family checked after each "
+    "batch with an anytime-valid test, and a system's units stop once its comparisons are settled "
+    "([evaluation] sequential sets alpha, batch, max_samples, margin; docs/statistics.md).",
+)
+@click.option(
     "--progress-every",
     "progress_every_s",
     type=float,
@@ -85,6 +92,7 @@ def run_command(
     workers: int | None,
     progress_every_s: float | None,
     budget_text: str | None,
+    sequential: bool,
 ) -> None:
     """Run every system on every sample of the project (--config, or CONFIG: the same) and score the outputs.
 
@@ -117,6 +125,8 @@ def run_command(
             on_result=on_result,
             repeats=repeats,
             budget=budget,
+            sequential=sequential or None,
+            baseline=baseline,
             **build_callbacks(progress),
         )
     except KeyboardInterrupt:
