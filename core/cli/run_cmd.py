@@ -153,6 +153,14 @@ def run_command(
         click.echo(f"  ... and {len(summary.failures) - 10} more (see: ragassay show RUN SAMPLE)", err=True)
     if summary.budget_limited:
         click.echo(terminal_safe(summary.partial_note() or ""), err=True)
+    if summary.sequential:
+        record = summary.sequential
+        settled = sum(1 for c in record["comparisons"] if c["decision"] != "open")
+        click.echo(
+            f"sequential: {settled} of {len(record['comparisons'])} comparisons settled after checking "
+            f"{record['checked']} of {record['samples']} samples (ragassay compare shows the decisions and the saving)",
+            err=True,
+        )
     if not quiet:
         from ..analysis.comparison import compare
         from ..api import results_store
