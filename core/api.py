@@ -74,7 +74,8 @@ def run(
     :param budget: a :class:`~ragassay.llm.budget.Budget` (or its dict) for this session, in place of
         ``[evaluation] budget``; a session stopped by it has ``run.summary.budget_limited`` set (docs/llm.md).
     :param sequential: True (``run --sequential``: ``[evaluation] sequential``, else its defaults), or a
-        :class:`~ragassay.sequential_options.SequentialSettings` (or its dict) in its place; None: as configured.
+        :class:`~ragassay.sequential_options.SequentialSettings` (or its dict) in its place; None: as configured;
+        False: off even when configured.
         What it decided is ``run.summary.sequential`` (docs/statistics.md, Stopping early).
     :param baseline: the system a sequential run tests the others against (default: the first system).
     """
@@ -123,7 +124,7 @@ def _sequential(value: Any, configured: Any) -> Any:
     from .sequential_options import SequentialSettings
 
     if value is None or value is False:
-        return None
+        return value  # None: as configured; False: off
     if value is True:
         return configured or SequentialSettings()
     return value if isinstance(value, SequentialSettings) else SequentialSettings.model_validate(value)

@@ -233,7 +233,7 @@ class Runner:
         lease: Lease | None = None,
         repeats: int = 1,
         budget: Budget | None = None,
-        sequential: SequentialSettings | None = None,
+        sequential: SequentialSettings | bool | None = None,
         baseline: str | None = None,
     ):
         self.plan = plan
@@ -261,7 +261,7 @@ class Runner:
                 "a budget needs the local executor (its ledger is one per process); run without --budget and "
                 "[evaluation] budget, or with --executor local"
             )
-        sequential = sequential or evaluation.sequential
+        sequential = evaluation.sequential if sequential is None else sequential or None  # False: off
         self.sequential = None if sequential is None else SequentialPlan.of(plan, sequential, baseline)
         if self.sequential is not None and hasattr(self.executor, "process"):
             raise ConfigError(

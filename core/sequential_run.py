@@ -105,7 +105,7 @@ class SequentialPlan:
             "checked": self.seen,
             "complete": bool(self.settled) and all(s.decision != OPEN for s in self.settled),
             "judged": {s: min(n, self.seen) for s, n in judged.items()},
-            "comparisons": [_settled_json(s) for s in self.settled],
+            "comparisons": [settled_json(s) for s in self.settled],
         }
 
 
@@ -127,7 +127,8 @@ def _comparison(system, baseline, column, traits, settings: SequentialSettings, 
     return Comparison(system, baseline, column, float(low), float(high), direction, margin)
 
 
-def _settled_json(settled: Settled) -> dict[str, Any]:
+def settled_json(settled: Settled) -> dict[str, Any]:
+    """One comparison as the run stores it (``spec["sequential"]["comparisons"]``)."""
     c = settled.comparison
     return {
         "system": c.system,
