@@ -64,11 +64,12 @@ from .common import config_option, console, project_path
     "re-running with a larger budget resumes.",
 )
 @click.option(
-    "--sequential",
-    is_flag=True,
+    "--sequential/--no-sequential",
+    default=None,
     help="Stop early: samples in the seeded order, every comparison of the decision family checked after each "
     "batch with an anytime-valid test, and a system's units stop once its comparisons are settled "
-    "([evaluation] sequential sets alpha, batch, max_samples, margin; docs/statistics.md).",
+    "([evaluation] sequential sets alpha, batch, max_samples, margin; docs/statistics.md). --no-sequential: a "
+    "full run even when [evaluation] sequential is set. Default: as configured.",
 )
 @click.option(
     "--progress-every",
@@ -92,7 +93,7 @@ def run_command(
     workers: int | None,
     progress_every_s: float | None,
     budget_text: str | None,
-    sequential: bool,
+    sequential: bool | None,
 ) -> None:
     """Run every system on every sample of the project (--config, or CONFIG: the same) and score the outputs.
 
@@ -125,7 +126,7 @@ def run_command(
             on_result=on_result,
             repeats=repeats,
             budget=budget,
-            sequential=sequential or None,
+            sequential=sequential,
             baseline=baseline,
             **build_callbacks(progress),
         )
