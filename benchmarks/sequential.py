@@ -1,17 +1,27 @@
-"""Sequential evaluation, simulated: samples judged, calls saved and wall time against the full run.
+"""Sequential evaluation: samples judged, calls saved and wall time against the full run, live and replayed.
 
-No model is called. Two systems are scored on 1,000 samples drawn from fixed distributions (a 0/1 judge metric
-with correctness rates 0.60 against 0.60, 0.63 and 0.70 - 0, 3 and 10 points - and a continuous score in [0, 1]
-sharing a per-sample difficulty, 0.03 apart); each of ``--runs`` seeded replays
-(:func:`ragassay.analysis.sequential_replay.replay`) orders the samples at random and stops when the comparison
-settles. Calls: one judge call per sample and system (2,000 for the full run). Time: the batches run one after
-the other (the rules are checked between them), each batch's calls at ``--concurrency`` at a time, each call
-``--latency`` seconds: sum over batches of ceil(calls / concurrency) x latency; the full run is the same formula
-without stopping. Then, on the 0/1 metric, the interval width at n = 1,000 against the fixed-n paired interval
+**Live** (``--live``, the default part): real ``ragassay run`` invocations, each a process of its own, against a
+loopback OpenAI-compatible server in this process. Two naive RAG systems (BM25 and a generator that answers at
+once, each under its own model name) and a correctness judge that answers after ``--judge-latency`` seconds and
+says "Correct" at a per-system rate (a hash of the prompt, so the same for both runs): 0.60 against 0.60, 0.75
+and 0.90 (0, 15 and 30 points), ``--samples`` samples, ``[evaluation] sequential = { batch = --live-batch }``.
+For each effect size, the full run and the ``--sequential`` run (``--new``, response cache off: every call is
+real): the decision, samples judged, the calls the server counted, and the wall time of the process and of the
+run window ("units done in").
+
+**Replayed** (``--replay``): no model is called. Two systems are scored on 1,000 samples drawn from fixed
+distributions (a 0/1 judge metric with correctness rates 0.60 against 0.60, 0.63 and 0.70 - 0, 3 and 10
+points - and a continuous score in [0, 1] sharing a per-sample difficulty, 0.03 apart); each of ``--runs``
+seeded replays (:func:`ragassay.analysis.sequential_replay.replay`) orders the samples at random and stops when
+the comparison settles. Calls: one judge call per sample and system (2,000 for the full run). Time: the batches
+run one after the other (the rules are checked between them), each batch's calls at ``--concurrency`` at a time,
+each call ``--latency`` seconds: sum over batches of ceil(calls / concurrency) x latency; the full run is the same
+formula without stopping. Then, on the 0/1 metric, the interval width at n = 1,000 against the fixed-n paired interval
 (why a sequence is wider), and the bets: ragassay's mix of aGRAPA and plug-in bets against the plug-in bets
 alone, on 2,000 vectorised replications.
 
-    python benchmarks/sequential.py [--runs 200] [--samples 1000] [--batch 40] [--latency 0.2] [--concurrency 16]
+    python benchmarks/sequential.py [--live] [--replay] [--samples 400] [--judge-latency 0.1] [--live-batch 20]
+        [--runs 200] [--replay-samples 1000] [--batch 40] [--latency 0.2] [--concurrency 16]
 """
 
 from __future__ import annotations
@@ -52,13 +62,13 @@ def scenario_row(scenario, args) -> str:
     settings = SequentialSettings(batch=args.batch)
     judged, saved, seconds, decisions = [], [], [], {}
     for run in range(args.runs):
-        values = draw(scenario, args.samples, seed=run)
+        values = draw(scenario, args.replay_samples, seed=run)
         result = replay(values, [Comparison("cand", "base", "m", 0.0, 1.0)], settings, seed=run)
         judged.append(result.judged["cand"])
         saved.append(result.calls_saved)
         seconds.append(wall(result.batch_calls(args.batch), args.latency, args.concurrency))
         decisions[result.settled[0].decision] = decisions.get(result.settled[0].decision, 0) + 1
-    full_calls = 2 * args.samples
+    full_calls = 2 * args.replay_samples
     full_s = wall([full_calls], args.latency, args.concurrency)
     shares = ", ".join(f"{k} {v / args.runs:.0%}" for k, v in sorted(decisions.items()))
     quartiles = f"{np.percentile(judged, 25):.0f}-{np.percentile(judged, 75):.0f}"
@@ -72,32 +82,35 @@ def widths(args) -> str:
     """Median width of the sequence and of the fixed-n paired interval at n = samples, 0/1 metric, no difference."""
     rows = []
     for run in range(min(args.runs, 50)):
-        values = draw(SCENARIOS[0], args.samples, seed=run)
+        values = draw(SCENARIOS[0], args.replay_samples, seed=run)
         gains = values["cand"]["m"] - values["base"]["m"]
-        low, high = bounds(gains, 1.0, 0.05, args.samples)
+        low, high = bounds(gains, 1.0, 0.05, args.replay_samples)
         fixed = decide_family([PairInput("k", gains)], 0.05, seed=run, flips=2000)[0]
         rows.append((high - low, fixed.ci_high - fixed.ci_low))
     sequence, fixed = np.median(rows, axis=0)
-    return f"width at n = {args.samples}: sequence {sequence:.3f}, fixed-n paired {fixed:.3f} ({sequence / fixed:.2f}x)"
+    return (
+        f"width at n = {args.replay_samples}: sequence {sequence:.3f}, fixed-n paired {fixed:.3f} "
+        f"({sequence / fixed:.2f}x)"
+    )
 
 
 def plug_in_against_agrapa(args) -> str:
     """10 points on 0/1, 2,000 replications: median samples to settle and power, ragassay's mix and PrPl alone."""
     rng = np.random.default_rng(11)
-    gains = (rng.random((2000, args.samples)) < 0.7) * 1.0 - (rng.random((2000, args.samples)) < 0.6)
+    gains = (rng.random((2000, args.replay_samples)) < 0.7) * 1.0 - (rng.random((2000, args.replay_samples)) < 0.6)
     ours = settle(gains, 1.0, 0.05, args.batch)
     x = (gains + 1) / 2
-    t = np.arange(1, args.samples + 1)
+    t = np.arange(1, args.replay_samples + 1)
     mu = (0.5 + np.cumsum(x, axis=1)) / (t + 1)
     sigma2 = (0.25 + np.cumsum((x - mu) ** 2, axis=1)) / (t + 1)
     before = np.concatenate([np.full((len(x), 1), 0.25), sigma2[:, :-1]], axis=1)
     plug_in = np.sqrt(2 * math.log(2 / 0.05) / (before * t * np.log(1 + t)))  # PrPl, hedged as two sides
-    points = np.arange(args.batch, args.samples + 1, args.batch) - 1
+    points = np.arange(args.batch, args.replay_samples + 1, args.batch) - 1
     ever = np.maximum(
         np.maximum.accumulate(log_capital(x, plug_in, 0.5, 1), axis=1),
         np.maximum.accumulate(log_capital(x, -plug_in, 0.5, -1), axis=1),
     )[:, points] >= math.log(2 / 0.05)
-    first = np.where(ever.any(axis=1), points[ever.argmax(axis=1)] + 1, args.samples)
+    first = np.where(ever.any(axis=1), points[ever.argmax(axis=1)] + 1, args.replay_samples)
     return (
         f"10 points, 2,000 replications: ragassay (aGRAPA + PrPl) median {np.median(ours.settled_at):.0f}, settled "
         f"{np.mean(ours.codes != 0):.1%}; plug-in (PrPl) median {np.median(first):.0f}, "
@@ -107,14 +120,29 @@ def plug_in_against_agrapa(args) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=200)
-    parser.add_argument("--samples", type=int, default=1000)
-    parser.add_argument("--batch", type=int, default=40)
-    parser.add_argument("--latency", type=float, default=0.2)
-    parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--live", action="store_true", help="only the live runs (default: both parts)")
+    parser.add_argument("--replay", action="store_true", help="only the replays (default: both parts)")
+    parser.add_argument("--samples", type=int, default=400, help="live: samples of each run")
+    parser.add_argument("--judge-latency", type=float, default=0.1, help="live: seconds before the judge answers")
+    parser.add_argument("--live-batch", type=int, default=20, help="live: samples per batch")
+    parser.add_argument("--runs", type=int, default=200, help="replay: seeded replays per scenario")
+    parser.add_argument("--replay-samples", type=int, default=1000)
+    parser.add_argument("--batch", type=int, default=40, help="replay: samples per batch")
+    parser.add_argument("--latency", type=float, default=0.2, help="replay: seconds a call")
+    parser.add_argument("--concurrency", type=int, default=16, help="replay: calls in flight")
     args = parser.parse_args()
+    if not args.replay:
+        from sequential_live import live
+
+        live(args)
+    if not args.live:
+        replayed(args)
+
+
+def replayed(args) -> None:
+    """The replayed part (module docstring)."""
     print(
-        f"{args.runs} seeded replays of {args.samples} samples x 2 systems, batch {args.batch}, alpha 0.05; "
+        f"{args.runs} seeded replays of {args.replay_samples} samples x 2 systems, batch {args.batch}, alpha 0.05; "
         f"one judge call per sample and system; {args.latency * 1000:.0f} ms a call, concurrency {args.concurrency}"
     )
     print(f"{'scenario':<18} {'judged':>7} {'IQR':<11} {'calls saved':<14} {'wall time':<16} decisions")

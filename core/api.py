@@ -46,6 +46,8 @@ def run(
     on_progress: Callable[[PhaseProgress], None] | None = None,
     on_warning: Callable[[str], None] | None = None,
     budget: Any = None,
+    sequential: Any = None,
+    baseline: str | None = None,
 ) -> Run:
     """Run (or resume) the evaluation a config describes and return it as a :class:`~ragassay.Run`.
 
@@ -71,6 +73,11 @@ def run(
         of them are also in ``run.warnings`` and stored with the run.
     :param budget: a :class:`~ragassay.llm.budget.Budget` (or its dict) for this session, in place of
         ``[evaluation] budget``; a session stopped by it has ``run.summary.budget_limited`` set (docs/llm.md).
+    :param sequential: True (``run --sequential``: ``[evaluation] sequential``, else its defaults), or a
+        :class:`~ragassay.sequential_options.SequentialSettings` (or its dict) in its place; None: as configured;
+        False: off even when configured.
+        What it decided is ``run.summary.sequential`` (docs/statistics.md, Stopping early).
+    :param baseline: the system a sequential run tests the others against (default: the first system).
     """
     if repeats < 1:
         from .errors import ConfigError
@@ -95,6 +102,8 @@ def run(
                 lease=lease,
                 repeats=repeats,
                 budget=_budget(budget),
+                sequential=_sequential(sequential, project.config.evaluation.sequential),
+                baseline=baseline,
             )
             summary = run_interruptibly(lambda: runner.run(new=new, on_start=on_start))
             if lease.lost:
@@ -109,6 +118,16 @@ def _budget(budget: Any) -> Any:
     from .llm.budget import Budget
 
     return None if budget is None else budget if isinstance(budget, Budget) else Budget.model_validate(budget)
+
+
+def _sequential(value: Any, configured: Any) -> Any:
+    from .sequential_options import SequentialSettings
+
+    if value is None or value is False:
+        return value  # None: as configured; False: off
+    if value is True:
+        return configured or SequentialSettings()
+    return value if isinstance(value, SequentialSettings) else SequentialSettings.model_validate(value)
 
 
 def _host(plugins: Iterable[tuple[str, Any]]) -> PluginHost:

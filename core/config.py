@@ -19,6 +19,7 @@ from .errors import ConfigError
 from .llm.budget import Budget
 from .llm.settings import LLMSection
 from .refs import ComponentRef
+from .sequential_options import SequentialSettings
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -185,10 +186,18 @@ class EvaluationSection(BaseModel):
         "that could pass one (docs/llm.md, Estimates and budgets); a run that reaches one stops, is marked "
         "budget-limited and resumes with a larger budget. 'ragassay run --budget calls=100,usd=5' overrides it.",
     )
+    sequential: SequentialSettings | None = Field(
+        None,
+        description="Sequential evaluation, e.g. { alpha = 0.05, batch = 50 }: samples in the seeded order, every "
+        "comparison of the decision family tested after each batch with an anytime-valid confidence sequence, and "
+        "a system's units no longer run once all its comparisons are settled (docs/statistics.md, Stopping "
+        "early). 'ragassay run --sequential' switches it on with the defaults.",
+    )
     seed: int = Field(
         42,
-        description="Seed of the order in which samples are processed when the run has a budget: a hash of the seed "
-        "and the question id, so a budget-limited or interrupted run has scored a uniform random subset.",
+        description="Seed of the order in which samples are processed when the run has a budget or is sequential: "
+        "a hash of the seed and the question id, so a budget-limited, stopped or interrupted run has scored a "
+        "uniform random subset.",
     )
     compat: Literal["ragassay", "unitxt"] = Field(
         "ragassay",

@@ -46,6 +46,8 @@ from .project import Project
 from .reference_check import reference_warnings
 from .registry import Registry
 from .scoring import Scorers, describe
+from .sequential_options import SequentialSettings
+from .sequential_run import SequentialPlan, run_in_batches
 from .spool import SampleSpool
 from .store.database import ResultsStore, StoredUnit, UnitResult, WriteContext
 from .store.lease import Lease
@@ -157,6 +159,7 @@ class RunSummary:
     samples_done: int = 0  # with budget_limited: samples whose every unit is complete (a seeded random subset)
     samples: int = 0  # the run's samples
     units_missing: int = 0  # with budget_limited: units not run or not fully scored
+    sequential: dict[str, Any] | None = None  # a sequential run: what it decided (ragassay.sequential_run.record)
 
     def partial_note(self) -> str | None:
         """``partial: N of M samples, a uniform random subset (...)`` for a budget-limited session, else None."""
@@ -230,6 +233,8 @@ class Runner:
         lease: Lease | None = None,
         repeats: int = 1,
         budget: Budget | None = None,
+        sequential: SequentialSettings | bool | None = None,
+        baseline: str | None = None,
     ):
         self.plan = plan
         self.lease = lease  # held by the caller for this plan's fingerprint; told which run it covers
@@ -256,7 +261,14 @@ class Runner:
                 "a budget needs the local executor (its ledger is one per process); run without --budget and "
                 "[evaluation] budget, or with --executor local"
             )
-        self.order_seed = evaluation.seed if self.budget is not None else None  # seeded order: with a budget
+        sequential = evaluation.sequential if sequential is None else sequential or None  # False: off
+        self.sequential = None if sequential is None else SequentialPlan.of(plan, sequential, baseline)
+        if self.sequential is not None and hasattr(self.executor, "process"):
+            raise ConfigError(
+                "a sequential run needs the local executor (it checks after each batch); run with --executor local"
+            )
+        seeded = self.budget is not None or self.sequential is not None
+        self.order_seed = evaluation.seed if seeded else None  # seeded order: with a budget or sequential
         self._ordered: SampleSpool | None = None
 
     def open_run(self, *, new: bool = False) -> tuple[str, bool]:
@@ -285,14 +297,15 @@ class Runner:
         )
         return run_id, False
 
-    def work(self, run_id: str, *, reuse: bool = True) -> WorkStream:
+    def work(self, run_id: str, *, reuse: bool = True, samples=None, systems=None) -> WorkStream:
         """The run's work, streamed from the spooled samples and the store (see :mod:`ragassay.work`).
 
-        With ``reuse``, outputs of earlier runs with the same keys are marked for copying.
+        With ``reuse``, outputs of earlier runs with the same keys are marked for copying. ``samples`` and
+        ``systems``: only these (a sequential run's batch and the systems still running).
         """
-        return WorkStream(
-            self.samples(), self.plan.systems, self.system_keys, self._is_done, self.store, run_id, reuse=reuse
-        )
+        samples = self.samples() if samples is None else samples
+        systems = self.plan.systems if systems is None else systems
+        return WorkStream(samples, systems, self.system_keys, self._is_done, self.store, run_id, reuse=reuse)
 
     def samples(self) -> SampleSpool:
         """The samples in processing order: the dataset's, or with a budget the seeded random order of
@@ -338,10 +351,14 @@ class Runner:
         status = "interrupted"
         ledger = BudgetLedger(self.budget, self.write_context.prices) if self.budget is not None else None
         try:
-            if units > skipped:  # nothing to do starts no executor (no Ray workers for a complete run)
+            status = "complete"
+            if self.sequential is not None:
+                with using(ledger):
+                    status = await run_in_batches(self, run_id, built, ledger, summary, reuse=not new)
+            elif units > skipped:  # nothing to do starts no executor (no Ray workers for a complete run)
                 with using(ledger):
                     await self._execute(run_id, built, _until_stopped(work.items(), ledger), summary)
-            status = self._budget_status(run_id, ledger, summary)
+            status = self._budget_status(run_id, ledger, summary, status)
         finally:
             summary.warnings += [w for w in getattr(self.executor, "warnings", []) if w not in summary.warnings]
             summary.warnings += _empty_retrieval_warnings(summary)
@@ -352,12 +369,13 @@ class Runner:
                     await rag.aclose()
         return summary
 
-    def _budget_status(self, run_id: str, ledger: BudgetLedger | None, summary: RunSummary) -> str:
-        """'complete', or 'budget-limited' (with the summary's account of what is missing) when the budget
-        stopped the session before every unit was complete."""
+    def _budget_status(self, run_id: str, ledger: BudgetLedger | None, summary: RunSummary, done: str) -> str:
+        """``done`` ('complete', or 'settled' for a sequential run that stopped early), or 'budget-limited' (with
+        the summary's account of what is missing) when the budget stopped the session before every unit was
+        complete."""
         summary.samples = len(self.plan.samples)
         if ledger is None or ledger.stopped is None:
-            return "complete"
+            return done
         done_units, done_samples = self.work(run_id).done()
         if done_units >= summary.units:
             return "complete"
@@ -365,6 +383,10 @@ class Runner:
         summary.samples_done, summary.units_missing = done_samples, summary.units - done_units
         summary.warnings.append(summary.partial_note() or "")
         return "budget-limited"
+
+    async def execute_items(self, run_id, built: dict, items: Iterable[WorkItem], ledger, summary: RunSummary) -> None:
+        """Process ``items`` (until the budget stops the session) and store the results before returning."""
+        await self._execute(run_id, built, _until_stopped(items, ledger), summary)
 
     async def _execute(self, run_id: str, built: dict, todo: Iterable[WorkItem], summary: RunSummary) -> None:
         if hasattr(self.executor, "process"):  # a distributed executor: workers build their own processors

@@ -13,10 +13,11 @@ when the spool is closed or the process ends (it has no name on disk, so even ``
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import tempfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from .models import Sample
 
@@ -27,6 +28,13 @@ _BUCKET = 1024  # samples per bucket (on average) when shuffling
 def order_key(seed: int, question_id: str) -> int:
     """The seeded sort key of a sample: the first 8 bytes of sha256("<seed>:<question id>"), an integer."""
     return int.from_bytes(hashlib.sha256(f"{seed}:{question_id}".encode()).digest()[:8], "big")
+
+
+def seeded_order(seed: int, question_ids: Sequence[str]) -> list[int]:
+    """Positions of ``question_ids`` in the seeded processing order: ascending :func:`order_key`. The one order
+    of a budget-limited or sequential run (:meth:`SampleSpool.shuffled`) and of its replay
+    (:func:`ragassay.analysis.sequential_replay.replay`)."""
+    return sorted(range(len(question_ids)), key=lambda i: order_key(seed, question_ids[i]))
 
 
 def _bucket(key: int, buckets: int) -> int:
@@ -149,6 +157,18 @@ class SampleSpool:
                     lines.sort(key=lambda line: order_key(seed, _qid(line)))
                     os.pwrite(out._file.fileno(), b"\n".join(lines) + b"\n", starts[index])
             out._size, out._count = sum(sizes), self._count
+        except BaseException:
+            out.close()
+            raise
+        return out
+
+    def part(self, start: int, stop: int) -> SampleSpool:
+        """A new spool of the samples at positions ``start`` to ``stop`` (excluded), in this spool's order."""
+        out = SampleSpool()
+        try:
+            lines = itertools.islice(self._lines(), start, stop)
+            while block := list(itertools.islice(lines, 1000)):
+                out._append(block)
         except BaseException:
             out.close()
             raise

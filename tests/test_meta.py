@@ -251,9 +251,15 @@ FORBIDDEN = [
     ("ragassay.testing", ("ragassay.cli",)),
     ("ragassay.llm", ("ragassay.analysis", "ragassay.results", "ragassay.cli")),
 ]
-#: Below the analysis layer, only these leaf modules of the analysis package may be imported (config sections
-#: and the seeded sampling the dataset sources share).
-ANALYSIS_LEAVES = {"ragassay.analysis.settings", "ragassay.analysis.sampling"}
+#: Below the analysis layer, only these leaf modules of the analysis package may be imported (config sections,
+#: the seeded sampling the dataset sources share, and the anytime-valid procedure a sequential run checks after
+#: each batch: pure functions over numpy arrays that import nothing above them).
+ANALYSIS_LEAVES = {
+    "ragassay.analysis.settings",
+    "ragassay.analysis.sampling",
+    "ragassay.analysis.sequential",
+    "ragassay.analysis.sequential_replay",
+}
 ABOVE_ANALYSIS = (
     "ragassay.analysis",
     "ragassay.results",

@@ -2,7 +2,8 @@
 
 Per run: the verdicts (:mod:`.verdicts`: cells with intervals, one paired procedure per pair), each system's
 outputs and spending (:mod:`.usage`), its latency quantiles and the quality-cost-latency frontier
-(:mod:`.latency`), and the run-to-run spread of repeated judges (:mod:`.variance`). Columns that carry no
+(:mod:`.latency`), the run-to-run spread of repeated judges (:mod:`.variance`), and for a sequential run its
+decisions and savings (:mod:`.sequential_outcome`). Columns that carry no
 information are hidden unless asked for: in a comparison of several systems, a metric equal on every system and
 sample; token and cost columns that are 0 for every system; evaluation columns when no metric or judge called a
 model. :attr:`Comparison.hidden` says what was hidden and why.
@@ -14,6 +15,7 @@ import dataclasses
 from collections.abc import Sequence
 
 from .latency import Frontier, LatencyStats, frontier, latency_stats
+from .sequential_outcome import SequentialOutcome, sequential_outcome
 from .usage import RunTotals, SystemUsage, run_totals, system_usage
 from .variance import SpreadRow, run_spreads
 from .verdicts import CellStats, Verdicts, decide
@@ -47,6 +49,7 @@ class RunComparison:
     frontier: Frontier | None
     spreads: list[SpreadRow]
     totals: RunTotals
+    sequential: SequentialOutcome | None = None  # a sequential run: its decisions and savings
 
 
 @dataclasses.dataclass(frozen=True)
@@ -110,6 +113,7 @@ def compare(
                 run_frontier(run, verdicts, usages, latency),
                 run_spreads(run, verdicts.baseline),
                 run_totals(usages)[0],
+                sequential_outcome(run, usages),
             )
         )
     return _with_hidden(rows, columns, directions, parts, all_columns)

@@ -1,11 +1,14 @@
 """Replaying a sequential run on scores already known: which comparison settled where, and what it saved.
 
-Given every system's per-sample values of each metric (one order for all, seeded when ``seed`` is given), each
+Given every system's per-sample values of each metric (one order for all: the seeded order of a
+sequential run, :func:`ragassay.spool.seeded_order`, when ``seed`` is given), each
 comparison of the decision family runs the rules of :mod:`ragassay.analysis.sequential` at level alpha / m, m the
 number of comparisons (Bonferroni: every sequence covers its mean at all times with probability 1 - alpha / m,
 so all of them do with probability at least 1 - alpha, whichever comparison stops when). A system is judged
 until every comparison it takes part in (as candidate or as baseline) has settled; the calls saved count one
 judge call per sample, system and metric of that system (the judges of a run, each called once per answer).
+:func:`check` is the one step a live sequential run takes after each batch (:mod:`ragassay.sequential_run`), so
+replaying a complete run predicts exactly where a live one stops.
 """
 
 from __future__ import annotations
@@ -15,24 +18,11 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from .bootstrap import generator
+from ..sequential_options import SequentialSettings
+from ..spool import seeded_order
 from .sequential import DECISIONS, bounds, check_range, settle
 
-
-@dataclasses.dataclass(frozen=True)
-class SequentialSettings:
-    """How a sequential run stops: family-wise ``alpha``, the ``batch`` of samples judged between two checks,
-    and the most samples a comparison may take (``max_samples``; None: all)."""
-
-    alpha: float = 0.05
-    batch: int = 50
-    max_samples: int | None = None
-
-    def __post_init__(self) -> None:
-        if not 0 < self.alpha < 1:
-            raise ValueError(f"alpha must lie in (0, 1), got {self.alpha}")
-        if self.batch < 1 or (self.max_samples is not None and self.max_samples < 1):
-            raise ValueError(f"batch and max_samples must be at least 1, got {self.batch} and {self.max_samples}")
+OPEN = "open"  # a comparison of a live run not settled yet (more samples to come)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -93,35 +83,69 @@ class Replay:
 def replay(
     values: Mapping[str, Mapping[str, Sequence[float]]],
     comparisons: Sequence[Comparison],
-    settings: SequentialSettings = SequentialSettings(),
+    settings: SequentialSettings | None = None,
     seed: int | None = None,
+    question_ids: Sequence[str] | None = None,
 ) -> Replay:
     """Replay the sequential procedure on ``values[system][metric]`` (per-sample, NaN = unscored, one length
-    for all), in a ``seed``-ed random order (None: as given)."""
+    for all, in the order of ``question_ids``; default ids "0", "1", ...), in the order a sequential run with
+    ``[evaluation] seed = seed`` processes them (:func:`ragassay.spool.seeded_order`; None: as given). Replaying
+    a complete run's scores gives exactly the decisions, stopping points and samples judged of a live
+    sequential run with the same settings and seed."""
+    settings = settings or SequentialSettings()
     total = _length(values)
-    order = np.arange(total) if seed is None else generator(seed).permutation(total)
-    if not comparisons:
-        raise ValueError("a sequential run needs at least one comparison in its decision family")
-    level = settings.alpha / len(comparisons)
-    settled = [_one(values, c, order, level, settings) for c in comparisons]
-    judged = {system: total for system in values}
-    for system in values:
-        involved = [s.settled_at for s in settled if system in (s.comparison.system, s.comparison.baseline)]
-        if involved:
-            judged[system] = max(involved)
+    ids = list(question_ids) if question_ids is not None else [str(i) for i in range(total)]
+    if len(ids) != total:
+        raise ValueError(f"{len(ids)} question ids for {total} samples")
+    order = np.arange(total) if seed is None else np.asarray(seeded_order(seed, ids), dtype=np.int64)
+    ordered = {
+        s: {m: np.asarray(v, dtype=np.float64)[order] for m, v in metrics.items()} for s, metrics in values.items()
+    }
+    settled = check(ordered, comparisons, settings, seen=total)
+    judged = judged_counts(settled, list(values), total)
     calls = {s: judged[s] * len(values[s]) for s in values}
     full = {s: total * len(values[s]) for s in values}
     return Replay(settled, total, judged, calls, full)
 
 
-def _one(values, comparison: Comparison, order: np.ndarray, level: float, settings: SequentialSettings) -> Settled:
+def check(
+    ordered: Mapping[str, Mapping[str, np.ndarray]],
+    comparisons: Sequence[Comparison],
+    settings: SequentialSettings,
+    *,
+    seen: int,
+) -> list[Settled]:
+    """Every comparison after the first ``seen`` samples of ``ordered`` (values in processing order, NaN =
+    unscored or not processed): its :class:`Settled` once a rule held at a check (every ``settings.batch``
+    samples, and at the maximum or the last sample), else None (still open). A live run calls it after each
+    complete batch; :func:`replay` once with every sample; both see the same checks, so they agree."""
+    if not comparisons:
+        raise ValueError("a sequential run needs at least one comparison in its decision family")
+    total = _length(ordered)
+    level = settings.alpha / len(comparisons)
+    last = total if settings.max_samples is None else min(total, settings.max_samples)
+    found = [_one(ordered, c, level, settings, seen) for c in comparisons]
+    return [s if s.decision != DECISIONS[0] or seen >= last else dataclasses.replace(s, decision=OPEN) for s in found]
+
+
+def judged_counts(settled: Sequence[Settled], systems: Sequence[str], total: int) -> dict[str, int]:
+    """Samples each system is processed on: up to the last settling point of the comparisons it takes part in
+    (all of them when it takes part in none)."""
+    judged = {}
+    for system in systems:
+        involved = [s.settled_at for s in settled if system in (s.comparison.system, s.comparison.baseline)]
+        judged[system] = max(involved) if involved else total
+    return judged
+
+
+def _one(values, comparison: Comparison, level: float, settings: SequentialSettings, seen: int) -> Settled:
     sides = []
     for system in (comparison.system, comparison.baseline):
         if comparison.metric not in values.get(system, {}):
             raise ValueError(f"no values of {comparison.metric!r} for system {system!r}")
-        side = np.asarray(values[system][comparison.metric], dtype=np.float64)
+        side = np.asarray(values[system][comparison.metric], dtype=np.float64)[:seen]
         check_range(side, comparison.low, comparison.high, f"{system} / {comparison.metric}")
-        sides.append(side[order])
+        sides.append(side)
     gains = (sides[0] - sides[1]) * (1 if comparison.higher_is_better else -1)
     width = comparison.high - comparison.low
     if comparison.margin is not None and not 0 <= comparison.margin < width:

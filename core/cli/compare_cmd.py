@@ -58,7 +58,7 @@ def decision_options(command):
 @click.option("--all-columns", is_flag=True, help="Also show columns that carry no information (constant, zero).")
 @click.option(
     "--table",
-    type=click.Choice(["comparison", "pairs", "verdicts", "latency", "variance"]),
+    type=click.Choice(["comparison", "pairs", "verdicts", "sequential", "latency", "variance"]),
     default=None,
     help="The table csv writes (default: comparison); with markdown, only this table.",
 )

@@ -5,10 +5,11 @@ every number comes from the analysis."""
 from __future__ import annotations
 
 from .render import Column, Table, esc, number_text
+from .sequential_view import NOT_VALID, replace_verdict, sequential_lines, sequential_table
 
 DOCS = "docs/statistics.md"
 MAX_LINES = 12  # findings printed per run; the strongest come first
-TABLES = ("comparison", "pairs", "verdicts", "latency", "variance")
+TABLES = ("comparison", "pairs", "verdicts", "sequential", "latency", "variance")
 LEGEND = (
     "cells: mean over scored outputs (n scored) and its 95% bootstrap interval [low, high]; +Nu: N outputs "
     "unscored; bold green: best in its column (by the metric's direction); failed: failed outputs (+N missing: not "
@@ -35,6 +36,8 @@ def comparison_tables(comparison, against: str | None = None) -> dict[str, Table
     if against is not None:
         tables["pairs"] = pairs_table(comparison, against)
     tables["verdicts"] = verdicts_table(comparison)
+    if any(part.sequential is not None for part in comparison.runs):
+        tables["sequential"] = sequential_table(comparison)
     if any(stats.n for part in comparison.runs for stats in part.latency):
         tables["latency"] = latency_table(comparison)
     if any(part.spreads for part in comparison.runs):
@@ -65,12 +68,17 @@ def print_comparison(out, comparison, *, against: str | None = None, explain: bo
     from .render import emit
 
     tables = comparison_tables(comparison, against)
-    emit(out, [t for name, t in tables.items() if name != "verdicts"], "rich", compact=compact)
+    emit(out, [t for name, t in tables.items() if name not in ("verdicts", "sequential")], "rich", compact=compact)
     if comparison.hidden:
         hidden = "; ".join(f"{name} ({why})" for name, why in comparison.hidden.items())
         out.print(esc(f"hidden: {hidden}. --all-columns shows them."), highlight=False)
     for part in comparison.runs:
-        print_verdicts(out, part.verdicts)
+        for line in sequential_lines(part.sequential) if part.sequential is not None else []:
+            out.print(esc(line), highlight=False)
+        if part.sequential is not None and part.sequential.stopped:
+            out.print(esc(NOT_VALID), highlight=False)
+        else:
+            print_verdicts(out, part.verdicts)
     if explain:
         out.print("legend:", highlight=False)
         for line in EXPLAIN:
@@ -297,8 +305,11 @@ def verdicts_table(comparison) -> Table:
     columns += [Column(part, numeric=True) for part in (*VERDICT_PARTS, "mde")]
     columns += [Column("verdict"), Column("reason")]
     rows = [
-        {"run": part.run_id, "baseline": p.baseline, "system": p.system, "metric": p.metric}
-        | {key: getattr(p, key) for key in (*VERDICT_PARTS, "mde", "verdict", "reason")}
+        replace_verdict(
+            part,
+            {"run": part.run_id, "baseline": p.baseline, "system": p.system, "metric": p.metric}
+            | {key: getattr(p, key) for key in (*VERDICT_PARTS, "mde", "verdict", "reason")},
+        )
         for part in comparison.runs
         for p in part.verdicts.pairs
     ]

@@ -64,6 +64,14 @@ from .common import config_option, console, project_path
     "re-running with a larger budget resumes.",
 )
 @click.option(
+    "--sequential/--no-sequential",
+    default=None,
+    help="Stop early: samples in the seeded order, every comparison of the decision family checked after each "
+    "batch with an anytime-valid test, and a system's units stop once its comparisons are settled "
+    "([evaluation] sequential sets alpha, batch, max_samples, margin; docs/statistics.md). --no-sequential: a "
+    "full run even when [evaluation] sequential is set. Default: as configured.",
+)
+@click.option(
     "--progress-every",
     "progress_every_s",
     type=float,
@@ -85,6 +93,7 @@ def run_command(
     workers: int | None,
     progress_every_s: float | None,
     budget_text: str | None,
+    sequential: bool | None,
 ) -> None:
     """Run every system on every sample of the project (--config, or CONFIG: the same) and score the outputs.
 
@@ -117,6 +126,8 @@ def run_command(
             on_result=on_result,
             repeats=repeats,
             budget=budget,
+            sequential=sequential,
+            baseline=baseline,
             **build_callbacks(progress),
         )
     except KeyboardInterrupt:
@@ -143,6 +154,14 @@ def run_command(
         click.echo(f"  ... and {len(summary.failures) - 10} more (see: ragassay show RUN SAMPLE)", err=True)
     if summary.budget_limited:
         click.echo(terminal_safe(summary.partial_note() or ""), err=True)
+    if summary.sequential:
+        record = summary.sequential
+        settled = sum(1 for c in record["comparisons"] if c["decision"] != "open")
+        click.echo(
+            f"sequential: {settled} of {len(record['comparisons'])} comparisons settled after checking "
+            f"{record['checked']} of {record['samples']} samples (ragassay compare shows the decisions and the saving)",
+            err=True,
+        )
     if not quiet:
         from ..analysis.comparison import compare
         from ..api import results_store

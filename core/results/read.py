@@ -20,6 +20,7 @@ from .scores import TableBuilder
 from .usage import Usage
 
 _STATE_RUNNING, _STATE_COMPLETE, _STATE_INTERRUPTED = "running", "complete", "interrupted"
+SETTLED = "settled"  # a sequential run that stopped once every comparison was settled (ragassay.sequential_run)
 BUDGET_LIMITED = "budget-limited"  # a run session stopped by its budget (ragassay.llm.budget)
 
 
@@ -98,6 +99,8 @@ def _info(row: dict[str, Any], holder: Any, systems: int, outputs: int) -> RunIn
         state, detail = _STATE_COMPLETE, ""
     elif row["status"] == BUDGET_LIMITED:
         state, detail = BUDGET_LIMITED, "re-run with a larger budget to resume"
+    elif row["status"] == SETTLED:
+        state, detail = SETTLED, "sequential: stopped once every comparison was settled"
     else:
         state, detail = _STATE_INTERRUPTED, "run again to resume"
     return RunInfo(

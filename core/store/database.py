@@ -136,6 +136,12 @@ class ResultsStore(RunReads, LabelStore):
             )
 
     @healing
+    def set_run_spec(self, run_id: str, spec_json: str) -> None:
+        """Replace the run's stored resolved spec (a sequential run adds what it decided, ``spec["sequential"]``)."""
+        with self._begin() as conn:
+            conn.execute(update(t.runs).where(t.runs.c.id == run_id).values(spec_json=spec_json))
+
+    @healing
     def list_runs(self) -> list[dict[str, Any]]:
         """Runs, newest first, with output and failure counts, and ``state`` (running, complete, interrupted)."""
         counts = (

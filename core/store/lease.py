@@ -257,6 +257,7 @@ def run_state(run: dict[str, Any], holder: Holder | None) -> tuple[str, str]:
 
     ``running``: a live process holds its lease; ``complete``: it finished with every unit stored;
     ``budget-limited``: its last session stopped at its budget (:mod:`ragassay.llm.budget`);
+    ``settled``: a sequential run that stopped once every comparison was settled (:mod:`ragassay.sequential_run`);
     ``interrupted``: no live lease and work is missing (a crash, Ctrl-C, ``kill -9``), so a re-run resumes it.
     """
     if holder is not None:
@@ -266,4 +267,6 @@ def run_state(run: dict[str, Any], holder: Holder | None) -> tuple[str, str]:
         return "complete", ""
     if run.get("status") == "budget-limited":
         return "budget-limited", "re-run with a larger budget to resume"
+    if run.get("status") == "settled":
+        return "settled", "sequential: stopped once every comparison was settled"
     return "interrupted", "run again to resume"

@@ -75,6 +75,9 @@ class ResultsWriter(Protocol):
     def finish_run(self, run_id: str, status: str, warnings: Sequence[str]) -> None:
         """Record the end of a session of a run: its status and every warning it raised."""
 
+    def set_run_spec(self, run_id: str, spec_json: str) -> None:
+        """Replace the run's resolved spec JSON (a sequential run adds what it decided under ``"sequential"``)."""
+
     def has_outputs(self, run_id: str) -> bool:
         """Whether anything is stored for the run (then the run resumes)."""
 

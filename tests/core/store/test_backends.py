@@ -75,6 +75,9 @@ class MemoryStore:
         run = self._run(run_id)
         run.update(status=status, updated_at=time.time(), warnings_json=json.dumps(list(warnings)))
 
+    def set_run_spec(self, run_id: str, spec_json: str) -> None:
+        self._run(run_id)["spec_json"] = spec_json
+
     def has_outputs(self, run_id: str) -> bool:
         return any(o["run_id"] == run_id for o in self.tables["outputs"])
 
