@@ -9,14 +9,24 @@
 
 - :mod:`.model`: :class:`RunData` and its records (pure data, no store); :mod:`.scores`, its scores column by
   column; :mod:`.usage`, what each answer and score spent;
-- :mod:`.read`: :func:`read_run` and :func:`read_payloads` (the only readers of the store here);
+- :mod:`.read`: :func:`read_run`, :func:`read_sample` and :func:`read_payloads` (the only readers of the store here);
 - :mod:`.frames`: :func:`ragassay.load_run`, the run as pandas DataFrames;
 - :mod:`.handle`: :class:`ragassay.Run` and :func:`ragassay.open_run`, for notebooks and tests.
 """
 
 from .model import OutputRecord, RunData, RunInfo
-from .read import read_payloads, read_run
+from .read import read_payloads, read_run, read_sample
 from .scores import ScoreRecord, ScoreTable
 from .usage import Usage
 
-__all__ = ["OutputRecord", "RunData", "RunInfo", "ScoreRecord", "ScoreTable", "Usage", "read_payloads", "read_run"]
+__all__ = [
+    "OutputRecord",
+    "RunData",
+    "RunInfo",
+    "ScoreRecord",
+    "ScoreTable",
+    "Usage",
+    "read_payloads",
+    "read_run",
+    "read_sample",
+]

@@ -47,11 +47,7 @@ def read_run(store: Any, ref: str, *, payloads: bool | str = False) -> RunData:
         outputs[(output.system, output.question_id)] = output
     texts = context_texts(store, [o.payload for o in outputs.values()]) if payloads else {}
     builder = TableBuilder([s["name"] for s in systems], question_ids, {q: i for i, q in enumerate(question_ids)})
-    for r in store.score_records(run_id, "metric"):
-        builder.add(r[0], r[1], "metric", r[2], r[3], r[4], (r[5], None, None, None, r[6]), Usage.of(tuple(r[7:])))
-    for r in store.score_records(run_id, "judge"):
-        reason = None if r[4] is not None else (r[6] or r[5])
-        builder.add(r[0], r[1], "judge", r[2], r[3], r[4], (reason, r[5], r[6], r[7], r[8]), Usage.of(tuple(r[9:])))
+    _add_scores(builder, store.score_records(run_id, "metric"), store.score_records(run_id, "judge"))
     names = [s["name"] for s in systems]
     info = _info(row, holder, len(names), len(outputs))
     return RunData(
@@ -65,6 +61,47 @@ def read_run(store: Any, ref: str, *, payloads: bool | str = False) -> RunData:
         has_payloads=bool(payloads),
         context_texts=texts,
     )
+
+
+def read_sample(store: Any, ref: str, question_id: str) -> tuple[RunData, dict[tuple[str, str], RAGOutput]]:
+    """The run ``ref`` with only the sample ``question_id`` (its outputs, metric values and judgements, all
+    repeats), and that sample's stored outputs by (system, question_id): a few indexed statements whatever the
+    run's size. The run's info (its state) counts every output of the run.
+
+    :raises ragassay.errors.StoreError: no (single) run matches ``ref``, or the run has no such sample.
+    """
+    from ..context_keys import unpack
+
+    row, holder = store.run_and_holder(ref)
+    run_id = row["id"]
+    systems = store.run_systems(run_id)
+    raw, outputs, metrics, judgements, total = store.sample_records(run_id, question_id)
+    if raw is None:
+        raise StoreError(f"run {run_id[:12]} has no sample {question_id!r}")
+    names = [s["name"] for s in systems]
+    question_ids = [question_id]
+    builder = TableBuilder(names, question_ids, {question_id: 0})
+    _add_scores(builder, metrics, judgements)
+    texts = context_texts(store, [r[15] for r in outputs])
+    run = RunData(
+        info=_info(row, holder, len(names), total),
+        systems=names,
+        system_specs={s["name"]: _json(s["spec_json"], run_id, f"system {s['name']}") for s in systems},
+        question_ids=question_ids,
+        sample_json=[raw],
+        outputs={(r[0], r[1]): _output(r, False) for r in outputs},
+        score_table=builder.table(),
+    )
+    return run, {(r[0], r[1]): unpack(r[15], texts) for r in outputs if r[15] is not None}
+
+
+def _add_scores(builder: TableBuilder, metrics, judgements) -> None:
+    """Add metric value records (``METRIC_COLUMNS``) and judgement records (``JUDGEMENT_COLUMNS``) to ``builder``."""
+    for r in metrics:
+        builder.add(r[0], r[1], "metric", r[2], r[3], r[4], (r[5], None, None, None, r[6]), Usage.of(tuple(r[7:])))
+    for r in judgements:
+        reason = None if r[4] is not None else (r[6] or r[5])
+        builder.add(r[0], r[1], "judge", r[2], r[3], r[4], (reason, r[5], r[6], r[7], r[8]), Usage.of(tuple(r[9:])))
 
 
 def read_payloads(store: Any, run_id: str, question_ids: Sequence[str]) -> dict[tuple[str, str], RAGOutput]:

@@ -1,9 +1,10 @@
 """The Starlette app of ``ragassay serve``: the pages (:mod:`.pages`), the shipped assets, the gate
 (:mod:`.security`) and error pages.
 
-Every page reads the store afresh on each request (nothing about a run is cached between requests), so the
-pages of a running evaluation show its new results on refresh. No route of the app writes to the store; routes
-given in ``extra`` (the labelling workflow) are the only ones that may, and must check a CSRF token themselves.
+Every request asks the store for the run's version first and reuses what it kept only for that version
+(:mod:`.cache`), so the pages of a running evaluation show its new results on refresh. No route of the app
+writes to the store; routes given in ``extra`` (the labelling workflow) are the only ones that may, and must
+check a CSRF token themselves.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ def create_app(store, *, token: str | None, extra: Sequence = ()):
     from starlette.staticfiles import StaticFiles
 
     from ..errors import RagassayError
+    from .cache import RunCache
     from .pages import ROUTES
     from .security import Gate
 
@@ -38,6 +40,7 @@ def create_app(store, *, token: str | None, extra: Sequence = ()):
         exception_handlers={HTTPException: _http_error, RagassayError: _ragassay_error},
     )
     app.state.store = store
+    app.state.runs = RunCache(store)  # each run read once per version (ragassay.serve.cache)
     app.state.token = token
     return app
 

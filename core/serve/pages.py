@@ -1,5 +1,7 @@
-"""The pages of ``ragassay serve``: each request reads the run afresh (:func:`ragassay.results.read_run`) and
-renders the same analyses and section data as the HTML report (nothing here computes a statistic).
+"""The pages of ``ragassay serve``: the same analyses and section data as the HTML report (nothing here
+computes a statistic), on the run as stored now. Each request asks the run's version first and reuses the run
+and the sections computed for that version (:mod:`.cache`), or reads and computes them again; the sample page
+reads only its sample (:func:`ragassay.results.read_sample`).
 
 - ``/``: the runs; ``/runs/{run}``: verdicts, comparison, paired verdicts; ``/runs/{run}/breakdowns``:
   breakdowns with box plots, metric correlation, GRAMMAR; ``/runs/{run}/cost``: cost and latency with the
@@ -10,6 +12,8 @@ The comparison pages take ``baseline``, ``alpha`` and ``seed`` as query paramete
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 from starlette.exceptions import HTTPException
 from starlette.routing import Route
@@ -27,10 +31,9 @@ def runs_page(request):
     return render(request, "runs.html", title="ragassay runs", runs=runs)
 
 
-def _run(request, *, payloads: bool | str = False):
-    from ..results import read_run
-
-    return read_run(request.app.state.store, request.path_params["run"], payloads=payloads)
+def _entry(request):
+    """The run of the request's path at its current version (:class:`ragassay.serve.cache.RunEntry`)."""
+    return request.app.state.runs.entry(request.path_params["run"])
 
 
 def _settings(request, run) -> dict:
@@ -60,31 +63,53 @@ def _page(request, run, tab: str, sections: list, **context):
 
 def comparison_page(request):
     """Verdicts, the comparison with intervals, and the paired verdicts against the baseline."""
+    entry = _entry(request)
+    run = entry.run()
+    settings = _settings(request, run)
+    sections = entry.get(("comparison", _key(settings)), lambda: _comparison_sections(entry, settings))
+    return _page(request, run, "", sections)
+
+
+def _key(settings: dict) -> tuple:
+    return tuple(sorted(settings.items()))
+
+
+def _compared(entry, settings: dict):
+    """``compare`` of the run with ``settings``, computed once per run version."""
     from ..analysis.comparison import compare
+
+    return entry.get(("compare", _key(settings)), lambda: compare([entry.run()], **settings))
+
+
+def _comparison_sections(entry, settings: dict) -> list:
     from ..analysis.sentences import verdict_sentences
     from ..html_report.tables import comparison_section, pairs_section, verdict_section
 
-    run = _run(request)
-    comparison = compare([run], **_settings(request, run))
+    comparison = _compared(entry, settings)
     verdicts = comparison.runs[0].verdicts
-    sections = [
+    return [
         verdict_section(verdicts, verdict_sentences(verdicts)),
         comparison_section(verdicts, comparison.hidden),
         pairs_section(verdicts),
     ]
-    return _page(request, run, "", sections)
 
 
 def breakdowns_page(request):
     """Breakdowns by the declared sample fields with box plots, the metric correlation, the GRAMMAR view."""
+    entry = _entry(request)
+    run = entry.run()
+    seed = _settings(request, run)["seed"]
+    sections = entry.get(("breakdowns", seed), lambda: _breakdown_sections(entry.run(payloads=True), seed))
+    return _page(request, run, "breakdowns", sections)
+
+
+def _breakdown_sections(run, seed: int) -> list:
     from ..analysis.breakdown import breakdown
     from ..analysis.report import breakdown_fields, grammar_report
     from ..errors import RagassayError
     from ..html_report.build import breakdowns_section, correlation_section
     from ..html_report.tables import grammar_section
 
-    run = _run(request, payloads="grouped")
-    seed = _settings(request, run)["seed"]
     results = [breakdown(run, field, seed=seed) for field in breakdown_fields(run)]
     grammar, reason = None, "no sample has a group_id (see docs/grammar.md)"
     if any(s.group_id is not None for s in run.samples):
@@ -92,34 +117,39 @@ def breakdowns_page(request):
             grammar, reason = grammar_report(run), ""
         except RagassayError as exc:
             reason = str(exc)
-    sections = [breakdowns_section(run, results), correlation_section(run), grammar_section(grammar, reason)]
-    return _page(request, run, "breakdowns", sections)
+    return [breakdowns_section(run, results), correlation_section(run), grammar_section(grammar, reason)]
 
 
 def cost_page(request):
     """The cost view and latency quantiles with the quality-cost-latency frontier."""
-    from ..analysis.comparison import compare
+    entry = _entry(request)
+    run = entry.run()
+    settings = _settings(request, run)
+    return _page(request, run, "cost", entry.get(("cost", _key(settings)), lambda: _cost_sections(entry, settings)))
+
+
+def _cost_sections(entry, settings: dict) -> list:
     from ..analysis.cost_view import cost_view
     from ..errors import RagassayError
     from ..html_report.tables import cost_section, latency_section
 
-    run = _run(request)
-    settings = _settings(request, run)
-    part = compare([run], **settings).runs[0]
+    part = _compared(entry, settings).runs[0]
     try:
-        view, reason = cost_view(run, baseline=part.verdicts.baseline, seed=settings["seed"]), ""
+        view, reason = cost_view(entry.run(), baseline=part.verdicts.baseline, seed=settings["seed"]), ""
     except RagassayError as exc:
         view, reason = None, str(exc)
-    return _page(request, run, "cost", [cost_section(view, reason), latency_section(part)])
+    return [cost_section(view, reason), latency_section(part)]
 
 
 def robustness_page(request):
     """The robustness profile of a run with perturbed systems."""
     from ..html_report.robustness import robustness_section
 
-    run = _run(request)
+    entry = _entry(request)
+    run = entry.run()
     settings = _settings(request, run)
-    section = robustness_section(run, settings["alpha"], settings["seed"])
+    key = ("robustness", _key(settings))
+    section = entry.get(key, lambda: robustness_section(run, settings["alpha"], settings["seed"]))
     if section is None:
         raise HTTPException(404, f"run {run.id[:12]} has no perturbed system: no robustness profile")
     return _page(request, run, "robustness", [section])
@@ -129,10 +159,16 @@ def failures_page(request):
     """The failure browser: (system, sample) rows, filtered, worst first, one page at a time."""
     from .failures import PAGE, Filters, page_of, rows
 
-    run = _run(request)
+    entry = _entry(request)
+    run = entry.run()
     filters = Filters.of(request.query_params, run)
-    searched = _searched(request, run, filters.q) if filters.q else None
-    found = rows(run, filters, searched)
+    every = dataclasses.replace(filters, page=1)  # the rows of every page, computed once per run version
+
+    def found_rows():
+        searched = entry.get(("search", filters.q), lambda: _searched(request, run, filters.q)) if filters.q else None
+        return rows(run, every, searched)
+
+    found = entry.get(("failures", every), found_rows)
     pages = max(1, -(-len(found) // PAGE))
     if filters.page > pages:
         raise HTTPException(404, f"page {filters.page} of {pages}: no such page")
@@ -169,18 +205,13 @@ def sample_page(request):
     judge verdicts with explanations and groundedness segments, claims where a claim metric stored them."""
     from ..html_report.browser import sample_entry
     from ..models import Sample
-    from ..results import read_payloads
+    from ..results import read_sample
 
-    run = _run(request)
-    qid = request.path_params["question_id"]
-    if qid not in run.position:
-        raise HTTPException(404, f"run {run.id[:12]} has no sample {qid!r}")
+    run, payloads = read_sample(request.app.state.store, request.path_params["run"], request.path_params["question_id"])
     table = run.score_table
-    mask = (table.sample == run.position[qid]) & (table.repeat == 0)
-    scores = list(table.rows(mask))
-    sample = Sample.model_validate_json(run.sample_json[run.position[qid]])  # not every sample of the run
-    entry = sample_entry(run, sample, read_payloads(request.app.state.store, run.id, [qid]), scores)
-    return _page(request, run, "failures", [], sample=entry)
+    scores = list(table.rows(table.repeat == 0))
+    sample = Sample.model_validate_json(run.sample_json[0])
+    return _page(request, run, "failures", [], sample=sample_entry(run, sample, payloads, scores))
 
 
 ROUTES = [

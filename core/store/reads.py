@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from . import schema as t
 from .contexts import fetch_texts
@@ -91,13 +91,8 @@ class RunReads:
     def score_records(self, run_id: str, kind: str) -> Iterator[tuple]:
         """Every metric value (``kind="metric"``: :data:`METRIC_COLUMNS`) or judgement (``"judge"``:
         :data:`JUDGEMENT_COLUMNS`) of the run, all repeats, streamed in batches (one statement)."""
-        table, names = (t.metric_values, METRIC_COLUMNS) if kind == "metric" else (t.judgements, JUDGEMENT_COLUMNS)
-        columns = [t.outputs.c.system, t.outputs.c.question_id] + [table.c[name] for name in names[2:]]
-        query = (
-            select(*columns).join(t.outputs, t.outputs.c.id == table.c.output_id).where(t.outputs.c.run_id == run_id)
-        )
         with self.engine.connect() as conn:
-            for row in conn.execution_options(yield_per=_BATCH).execute(query):
+            for row in conn.execution_options(yield_per=_BATCH).execute(_score_query(run_id, kind)):
                 yield tuple(row)
 
     @healing
@@ -120,6 +115,70 @@ class RunReads:
         return row, holder if holder is not None and stale_reason(holder) is None else None
 
     @healing
+    def run_version(self, ref: str) -> tuple[str, tuple]:
+        """The run ``ref`` (an id or unique prefix) and its version, in one statement: a tuple that changes
+        whenever anything of the run is written (a batch of outputs, metric values or judgements, a status, a
+        resume) and whenever its lease is taken, released or goes stale, so a reader may keep what it computed
+        from the run for as long as the version stays the same (``ragassay serve`` does).
+
+        The version is the run's creation time, status and ``updated_at`` (set by every write), its numbers of
+        outputs, metric values and judgements with the largest output id, and the owner of its live lease (None
+        without one). An unknown or ambiguous ``ref`` raises :meth:`get_run`'s error.
+        """
+        r, o, lease = t.runs.c, t.outputs.c, t.run_leases.c
+
+        def count(table: Any) -> Any:
+            joined = table.join(t.outputs, o.id == table.c.output_id)
+            return select(func.count()).select_from(joined).where(o.run_id == r.id).scalar_subquery()
+
+        query = (
+            select(
+                r.id,
+                r.created_at,
+                r.status,
+                r.updated_at,
+                select(func.count()).where(o.run_id == r.id).scalar_subquery(),
+                select(func.max(o.id)).where(o.run_id == r.id).scalar_subquery(),
+                count(t.metric_values),
+                count(t.judgements),
+                *(lease[name] for name in _LEASE),
+            )
+            .outerjoin(t.run_leases, lease.run_id == r.id)
+            .where(r.id.startswith(ref, autoescape=True))
+        )
+        with self.engine.connect() as conn:
+            rows = conn.execute(query).all()
+        if len({row[0] for row in rows}) != 1:
+            self.get_run(ref)  # raises: not found, or ambiguous (naming the known runs)
+        row = rows[0]
+        lease_values = dict(zip(_LEASE, row[8:]))
+        holder = None if lease_values["owner"] is None else Holder(**lease_values)
+        owner = holder.owner if holder is not None and stale_reason(holder) is None else None
+        return row[0], (*row[1:8], owner)
+
+    @healing
+    def sample_records(self, run_id: str, question_id: str) -> tuple[str | None, list, list, list, int]:
+        """One sample of a run, in one connection: its sample JSON (None when the run has no such sample), its
+        outputs (:data:`OUTPUT_COLUMNS` then ``output_json``), metric values (:data:`METRIC_COLUMNS`) and
+        judgements (:data:`JUDGEMENT_COLUMNS`), and the number of outputs of the whole run."""
+        o, s = t.outputs.c, t.run_samples.c
+        outputs = select(*(o[name] for name in OUTPUT_COLUMNS), o.output_json)
+        with self.engine.connect() as conn:
+            raw = conn.execute(
+                select(s.sample_json).where(s.run_id == run_id, s.question_id == question_id)
+            ).scalar_one_or_none()
+            records = [
+                [tuple(row) for row in conn.execute(query.where(o.question_id == question_id))]
+                for query in (
+                    outputs.where(o.run_id == run_id),
+                    _score_query(run_id, "metric"),
+                    _score_query(run_id, "judge"),
+                )
+            ]
+            total = conn.execute(select(func.count()).where(o.run_id == run_id)).scalar_one()
+        return raw, *records, total
+
+    @healing
     def payload_records(self, run_id: str, question_ids: Sequence[str]) -> list[tuple[str, str, str]]:
         """(system, question_id, output_json) of the stored outputs of the given samples (contexts by key, as in
         :meth:`output_records`)."""
@@ -138,3 +197,11 @@ class RunReads:
             return {}
         with self.engine.connect() as conn:
             return fetch_texts(conn, keys)
+
+
+def _score_query(run_id: str, kind: str) -> Any:
+    """The metric values (``kind="metric"``: :data:`METRIC_COLUMNS`) or judgements (:data:`JUDGEMENT_COLUMNS`)
+    of a run's outputs."""
+    table, names = (t.metric_values, METRIC_COLUMNS) if kind == "metric" else (t.judgements, JUDGEMENT_COLUMNS)
+    columns = [t.outputs.c.system, t.outputs.c.question_id] + [table.c[name] for name in names[2:]]
+    return select(*columns).join(t.outputs, t.outputs.c.id == table.c.output_id).where(t.outputs.c.run_id == run_id)

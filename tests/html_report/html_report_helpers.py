@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
+
+import pytest
 
 from ragassay.models import Judgement, MetricValue, RAGOutput, Sample
 from ragassay.store import open_store, store_url
@@ -86,3 +89,40 @@ def _unit(system: str, k: int, sample: Sample, i: int) -> UnitResult:
             )
         ],
     )
+
+
+# -- a real headless Chromium (the report's and the serve pages' browser tests) --------------------------------
+
+CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
+CHROMEDRIVER = shutil.which("chromedriver") or (
+    "/usr/bin/chromedriver" if Path("/usr/bin/chromedriver").exists() else None
+)
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+CHROMIUM_MARKS = [  # pytestmark of a browser test module (with pytest.importorskip("selenium.webdriver"))
+    pytest.mark.slow,
+    pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (Debian package: chromium)"),
+    pytest.mark.skipif(CHROMEDRIVER is None, reason="chromedriver is not installed (Debian package: chromium-driver)"),
+]
+
+
+def chromium_driver():
+    """A selenium driver of headless Chromium, 1280x2000, keeping the browser console's log."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+
+    options = Options()
+    options.binary_location = CHROMIUM
+    for flag in FLAGS:
+        options.add_argument(flag)
+    options.add_argument("--window-size=1280,2000")
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)

@@ -3,33 +3,14 @@ filters work, nothing planted runs, and the console stays clean."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
-from html_report_helpers import PLANTED_SYSTEM, SAMPLES, write_planted_run
-
-CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
-CHROMEDRIVER = shutil.which("chromedriver") or (
-    "/usr/bin/chromedriver" if Path("/usr/bin/chromedriver").exists() else None
-)
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+from html_report_helpers import CHROMIUM_MARKS, PLANTED_SYSTEM, SAMPLES, chromium_driver, write_planted_run
 
 webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install selenium)")
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (Debian package: chromium)"),
-    pytest.mark.skipif(CHROMEDRIVER is None, reason="chromedriver is not installed (Debian package: chromium-driver)"),
-]
+pytestmark = CHROMIUM_MARKS
 
 
 @pytest.fixture(scope="module")
@@ -46,19 +27,6 @@ def report_file(tmp_path_factory) -> Path:
     return path
 
 
-def _driver():
-    from selenium.webdriver.chrome.options import Options
-    from selenium.webdriver.chrome.service import Service
-
-    options = Options()
-    options.binary_location = CHROMIUM
-    for flag in FLAGS:
-        options.add_argument(flag)
-    options.add_argument("--window-size=1280,2000")
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-
-
 def _visible_cases(driver) -> int:
     return len([c for c in driver.find_elements("css selector", "#browser-cases details.case") if c.is_displayed()])
 
@@ -66,7 +34,7 @@ def _visible_cases(driver) -> int:
 def test_report_renders_filters_and_keeps_console_clean(report_file, tmp_path):
     from selenium.webdriver.support.ui import Select
 
-    driver = _driver()
+    driver = chromium_driver()
     try:
         driver.get(report_file.as_uri())
         # an alert() from planted text would make every later driver command raise UnexpectedAlertPresent

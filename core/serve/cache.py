@@ -1,0 +1,93 @@
+"""What ``ragassay serve`` keeps between requests: each run read once per version, with what its pages computed.
+
+A run's pages are pure functions of the stored run and the page's settings, and reading a 10,000-sample run and
+bootstrapping its intervals takes seconds. So the app keeps, per run, the read run (:class:`RunData`) and what
+the pages computed from it (comparison, sections, failure rows), but only for the run's current version: every
+request first asks the store for the version (:meth:`ragassay.store.ResultsStore.run_version`, one cheap
+statement that changes with every write to the run, a status change, a resume, or its lease being taken,
+released or going stale), then reuses what it kept for that version or reads and computes again. So a page never
+shows stale data: the first request after a write is as slow as without a cache, the next ones are fast.
+
+The version is asked before the run is read: a write landing during the read makes the kept data newer than its
+version, never older, and the next request sees a new version and reads again.
+
+A store without ``run_version`` (another backend) gets no cache: each request reads the run again.
+"""
+
+from __future__ import annotations
+
+import collections
+import threading
+from collections.abc import Callable, Hashable
+from typing import Any
+
+RUNS_KEPT = 4  # runs (each at its latest version) kept at once
+VALUES_KEPT = 64  # computed values kept per run (one per page and settings)
+
+
+class RunEntry:
+    """One run at one version: the run read once (lazily) and the values computed from it, each once.
+
+    Thread safe: one lock per entry, so concurrent requests for the same run compute each value once (the
+    second waits for the first and reuses its result).
+    """
+
+    def __init__(self, store: Any, run_id: str, version: tuple | None):
+        self.store, self.run_id, self.version = store, run_id, version
+        self._values: collections.OrderedDict[Hashable, Any] = collections.OrderedDict()
+        self._lock = threading.RLock()
+
+    def get(self, key: Hashable, compute: Callable[[], Any]) -> Any:
+        """The value kept under ``key``, or ``compute()`` kept under it (the least recently used of more than
+        :data:`VALUES_KEPT` values is dropped). An exception is not kept: the next request computes again."""
+        with self._lock:
+            if key in self._values:
+                self._values.move_to_end(key)
+                return self._values[key]
+            value = compute()
+            self._values[key] = value
+            while len(self._values) > VALUES_KEPT:
+                self._values.popitem(last=False)
+            return value
+
+    def run(self, payloads: bool = False):
+        """The run (:func:`ragassay.results.read_run`), read once; with ``payloads``, read with every output's
+        JSON (a second read, only for a run whose samples carry a ``group_id``, as the breakdowns page needs)."""
+        from ..results import read_run
+
+        plain = self.get(("run", False), lambda: read_run(self.store, self.run_id))
+        if not payloads or not self.get("grouped", lambda: _grouped(plain)):
+            return plain
+        return self.get(("run", True), lambda: read_run(self.store, self.run_id, payloads=True))
+
+
+class RunCache:
+    """The runs a running app keeps: at most :data:`RUNS_KEPT`, each at its latest version only."""
+
+    def __init__(self, store: Any, size: int = RUNS_KEPT):
+        self.store, self.size = store, size
+        self._entries: collections.OrderedDict[str, RunEntry] = collections.OrderedDict()
+        self._lock = threading.Lock()
+
+    def entry(self, ref: str) -> RunEntry:
+        """The entry of the run ``ref`` (an id or unique prefix) at its current version: the kept one when the
+        version is unchanged, else a fresh one (replacing the old). Raises the store's error for an unknown or
+        ambiguous ``ref``."""
+        if not hasattr(self.store, "run_version"):
+            return RunEntry(self.store, self.store.get_run(ref)["id"], None)
+        run_id, version = self.store.run_version(ref)
+        with self._lock:
+            entry = self._entries.get(run_id)
+            if entry is None or entry.version != version:
+                entry = self._entries[run_id] = RunEntry(self.store, run_id, version)
+            self._entries.move_to_end(run_id)
+            while len(self._entries) > self.size:
+                self._entries.popitem(last=False)
+            return entry
+
+
+def _grouped(run) -> bool:
+    """Whether a sample of ``run`` carries a ``group_id``."""
+    import json
+
+    return any(json.loads(raw).get("group_id") is not None for raw in run.sample_json)

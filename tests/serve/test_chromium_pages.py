@@ -1,0 +1,40 @@
+"""Two pages of ``ragassay serve`` in a real headless Chromium (the HTML report test's driver and skip rule),
+served by uvicorn on 127.0.0.1: the comparison table, the failure browser's filter form, a sample reached by its
+link with planted markup shown as text, and a console free of errors (no script runs, none is blocked)."""
+
+from __future__ import annotations
+
+import pytest
+from html_report.html_report_helpers import CHROMIUM_MARKS, PLANT, PLANTED_SYSTEM, chromium_driver, write_planted_run
+from serve_helpers import live_server
+
+from ragassay.serve import create_app
+
+pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install selenium)")
+pytestmark = CHROMIUM_MARKS
+
+
+def test_comparison_and_failure_pages_in_chromium(tmp_path):
+    from selenium.webdriver.support.ui import Select
+
+    store, run_id = write_planted_run(tmp_path / "results.db")
+    driver = chromium_driver()
+    try:
+        with live_server(create_app(store, token=None)) as url:
+            driver.get(f"{url}/runs/{run_id}")
+            names = driver.find_elements("css selector", "table.comparison tbody td:first-child")
+            assert [n.text for n in names] == ["base", PLANTED_SYSTEM]  # the planted name shown as text
+            driver.find_element("link text", "failures").click()
+            Select(driver.find_element("name", "system")).select_by_visible_text(PLANTED_SYSTEM)
+            driver.find_element("name", "q").send_keys("Question 7")
+            driver.find_element("css selector", "form.filters button").click()
+            assert driver.find_element("id", "failure-count").text.startswith("1 of 24")
+            driver.find_element("link text", "q07").click()
+            case = driver.find_element("css selector", f'div.case[data-system="{PLANTED_SYSTEM}"]')
+            assert PLANT in case.find_element("css selector", ".answer").text
+            assert not driver.find_elements("css selector", ".answer b")  # the planted </script><b> stayed text
+            errors = [e for e in driver.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
+            assert errors == []
+    finally:
+        driver.quit()
+        store.close()
