@@ -72,6 +72,11 @@ def read_sample(store: Any, ref: str, question_id: str) -> tuple[RunData, dict[t
     """
     from ..context_keys import unpack
 
+    if not hasattr(store, "sample_records"):
+        raise StoreError(
+            f"{type(store).__name__} cannot read one sample (it has no sample_records); use read_run, or a store "
+            "from ragassay.store.open_store"
+        )
     row, holder = store.run_and_holder(ref)
     run_id = row["id"]
     systems = store.run_systems(run_id)
