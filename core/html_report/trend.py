@@ -8,8 +8,8 @@ from ..serve.blocks import Note, Section
 from .robustness import block_table
 
 
-def trend_section(run, alpha: float = 0.05, seed: int = 0) -> Section | None:
-    """Per-day windows of every metric of ``run``; None when no sample comes from a trace."""
+def trend_section(run, alpha: float = 0.05, seed: int = 0, by: str = "day") -> Section | None:
+    """Per-``by`` (day or week) windows of every metric of ``run``; None when no sample comes from a trace."""
     from ..analysis.trend import trace_starts, trend
     from ..errors import RagassayError
     from ..trend_tables import series_tables
@@ -17,9 +17,9 @@ def trend_section(run, alpha: float = 0.05, seed: int = 0) -> Section | None:
     if not any(start is not None for start in trace_starts(run)):
         return None
     try:
-        result = trend(run, alpha=alpha, seed=seed)
+        result = trend(run, by=by, alpha=alpha, seed=seed)
     except RagassayError as exc:
         return Section("drift", "Drift over time", [Note(f"No drift windows: {exc}")])
     parts = [block_table(t) for t in series_tables(result)]
-    legend = "per UTC day of the trace start; ragassay traces trend RUN --by week for weeks (docs/traces.md)"
+    legend = f"per UTC {by} of the trace start; ragassay traces trend RUN --by day|week (docs/traces.md)"
     return Section("drift", "Drift over time", parts, legend)

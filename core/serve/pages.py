@@ -55,8 +55,10 @@ def _settings(request, run) -> dict:
 
 def _page(request, run, tab: str, sections: list, **context):
     from ..analysis.robustness import perturbations
+    from ..analysis.trend import trace_starts
 
     tabs = TABS + ([("robustness", "robustness")] if perturbations(run) else [])
+    tabs += [("drift", "drift")] if any(start is not None for start in trace_starts(run)) else []
     title = f"Run {run.id[:12]} ({run.info.project})"
     return render(request, "run.html", title=title, run=run, tab=tab, tabs=tabs, sections=sections, **context)
 
@@ -155,6 +157,26 @@ def robustness_page(request):
     return _page(request, run, "robustness", [section])
 
 
+def drift_page(request):
+    """Drift over time of a run scored from traces: per-window means with intervals, windows flagged against the
+    reference window (:func:`ragassay.analysis.trend.trend`); ``?by=day|week``."""
+    from ..errors import ConfigError
+    from ..html_report.trend import trend_section
+
+    entry = _entry(request)
+    run = entry.run()
+    settings = _settings(request, run)
+    by = request.query_params.get("by", "day")
+    if by not in ("day", "week"):
+        raise ConfigError(f"by={by!r}: give day or week")
+    section = entry.get(
+        ("drift", by, _key(settings)), lambda: trend_section(run, settings["alpha"], settings["seed"], by)
+    )
+    if section is None:
+        raise HTTPException(404, f"run {run.id[:12]} has no sample from a trace: no drift to show")
+    return _page(request, run, "drift", [section])
+
+
 def failures_page(request):
     """The failure browser: (system, sample) rows, filtered, worst first, one page at a time."""
     from .failures import PAGE, Filters, page_of, rows
@@ -220,6 +242,7 @@ ROUTES = [
     Route("/runs/{run}/breakdowns", breakdowns_page, name="breakdowns"),
     Route("/runs/{run}/cost", cost_page, name="cost"),
     Route("/runs/{run}/robustness", robustness_page, name="robustness"),
+    Route("/runs/{run}/drift", drift_page, name="drift"),
     Route("/runs/{run}/failures", failures_page, name="failures"),
     Route("/runs/{run}/samples/{question_id:path}", sample_page, name="sample"),
 ]
