@@ -117,12 +117,7 @@ def run_report(run, *, baseline: str | None = None, alpha: float = 0.05, seed: i
         cost, cost_reason = cost_view(run, baseline=verdicts.baseline, seed=seed), ""
     except RagassayError as exc:
         cost, cost_reason = None, str(exc)
-    grammar, reason = None, "no sample has a group_id (see docs/grammar.md)"
-    if any(s.group_id is not None for s in run.samples):
-        try:
-            grammar, reason = grammar_report(run), ""
-        except RagassayError as exc:
-            reason = str(exc)
+    grammar, reason = grammar_or_reason(run)
     return RunReport(run.id, run.info.project, comparison, breakdowns, cost, cost_reason, grammar, reason)
 
 
@@ -212,3 +207,15 @@ def _gap_examples(outcomes: list[Outcome], categories: dict[str, str]) -> list[G
         if len(examples) >= GAP_EXAMPLES:
             break
     return examples
+
+
+def grammar_or_reason(run) -> tuple[object, str]:
+    """The GRAMMAR report of ``run`` and "", or None and why there is none (no grouped sample, or its error)."""
+    from ..errors import RagassayError
+
+    if not any(s.group_id is not None for s in run.samples):
+        return None, "no sample has a group_id (see docs/grammar.md)"
+    try:
+        return grammar_report(run), ""
+    except RagassayError as exc:
+        return None, str(exc)

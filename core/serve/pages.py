@@ -107,18 +107,12 @@ def breakdowns_page(request):
 
 def _breakdown_sections(run, seed: int) -> list:
     from ..analysis.breakdown import breakdown
-    from ..analysis.report import breakdown_fields, grammar_report
-    from ..errors import RagassayError
+    from ..analysis.report import breakdown_fields, grammar_or_reason
     from ..html_report.build import breakdowns_section, correlation_section
     from ..html_report.tables import grammar_section
 
     results = [breakdown(run, field, seed=seed) for field in breakdown_fields(run)]
-    grammar, reason = None, "no sample has a group_id (see docs/grammar.md)"
-    if any(s.group_id is not None for s in run.samples):
-        try:
-            grammar, reason = grammar_report(run), ""
-        except RagassayError as exc:
-            reason = str(exc)
+    grammar, reason = grammar_or_reason(run)
     return [breakdowns_section(run, results), correlation_section(run), grammar_section(grammar, reason)]
 
 
