@@ -53,6 +53,7 @@ class Hints:
 
     answer_chars: int
     context_chars: int | None  # all retrieved contexts together; None: unknown
+    contexts: int | None = None  # how many retrieved contexts (top_k); None: unknown
 
 
 @dataclasses.dataclass
@@ -74,6 +75,8 @@ class Row:
             self.calls_high = None if pattern.calls_high is None else self.calls_high + pattern.calls_high
         tokens = math.ceil(pattern.prompt_chars / CHARS_PER_TOKEN)
         self.input_tokens += tokens
+        if not pattern.calls_low and not pattern.calls_high:
+            return  # no call for this sample
         out = None if pattern.output_tokens is None else pattern.output_tokens * pattern.calls_low
         self.output_tokens_max = None if out is None or self.output_tokens_max is None else self.output_tokens_max + out
         if self.usd is not None and pattern.calls_low:
@@ -125,24 +128,29 @@ def _row(system: str, label: str, resolved: list[Any], build: Any, plan: Any, pr
         return row
     component = build()
     for sample in plan.samples:
-        pattern = component.call_pattern(sample, _hints(sample, plan, system))
-        if pattern is None:
+        patterns = component.call_pattern(sample, _hints(sample, plan, system))
+        patterns = patterns if isinstance(patterns, list) else [patterns]
+        if any(p is None for p in patterns):
             name = type(component).__name__
-            return Row(system, label, None, None, 0, None, None, f"unknown: {name} does not declare call_pattern()")
-        row.add(pattern, prices)
+            why = "does not declare call_pattern()" if patterns == [None] else "cannot tell for this sample"
+            return Row(system, label, None, None, 0, None, None, f"unknown: {name} {why}")
+        for pattern in patterns:
+            row.add(pattern, prices)
     return row
 
 
 def _hints(sample: Any, plan: Any, system_name: str) -> Hints:
     answer = max((len(a) for a in sample.reference_answers), default=0)
     system = next(s for s in plan.systems if s.name == system_name)
+    if getattr(system.rag.info.cls, "retrieval", None) == "never":
+        return Hints(answer_chars=answer, context_chars=0, contexts=0)
     top_k = getattr(system.rag.options, "top_k", None)
     chunker = system.parts.get("chunker")
     size = getattr(chunker.options, "size", None) if chunker is not None else None
     unit = getattr(chunker.options, "unit", "chars") if chunker is not None else None
     per_chunk = size * (CHARS_PER_TOKEN if unit == "tokens" else 1) if size else None
     context = top_k * per_chunk if top_k and per_chunk else None
-    return Hints(answer_chars=answer, context_chars=context)
+    return Hints(answer_chars=answer, context_chars=context, contexts=top_k)
 
 
 FIELDS = ("system", "component", "calls_low", "calls_high", "input_tokens", "output_tokens_max", "usd", "note")
