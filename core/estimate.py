@@ -179,6 +179,29 @@ def as_markdown(rows: Iterable[Row]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def summary_lines(rows: list[Row]) -> list[str]:
+    """The estimate in a few lines of at most 80 columns, one per system (what ``ragassay run`` prints before it
+    starts); no line when nothing calls a model."""
+    if not any(r.calls_low is None or r.calls_high != 0 for r in rows):
+        return []
+    lines = ["estimate (before any call; tokens: characters / 4; per component: ragassay estimate):"]
+    for system in dict.fromkeys(r.system for r in rows):
+        mine = [r for r in rows if r.system == system]
+        unknown = any(r.calls_low is None for r in mine)
+        low = sum(r.calls_low or 0 for r in mine)
+        high = None if any(r.calls_high is None for r in mine) else sum(r.calls_high or 0 for r in mine)
+        tokens = sum(r.input_tokens for r in mine)
+        usd = None if any(r.usd is None for r in mine) else sum(r.usd or 0.0 for r in mine)
+        cost = "USD unknown" if usd is None else f"${usd:.4f}"
+        calls = _range(low, high) + (" + unknown" if unknown else "")
+        lines.append(f"  {system}: {calls} calls, {_short(tokens)} input tokens, {cost}"[:80])
+    return lines
+
+
+def _short(n: int) -> str:
+    return f"{n / 1e6:.1f}M" if n >= 1e6 else f"{n / 1e3:.1f}k" if n >= 1e4 else str(n)
+
+
 def _range(low: int | None, high: int | None) -> str:
     if low is None:
         return "unknown"

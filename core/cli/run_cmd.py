@@ -117,6 +117,7 @@ def run_command(
             on_result=on_result,
             repeats=repeats,
             budget=budget,
+            on_plan=None if quiet else _print_estimate,
             **build_callbacks(progress),
         )
     except KeyboardInterrupt:
@@ -162,6 +163,19 @@ def run_command(
 
 
 BUDGET_LIMITED_EXIT = 3  # the run stopped at its budget (docs/llm.md, Estimates and budgets)
+
+
+def _print_estimate(plan) -> None:
+    """The model calls, tokens and cost the run will make (nothing when no component calls a model)."""
+    from ..errors import RagassayError
+    from ..estimate import estimate, summary_lines
+
+    try:
+        lines = summary_lines(estimate(plan))
+    except (RagassayError, ValueError, TypeError, AttributeError) as exc:  # the run goes on; say why
+        lines = [f"estimate unavailable: {type(exc).__name__}: {exc}"[:200]]
+    for line in lines:
+        click.echo(terminal_safe(line), err=True)
 
 
 def _say_waiting(holder) -> None:
