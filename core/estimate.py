@@ -68,6 +68,7 @@ class Row:
     output_tokens_max: int | None = 0
     usd: float | None = 0.0
     note: str = ""
+    stored_calls: int = 0  # calls (low end) not counted: their values are stored in the run being resumed
 
     def add(self, pattern: CallPattern, prices: Any) -> None:
         self.calls_low = (self.calls_low or 0) + pattern.calls_low
@@ -98,8 +99,11 @@ def _calls_models(component: Any) -> bool:
     return any(_calls_models(part) for part in component.nested.values())
 
 
-def estimate(plan: Any) -> list[Row]:
-    """One :class:`Row` per (system, component) of ``plan`` (a :class:`~ragassay.runner.RunPlan`)."""
+def estimate(plan: Any, stored: Any = None) -> list[Row]:
+    """One :class:`Row` per (system, component) of ``plan`` (a :class:`~ragassay.runner.RunPlan`).
+
+    ``stored``: the :class:`~ragassay.estimate_stored.StoredWork` of the run being resumed; what it holds
+    costs nothing (counted in :attr:`Row.stored_calls` instead)."""
     from .llm.pricing import PriceTable
 
     prices = PriceTable(plan.loaded.config.llm.prices)
@@ -109,9 +113,10 @@ def estimate(plan: Any) -> list[Row]:
     for system in plan.systems:
         parts = [system.rag, *system.parts.values()]
         build = functools.partial(build_system_for_estimate, system, plan)
-        rows.append(_row(system.name, "system", parts, build, plan, prices))
+        rows.append(_row(system.name, "system", parts, build, plan, prices, stored))
         for label, resolved in scorers:
-            rows.append(_row(system.name, label, [resolved], lambda r=resolved: r.build(plan.context), plan, prices))
+            built = functools.partial(resolved.build, plan.context)
+            rows.append(_row(system.name, label, [resolved], built, plan, prices, stored))
     return rows
 
 
@@ -121,7 +126,7 @@ def build_system_for_estimate(system: Any, plan: Any) -> Any:
     return build_system(system, plan.context)
 
 
-def _row(system: str, label: str, resolved: list[Any], build: Any, plan: Any, prices: Any) -> Row:
+def _row(system: str, label: str, resolved: list[Any], build: Any, plan: Any, prices: Any, stored: Any) -> Row:
     row = Row(system, label)
     if not any(_calls_models(r) for r in resolved):
         row.note = "calls no model"
@@ -134,8 +139,13 @@ def _row(system: str, label: str, resolved: list[Any], build: Any, plan: Any, pr
             name = type(component).__name__
             why = "does not declare call_pattern()" if patterns == [None] else "cannot tell for this sample"
             return Row(system, label, None, None, 0, None, None, f"unknown: {name} {why}")
+        if stored is not None and stored.has(system, label, sample.question_id):
+            row.stored_calls += sum(p.calls_low for p in patterns)
+            continue
         for pattern in patterns:
             row.add(pattern, prices)
+    if row.stored_calls:
+        row.note = f"{row.stored_calls} stored calls subtracted" + (f"; {row.note}" if row.note else "")
     return row
 
 
@@ -153,7 +163,17 @@ def _hints(sample: Any, plan: Any, system_name: str) -> Hints:
     return Hints(answer_chars=answer, context_chars=context, contexts=top_k)
 
 
-FIELDS = ("system", "component", "calls_low", "calls_high", "input_tokens", "output_tokens_max", "usd", "note")
+FIELDS = (
+    "system",
+    "component",
+    "calls_low",
+    "calls_high",
+    "input_tokens",
+    "output_tokens_max",
+    "usd",
+    "note",
+    "stored_calls",
+)
 
 
 def as_json(rows: Iterable[Row]) -> str:
@@ -182,7 +202,8 @@ def as_markdown(rows: Iterable[Row]) -> str:
 def summary_lines(rows: list[Row]) -> list[str]:
     """The estimate in a few lines of at most 80 columns, one per system (what ``ragassay run`` prints before it
     starts); no line when nothing calls a model."""
-    if not any(r.calls_low is None or r.calls_high != 0 for r in rows):
+    stored = sum(r.stored_calls for r in rows)
+    if not stored and not any(r.calls_low is None or r.calls_high != 0 for r in rows):
         return []
     lines = ["estimate (before any call; tokens: characters / 4; per component: ragassay estimate):"]
     for system in dict.fromkeys(r.system for r in rows):
@@ -195,7 +216,13 @@ def summary_lines(rows: list[Row]) -> list[str]:
         cost = "USD unknown" if usd is None else f"${usd:.4f}"
         calls = _range(low, high) + (" + unknown" if unknown else "")
         lines.append(f"  {system}: {calls} calls, {_short(tokens)} input tokens, {cost}"[:80])
-    return lines
+    return lines + footer_lines(rows)
+
+
+def footer_lines(rows: list[Row]) -> list[str]:
+    """What the estimate subtracted (stored work of the run being resumed), in lines of at most 80 columns."""
+    stored = sum(r.stored_calls for r in rows)
+    return [f"  subtracted: {stored} calls already stored in the run being resumed"] if stored else []
 
 
 def _short(n: int) -> str:
