@@ -69,6 +69,9 @@ class Row:
     usd: float | None = 0.0
     note: str = ""
     stored_calls: int = 0  # calls (low end) not counted: their values are stored in the run being resumed
+    samples: int = 0  # samples counted (not stored)
+    piloted_calls: int | None = None  # with --pilot, for a range: the pilot's calls per sample x samples
+    piloted_tokens: int | None = None  # the same for input tokens (as the model counted them)
 
     def add(self, pattern: CallPattern, prices: Any) -> None:
         self.calls_low = (self.calls_low or 0) + pattern.calls_low
@@ -142,6 +145,7 @@ def _row(system: str, label: str, resolved: list[Any], build: Any, plan: Any, pr
         if stored is not None and stored.has(system, label, sample.question_id):
             row.stored_calls += sum(p.calls_low for p in patterns)
             continue
+        row.samples += 1
         for pattern in patterns:
             row.add(pattern, prices)
     if row.stored_calls:
@@ -173,6 +177,9 @@ FIELDS = (
     "usd",
     "note",
     "stored_calls",
+    "samples",
+    "piloted_calls",
+    "piloted_tokens",
 )
 
 
@@ -193,9 +200,12 @@ def as_markdown(rows: Iterable[Row]) -> str:
     lines = ["| system | component | calls | input tokens | output tokens (max) | USD | note |", "|---" * 7 + "|"]
     for r in rows:
         calls = _range(r.calls_low, r.calls_high)
+        if r.piloted_calls is not None:
+            calls += f" (piloted {r.piloted_calls})"
         out = "unknown" if r.output_tokens_max is None else str(r.output_tokens_max)
         usd = "unknown" if r.usd is None else f"{r.usd:.4f}"
-        lines.append(f"| {r.system} | {r.component} | {calls} | {r.input_tokens} | {out} | {usd} | {r.note} |")
+        tokens = str(r.input_tokens) + (f" (piloted {r.piloted_tokens})" if r.piloted_tokens is not None else "")
+        lines.append(f"| {r.system} | {r.component} | {calls} | {tokens} | {out} | {usd} | {r.note} |")
     return "\n".join(lines) + "\n"
 
 
