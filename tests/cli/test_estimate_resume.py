@@ -25,7 +25,7 @@ def estimate(config: Path, *args: str):
     """``ragassay estimate`` in this process (the runs go through the real CLI in their own)."""
     result = CliRunner().invoke(cli, ["estimate", str(config), *args])
     assert result.exit_code == 0, result.output
-    return result.output
+    return result.stdout
 
 
 def test_estimate_subtracts_the_stored_units_of_the_run_it_would_resume(tmp_path: Path, monkeypatch):
