@@ -69,6 +69,7 @@ class Row:
     usd: float | None = 0.0
     note: str = ""
     stored_calls: int = 0  # calls (low end) not counted: their values are stored in the run being resumed
+    cached_calls: int = 0  # calls (low end) not counted: the response cache answers them
     samples: int = 0  # samples counted (not stored)
     piloted_calls: int | None = None  # with --pilot, for a range: the pilot's calls per sample x samples
     piloted_tokens: int | None = None  # the same for input tokens (as the model counted them)
@@ -102,11 +103,12 @@ def _calls_models(component: Any) -> bool:
     return any(_calls_models(part) for part in component.nested.values())
 
 
-def estimate(plan: Any, stored: Any = None) -> list[Row]:
+def estimate(plan: Any, stored: Any = None, cached: Any = None) -> list[Row]:
     """One :class:`Row` per (system, component) of ``plan`` (a :class:`~ragassay.runner.RunPlan`).
 
     ``stored``: the :class:`~ragassay.estimate_stored.StoredWork` of the run being resumed; what it holds
-    costs nothing (counted in :attr:`Row.stored_calls` instead)."""
+    costs nothing (counted in :attr:`Row.stored_calls` instead). ``cached``: what the response cache answers
+    in full (:func:`ragassay.estimate_cache.cache_pass`; counted in :attr:`Row.cached_calls`)."""
     from .llm.pricing import PriceTable
 
     prices = PriceTable(plan.loaded.config.llm.prices)
@@ -116,10 +118,10 @@ def estimate(plan: Any, stored: Any = None) -> list[Row]:
     for system in plan.systems:
         parts = [system.rag, *system.parts.values()]
         build = functools.partial(build_system_for_estimate, system, plan)
-        rows.append(_row(system.name, "system", parts, build, plan, prices, stored))
+        rows.append(_row(system.name, "system", parts, build, plan, prices, (stored, cached)))
         for label, resolved in scorers:
             built = functools.partial(resolved.build, plan.context)
-            rows.append(_row(system.name, label, [resolved], built, plan, prices, stored))
+            rows.append(_row(system.name, label, [resolved], built, plan, prices, (stored, cached)))
     return rows
 
 
@@ -129,7 +131,7 @@ def build_system_for_estimate(system: Any, plan: Any) -> Any:
     return build_system(system, plan.context)
 
 
-def _row(system: str, label: str, resolved: list[Any], build: Any, plan: Any, prices: Any, stored: Any) -> Row:
+def _row(system: str, label: str, resolved: list[Any], build: Any, plan: Any, prices: Any, free: tuple) -> Row:
     row = Row(system, label)
     if not any(_calls_models(r) for r in resolved):
         row.note = "calls no model"
@@ -142,12 +144,18 @@ def _row(system: str, label: str, resolved: list[Any], build: Any, plan: Any, pr
             name = type(component).__name__
             why = "does not declare call_pattern()" if patterns == [None] else "cannot tell for this sample"
             return Row(system, label, None, None, 0, None, None, f"unknown: {name} {why}")
+        stored, cached = free
         if stored is not None and stored.has(system, label, sample.question_id):
             row.stored_calls += sum(p.calls_low for p in patterns)
+            continue
+        if cached is not None and cached.has(system, label, sample.question_id):
+            row.cached_calls += sum(p.calls_low for p in patterns)
             continue
         row.samples += 1
         for pattern in patterns:
             row.add(pattern, prices)
+    if row.cached_calls:
+        row.note = f"{row.cached_calls} cache hits subtracted" + (f"; {row.note}" if row.note else "")
     if row.stored_calls:
         row.note = f"{row.stored_calls} stored calls subtracted" + (f"; {row.note}" if row.note else "")
     return row
@@ -177,6 +185,7 @@ FIELDS = (
     "usd",
     "note",
     "stored_calls",
+    "cached_calls",
     "samples",
     "piloted_calls",
     "piloted_tokens",
@@ -212,7 +221,7 @@ def as_markdown(rows: Iterable[Row]) -> str:
 def summary_lines(rows: list[Row]) -> list[str]:
     """The estimate in a few lines of at most 80 columns, one per system (what ``ragassay run`` prints before it
     starts); no line when nothing calls a model."""
-    stored = sum(r.stored_calls for r in rows)
+    stored = sum(r.stored_calls + r.cached_calls for r in rows)
     if not stored and not any(r.calls_low is None or r.calls_high != 0 for r in rows):
         return []
     lines = ["estimate (before any call; tokens: characters / 4; per component: ragassay estimate):"]
@@ -230,9 +239,11 @@ def summary_lines(rows: list[Row]) -> list[str]:
 
 
 def footer_lines(rows: list[Row]) -> list[str]:
-    """What the estimate subtracted (stored work of the run being resumed), in lines of at most 80 columns."""
-    stored = sum(r.stored_calls for r in rows)
-    return [f"  subtracted: {stored} calls already stored in the run being resumed"] if stored else []
+    """What the estimate subtracted (stored work of the run being resumed, cache hits), in lines of at most
+    80 columns."""
+    stored, cached = sum(r.stored_calls for r in rows), sum(r.cached_calls for r in rows)
+    lines = [f"  subtracted: {stored} calls already stored in the run being resumed"] if stored else []
+    return lines + ([f"  subtracted: {cached} calls answered by the LLM response cache"] if cached else [])
 
 
 def _short(n: int) -> str:

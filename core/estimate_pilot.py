@@ -73,51 +73,36 @@ def run_pilot(plan: Any, samples: int) -> Pilot:
 
 
 def _measure(store: Any, run_id: str, samples: int) -> Pilot:
-    """Per (system, component) means over the pilot's samples, from the usage columns of its rows."""
-    from sqlalchemy import select
+    """Per (system, component) means over the pilot's samples, from the usage columns of its rows (the store's
+    read model: :meth:`output_records`, :meth:`score_records`)."""
+    from .store.reads import JUDGEMENT_COLUMNS, METRIC_COLUMNS, OUTPUT_COLUMNS
 
-    from .store import schema as t
-
-    o, m, j = t.outputs.c, t.metric_values.c, t.judgements.c
-    queries = [
-        (select(o.system, o.status, o.calls, o.cache_hits, o.input_tokens).where(o.run_id == run_id), "system"),
-        (_scored(t.metric_values, m.metric, run_id), "metric:"),
-        (_scored(t.judgements, j.judge, run_id), "judge:"),
-    ]
     sums: dict[tuple[str, str], list[int]] = {}
     scored: dict[str, int] = {}  # system -> its ok outputs (what its metrics and judges were measured on)
-    calls = hits = 0
-    with store.engine.connect() as conn:
-        for query, prefix in queries:
-            for system, label, made, cache_hits, tokens in conn.execute(query):
-                if prefix == "system":
-                    scored[system] = scored.get(system, 0) + (label == "ok")
-                key = (system, "system" if prefix == "system" else prefix + label)
-                total = sums.setdefault(key, [0, 0])
-                total[0] += made + cache_hits
-                total[1] += tokens
-                calls, hits = calls + made, hits + cache_hits
+    totals = [0, 0]  # calls, cache hits
+
+    def add(key: tuple[str, str], record: dict[str, Any]) -> None:
+        total = sums.setdefault(key, [0, 0])
+        total[0] += record["calls"] + record["cache_hits"]
+        total[1] += record["input_tokens"]
+        totals[0] += record["calls"]
+        totals[1] += record["cache_hits"]
+
+    for row in store.output_records(run_id):
+        record = dict(zip(OUTPUT_COLUMNS, row))
+        scored[record["system"]] = scored.get(record["system"], 0) + (record["status"] == "ok")
+        add((record["system"], "system"), record)
+    for kind, columns in (("metric", METRIC_COLUMNS), ("judge", JUDGEMENT_COLUMNS)):
+        for row in store.score_records(run_id, kind):
+            record = dict(zip(columns, row))
+            if record["repeat"] == 0:
+                add((record["system"], f"{kind}:{record[kind]}"), record)
     per_sample = {
         key: (c / n, tok / n)
         for key, (c, tok) in sums.items()
         if (n := samples if key[1] == "system" else scored.get(key[0], 0))
     }
-    return Pilot(samples, calls, hits, 0, False, per_sample)
-
-
-def _scored(table: Any, label: Any, run_id: str) -> Any:
-    """(system, label, calls, cache hits, input tokens) of a run's repeat-0 metric values or judgements."""
-    from sqlalchemy import select
-
-    from .store import schema as t
-
-    o = t.outputs.c
-    c = table.c
-    return (
-        select(o.system, label, c.calls, c.cache_hits, c.input_tokens)
-        .join_from(table, t.outputs, c.output_id == o.id)
-        .where(o.run_id == run_id, c.repeat == 0)
-    )
+    return Pilot(samples, totals[0], totals[1], 0, False, per_sample)
 
 
 def apply_pilot(rows: list[Any], pilot: Pilot) -> None:

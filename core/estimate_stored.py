@@ -54,11 +54,16 @@ def stored_work(plan: Any) -> StoredWork:
         run = store.find_run(plan.fingerprint())
         if run is None or not store.has_outputs(run["id"]):
             return StoredWork(None if run is None else run["id"], {})
-        names = [system.name for system in plan.systems]
-        units: dict[tuple[str, str], Any] = {}
-        records = plan.samples.records()
-        while chunk := [qid for qid, _ in itertools.islice(records, CHUNK)]:
-            units.update(store.stored_units_of(run["id"], names, chunk))
-        return StoredWork(run["id"], units)
+        return StoredWork(run["id"], units_of(store, run["id"], plan))
     finally:
         store.close()
+
+
+def units_of(store: Any, run_id: str, plan: Any) -> dict[tuple[str, str], Any]:
+    """Every stored unit of ``run_id`` for ``plan``'s systems and samples, read chunk by chunk."""
+    names = [system.name for system in plan.systems]
+    units: dict[tuple[str, str], Any] = {}
+    records = plan.samples.records()
+    while chunk := [qid for qid, _ in itertools.islice(records, CHUNK)]:
+        units.update(store.stored_units_of(run_id, names, chunk))
+    return units

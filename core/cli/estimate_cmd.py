@@ -27,10 +27,12 @@ def estimate_command(config: Path | None, config_path: Path, fmt: str, pilot: in
     Calls are exact where a component's call pattern is fixed, a range where it depends on the content, and
     'unknown' (with the reason) where a component does not declare it. Tokens: characters / 4 (docs/llm.md).
     Work already stored in the run that 'ragassay run CONFIG' would resume costs nothing and is subtracted.
+    Calls the LLM response cache answers are subtracted too (a cache-only pass of the run: no call is made).
     Only --pilot makes model calls (it says how many).
     """
     from ..config import load_config
     from ..estimate import as_csv, as_json, as_markdown, estimate, footer_lines
+    from ..estimate_cache import cache_pass
     from ..estimate_pilot import apply_pilot, run_pilot
     from ..estimate_stored import stored_work
     from ..runner import plan_run
@@ -38,11 +40,12 @@ def estimate_command(config: Path | None, config_path: Path, fmt: str, pilot: in
     plan = plan_run(load_config(project_path(config, config_path)))
     try:
         stored = stored_work(plan)
-        rows = estimate(plan, stored)
         measured = run_pilot(plan, pilot) if pilot else None
+        cached = cache_pass(plan)
+        rows = estimate(plan, stored, cached)
     finally:
         plan.samples.close()
-    notes = [line.strip() for line in footer_lines(rows)] + ([stored.note] if stored.note else [])
+    notes = [line.strip() for line in footer_lines(rows)] + [w.note for w in (stored, cached) if w.note]
     if measured is not None:
         apply_pilot(rows, measured)
         notes += measured.lines()

@@ -1,7 +1,7 @@
 """``ragassay estimate --pilot N`` against a scripted local server: the pilot runs the first N samples of the
 seeded order for real (the server counts its calls), in a throwaway database (the project's is not created),
 measures the fact-checks per answer of ``citation_groundedness`` (one per answer segment: a range before the
-pilot) and scales them to the run; the run then reuses the pilot's cached replies."""
+pilot) and scales them to the samples the cache does not answer; the run then makes exactly that."""
 
 from __future__ import annotations
 
@@ -76,14 +76,16 @@ def test_pilot_measures_segments_scales_them_and_leaves_its_replies_in_the_cache
         assert run.returncode == 0, run.stderr
     rows = {r["component"]: r for r in json.loads(result.stdout)}
     checks = rows["metric:citation_groundedness"]
-    assert (checks["calls_low"], checks["calls_high"]) == (SAMPLES, None)  # before the pilot: 1+ per answer
-    assert checks["piloted_calls"] == SAMPLES * SEGMENTS
+    rest = SAMPLES - PILOT  # the pilot's samples are in the cache now: they cost nothing (the cache pass)
+    assert (checks["calls_low"], checks["calls_high"]) == (rest, None)  # unpiloted: 1+ per answer
+    assert checks["cached_calls"] == PILOT and rows["system"]["cached_calls"] == PILOT
+    assert checks["piloted_calls"] == rest * SEGMENTS
     assert rows["system"]["piloted_calls"] is None  # exact patterns are not piloted
     assert f"pilot: {PILOT} samples (seeded order) made {piloted} calls (now in the LLM response cache)" in (
         result.stderr
     )
-    assert server.calls - piloted == (SAMPLES - PILOT) * (1 + SEGMENTS)  # the run reused the pilot's replies
+    assert server.calls - piloted == rest + checks["piloted_calls"]  # as estimated: the pilot's replies reused
     db = sqlite3.connect(config.parent / "ragassay-results.db")
     made, hits = db.execute("SELECT sum(calls), sum(cache_hits) FROM metric_values").fetchone()
     db.close()
-    assert made + hits == checks["piloted_calls"] and hits == PILOT * SEGMENTS
+    assert (made, hits) == (checks["piloted_calls"], PILOT * SEGMENTS)
