@@ -45,6 +45,7 @@ class CallPattern:
     output_tokens: int | None
     model: str | None
     note: str = ""
+    shared: str | None = None  # calls identical to those of any component with the same key (the cache serves them)
 
 
 @dataclasses.dataclass
@@ -73,6 +74,7 @@ class Row:
     samples: int = 0  # samples counted (not stored)
     piloted_calls: int | None = None  # with --pilot, for a range: the pilot's calls per sample x samples
     piloted_tokens: int | None = None  # the same for input tokens (as the model counted them)
+    shared: str | None = None  # the patterns' shared key (see CallPattern.shared)
 
     def add(self, pattern: CallPattern, prices: Any) -> None:
         self.calls_low = (self.calls_low or 0) + pattern.calls_low
@@ -89,6 +91,7 @@ class Row:
 
             cost = prices.cost(TokenUsage(input_tokens=tokens, output_tokens=out or 0), pattern.model or "")
             self.usd = None if cost is None else self.usd + cost
+        self.shared = self.shared or pattern.shared
         if pattern.note and pattern.note not in self.note:
             self.note = pattern.note
         if out is None and pattern.calls_low and "no max_tokens" not in self.note:
@@ -122,7 +125,24 @@ def estimate(plan: Any, stored: Any = None, cached: Any = None) -> list[Row]:
         for label, resolved in scorers:
             built = functools.partial(resolved.build, plan.context)
             rows.append(_row(system.name, label, [resolved], built, plan, prices, (stored, cached)))
+    if plan.context.settings["llm"].get("cache"):
+        _count_shared_once(rows)
     return rows
+
+
+def _count_shared_once(rows: list[Row]) -> None:
+    """With the response cache on, a component whose requests are identical to an earlier one's (the same
+    :attr:`CallPattern.shared` key, the same system) is served from the cache or joins the call in flight:
+    its calls cost nothing (e.g. ``relevance`` after ``truthfulness`` with the same options)."""
+    first: dict[tuple[str, str], str] = {}
+    for row in rows:
+        if row.shared is None or row.calls_low is None:
+            continue
+        earlier = first.setdefault((row.system, row.shared), row.component)
+        if earlier != row.component:
+            row.calls_low = row.calls_high = row.input_tokens = row.output_tokens_max = 0
+            row.usd = 0.0
+            row.note = f"the same requests as {earlier}: served by the response cache"
 
 
 def build_system_for_estimate(system: Any, plan: Any) -> Any:
@@ -189,6 +209,7 @@ FIELDS = (
     "samples",
     "piloted_calls",
     "piloted_tokens",
+    "shared",
 )
 
 

@@ -72,15 +72,18 @@ class _LLMScore(LLMJudging, Metric):
 
     def call_pattern(self, sample: Sample, hints: Any) -> Any:
         """One structured ask per sample with reference contexts. ``truthfulness`` and ``relevance`` with the same
-        options send the same request: with the response cache on, the second is a cache hit (not subtracted)."""
+        options send the same request (``shared``): with the response cache on, the estimate counts it once."""
         if not sample.reference_contexts:
             return asks(self.judge_model(), [])
-        return asks(
+        pattern = asks(
             self.judge_model(),
             [""],
             AnswerEvaluation,
             extra_chars=message_chars(self._messages(sample, answer_text(hints))),
         )
+        if pattern is not None:
+            pattern.shared = f"{PROMPT_VERSION}:{self.options.model_dump_json()}"
+        return pattern
 
     def _messages(self, sample: Sample, answer: str) -> list[dict[str, str]]:
         article = "\n\n".join(sample.reference_contexts)[: self.options.max_article_chars]

@@ -39,6 +39,9 @@ CONFIG = f"""
     [systems.agent2]
     rag = "boolean_agent_advanced"
     options = {{ top_k = 2 }}
+    [systems.dropped]
+    rag = "perturbed"
+    options = {{ system = "agent2", operator = {{ name = "drop_gold" }}, seed = 0 }}
     [evaluation]
     metrics = [
       {{ name = "answer_relevancy", options = {{ generator = "openai" }} }},
@@ -46,6 +49,7 @@ CONFIG = f"""
       {{ name = "faithfulness", options = {{ generator = "openai", reply = "text" }} }},
       {{ name = "holistic_correctness", options = {{ generator = "openai" }} }},
       {{ name = "truthfulness", options = {{ generator = "openai" }} }},
+      {{ name = "relevance", options = {{ generator = "openai" }} }},
       {{ name = "ragas_fact", options = {{ generator = "openai" }} }},
       {{ name = "citation_groundedness", options = {{ generator = "openai" }} }},
       {{ name = "rc_precision", options = {{ generator = "openai" }} }},
@@ -118,3 +122,15 @@ def test_a_system_that_never_retrieves_gets_no_context_judging(rows):
         rows[("naive", "metric:context_relevancy")]["input_tokens"]
         > rows[("naive", "metric:answer_relevancy")]["input_tokens"]
     )
+
+
+def test_a_perturbed_system_makes_the_calls_of_the_system_it_wraps(rows):
+    assert calls(rows[("dropped", "system")]) == calls(rows[("agent2", "system")]) == (2 * SAMPLES, 3 * SAMPLES)
+
+
+def test_truthfulness_and_relevance_share_one_request(rows):
+    """With the same options they send the same request, which the response cache serves the second time."""
+    assert calls(rows[("naive", "metric:truthfulness")]) == (SAMPLES, 3 * SAMPLES)
+    relevance = rows[("naive", "metric:relevance")]
+    assert calls(relevance) == (0, 0) and relevance["input_tokens"] == 0
+    assert "the same requests as metric:truthfulness" in relevance["note"]
