@@ -15,7 +15,8 @@ calls (cited segments, then uncited ones). Prints:
     python benchmarks/judges.py [--answers 400] [--concurrency 16] [--latency-ms 200] [--fault-rate 0.2]
 
 The metric is called directly (``ascore`` for every answer at once, as a runner with enough units in flight
-would); the runner and the results store are not part of this measurement.
+would); the runner and the results store are not part of this measurement. ``--end-to-end`` runs
+``benchmarks/judges_run.py`` instead: a whole ``ragassay run`` (a subprocess) timed from the server's log.
 """
 
 from __future__ import annotations
@@ -130,6 +131,12 @@ def with_server(latency_s: float, fault_rate: float, job):
 
 
 def main() -> None:
+    if "--end-to-end" in sys.argv:
+        sys.argv.remove("--end-to-end")
+        sys.path.insert(0, str(REPO / "benchmarks"))
+        from judges_run import main as end_to_end
+
+        return end_to_end()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--answers", type=int, default=400)
     parser.add_argument("--concurrency", type=int, default=16)

@@ -235,8 +235,10 @@ class Runner:
         budget: Budget | None = None,
         sequential: SequentialSettings | bool | None = None,
         baseline: str | None = None,
+        ledger: BudgetLedger | None = None,
     ):
         self.plan = plan
+        self.ledger = ledger  # in place of the budget's: e.g. the cache-only pass of ragassay.estimate_cache
         self.lease = lease  # held by the caller for this plan's fingerprint; told which run it covers
         self.store = store
         self.executor = executor or LocalExecutor(plan.loaded.config.project.concurrency)
@@ -349,7 +351,9 @@ class Runner:
             if not isinstance(rag, Exception):
                 summary.warnings += [f"{name}: {w}" for w in rag.check_samples(self.plan.samples)]
         status = "interrupted"
-        ledger = BudgetLedger(self.budget, self.write_context.prices) if self.budget is not None else None
+        ledger = self.ledger
+        if ledger is None and self.budget is not None:
+            ledger = BudgetLedger(self.budget, self.write_context.prices)
         try:
             status = "complete"
             if self.sequential is not None:

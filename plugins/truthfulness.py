@@ -15,12 +15,12 @@ both costs one call.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, create_model
 
 from ragassay import GeneratorRef, Metric, MetricResult, RAGOutput, Sample, Unscored, hookimpl
-from ragassay.llm import JudgeOptions, LLMJudging
+from ragassay.llm import JudgeOptions, LLMJudging, answer_text, asks, message_chars
 
 SYSTEM_PROMPT = (
     "Your task is to evaluate answers given by a chatbot. You are provided the user query, the chatbot generated "
@@ -70,13 +70,30 @@ class _LLMScore(LLMJudging, Metric):
     def prompt_text(self) -> str:
         return f"max_article_chars={self.options.max_article_chars}\n{self.options.system_prompt}"
 
+    def call_pattern(self, sample: Sample, hints: Any) -> Any:
+        """One structured ask per sample with reference contexts. ``truthfulness`` and ``relevance`` with the same
+        options send the same request (``shared``): with the response cache on, the estimate counts it once."""
+        if not sample.reference_contexts:
+            return asks(self.judge_model(), [])
+        pattern = asks(
+            self.judge_model(),
+            [""],
+            AnswerEvaluation,
+            extra_chars=message_chars(self._messages(sample, answer_text(hints))),
+        )
+        if pattern is not None:
+            pattern.shared = f"{PROMPT_VERSION}:{self.options.model_dump_json()}"
+        return pattern
+
+    def _messages(self, sample: Sample, answer: str) -> list[dict[str, str]]:
+        article = "\n\n".join(sample.reference_contexts)[: self.options.max_article_chars]
+        user = f"User query: {sample.question}\n\nChatbot answer: {answer}\n\nArticle:\n{article}"
+        return [{"role": "system", "content": self.options.system_prompt}, {"role": "user", "content": user}]
+
     async def ascore(self, sample: Sample, output: RAGOutput) -> MetricResult | Unscored:
         if not sample.reference_contexts:
             return Unscored(reason="sample has no reference_contexts (the article the evaluator checks against)")
-        article = "\n\n".join(sample.reference_contexts)[: self.options.max_article_chars]
-        user = f"User query: {sample.question}\n\nChatbot answer: {output.answer}\n\nArticle:\n{article}"
-        messages = [{"role": "system", "content": self.options.system_prompt}, {"role": "user", "content": user}]
-        reply = await self.ask(messages, AnswerEvaluation)
+        reply = await self.ask(self._messages(sample, output.answer), AnswerEvaluation)
         if reply.parsed is None:
             return self.unusable(reply, "evaluator reply")
         evaluation = reply.parsed

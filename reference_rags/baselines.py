@@ -7,6 +7,8 @@ how much retrieval helps and how much is left on the table.
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragassay import Chunk, GenerationRequest, RAGOutput, RAGSystem, Role, Sample, hookimpl
@@ -37,6 +39,12 @@ class NoRetrievalRAG(RAGSystem):
         )
         return RAGOutput(
             answer=generation.text, retrieved=False, usage=generation.usage, trace={"generator": generation.raw}
+        )
+
+    def call_pattern(self, sample: Sample, hints: Any) -> Any:
+        """One generator call per sample."""
+        return _one_call(
+            self.parts["generator"], sample, hints, build_messages(self.options.system_prompt, sample.question, [])
         )
 
 
@@ -71,6 +79,22 @@ class OracleRAG(RAGSystem):
             usage=generation.usage,
             trace={"generator": generation.raw, "retrieval": {"source": "reference_contexts"}},
         )
+
+    def call_pattern(self, sample: Sample, hints: Any) -> Any:
+        """One generator call per sample with reference contexts (none without: the sample fails)."""
+        if not sample.reference_contexts:
+            return _one_call(self.parts["generator"], sample, hints, None)
+        messages = build_messages(self.options.system_prompt, sample.question, sample.reference_contexts)
+        return _one_call(self.parts["generator"], sample, hints, messages)
+
+
+def _one_call(generator: Any, sample: Sample, hints: Any, messages: list[dict[str, str]] | None) -> Any:
+    """One call sending ``messages`` (None: no call) through ``generator``."""
+    if not hasattr(generator, "calls"):
+        return generator.call_pattern(sample, hints)
+    if messages is None:
+        return generator.calls(0, 0, 0)
+    return generator.calls(sum(len(m["content"]) for m in messages))
 
 
 def _context_ids(sample: Sample) -> list[str]:

@@ -85,6 +85,15 @@ class _AgentBase(NaiveRAG):
         )
         return response
 
+    def _pattern(self, sample: Sample, hints: Any, decide_chars: int, low: int, high: int, note: str) -> Any:
+        """``low``..``high`` calls: the fixed ones without sources (``decide_chars`` with the tool), the last one
+        (when the model decides to retrieve) with the top-k sources."""
+        generator = self.parts["generator"]
+        if not hasattr(generator, "calls"):
+            return generator.call_pattern(sample, hints)
+        tool = len(self.tool.model_dump_json())
+        return generator.calls(decide_chars + tool, low, high, note)
+
     def _decision(self, response) -> tuple[bool | None, str]:
         """(retrieve?, how decided) from a response: None when the tool was not called."""
         call = response.tool_call(self.options.tool_name)
@@ -149,6 +158,11 @@ class BooleanAgentRAG(_AgentBase):
         second = await self._call(calls, "answer_without_sources", messages)
         return self._output(second.text, False, how, calls)
 
+    def call_pattern(self, sample: Sample, hints: Any) -> Any:
+        """1 call (decide or answer), up to 2 (then the answer, with or without sources)."""
+        chars = self.prompt_chars(self.options.system_prompt, sample, hints, with_sources=False)
+        return self._pattern(sample, hints, chars, 1, 2, "1 decision call, +1 answer when the model asks to retrieve")
+
 
 class BooleanAgentAdvancedRAG(_AgentBase):
     """Advanced boolean agent: answer first, then a forced decision whether more information would help."""
@@ -170,6 +184,12 @@ class BooleanAgentAdvancedRAG(_AgentBase):
             return self._output(base.text, False, how, calls)
         answer, chunks, hits, retrieval = await self._answer_with_retrieval(sample, calls)
         return self._output(answer, True, how, calls, chunks, hits, retrieval)
+
+    def call_pattern(self, sample: Sample, hints: Any) -> Any:
+        """2 calls (answer, forced decision), 3 when the model decides to retrieve."""
+        chars = self.prompt_chars(self.options.system_prompt, sample, hints, with_sources=False)
+        chars = 2 * chars + hints.answer_chars  # the decision call repeats the question and the first answer
+        return self._pattern(sample, hints, chars, 2, 3, "answer + decision, +1 answer with sources on 'retrieve'")
 
 
 @hookimpl

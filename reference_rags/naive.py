@@ -101,8 +101,14 @@ class NaiveRAG(RAGSystem):
             return generator.call_pattern(sample, hints)
         if hints.context_chars is None:
             return None
-        prompt = sum(len(m["content"]) for m in build_messages(self.options.system_prompt, sample.question, []))
-        return generator.calls(prompt + hints.context_chars + 16 * self.options.top_k)
+        return generator.calls(self.prompt_chars(self.options.system_prompt, sample, hints))
+
+    def prompt_chars(self, system_prompt: str, sample: Sample, hints: Any, with_sources: bool = True) -> int:
+        """Characters of the answer call's messages, the top-k sources assumed as ``hints`` says."""
+        prompt = sum(len(m["content"]) for m in build_messages(system_prompt, sample.question, []))
+        if not with_sources:
+            return prompt
+        return prompt + (hints.context_chars or 0) + 16 * self.options.top_k
 
 
 def index_corpus(corpus: Corpus, chunker, retriever) -> None:

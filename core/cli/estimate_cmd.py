@@ -13,22 +13,45 @@ from .common import config_option, project_path
 @click.argument("config", required=False, type=click.Path(path_type=Path))
 @config_option
 @click.option("--format", "fmt", type=click.Choice(["markdown", "json", "csv"]), default="markdown", show_default=True)
-def estimate_command(config: Path | None, config_path: Path, fmt: str) -> None:
+@click.option(
+    "--pilot",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Run this many samples (the first of the seeded order, [evaluation] seed) for real, in a throwaway "
+    "results database, and scale their measured calls and tokens to the run where the count depends on the "
+    "content; the pilot's replies stay in the LLM response cache.",
+)
+def estimate_command(config: Path | None, config_path: Path, fmt: str, pilot: int | None) -> None:
     """Estimate the model calls (per system, metric and judge), tokens and cost of running CONFIG; calls nothing.
 
     Calls are exact where a component's call pattern is fixed, a range where it depends on the content, and
     'unknown' (with the reason) where a component does not declare it. Tokens: characters / 4 (docs/llm.md).
+    Work already stored in the run that 'ragassay run CONFIG' would resume costs nothing and is subtracted.
+    Calls the LLM response cache answers are subtracted too (a cache-only pass of the run: no call is made).
+    Only --pilot makes model calls (it says how many).
     """
     from ..config import load_config
-    from ..estimate import as_csv, as_json, as_markdown, estimate
+    from ..estimate import as_csv, as_json, as_markdown, estimate, footer_lines
+    from ..estimate_cache import cache_pass
+    from ..estimate_pilot import apply_pilot, run_pilot
+    from ..estimate_stored import stored_work
     from ..runner import plan_run
 
     plan = plan_run(load_config(project_path(config, config_path)))
     try:
-        rows = estimate(plan)
+        stored = stored_work(plan)
+        measured = run_pilot(plan, pilot) if pilot else None
+        cached = cache_pass(plan)
+        rows = estimate(plan, stored, cached)
     finally:
         plan.samples.close()
+    notes = [line.strip() for line in footer_lines(rows)] + [w.note for w in (stored, cached) if w.note]
+    if measured is not None:
+        apply_pilot(rows, measured)
+        notes += measured.lines()
     click.echo({"json": as_json, "csv": as_csv, "markdown": as_markdown}[fmt](rows), nl=False)
+    for line in notes:  # markdown: after the table; json and csv stay parseable on stdout
+        click.echo(line, err=fmt != "markdown")
 
 
 COMMANDS = [estimate_command]

@@ -128,6 +128,7 @@ def run_command(
             budget=budget,
             sequential=sequential,
             baseline=baseline,
+            on_plan=None if quiet else (lambda plan: _print_estimate(plan, resume=not new)),
             **build_callbacks(progress),
         )
     except KeyboardInterrupt:
@@ -181,6 +182,21 @@ def run_command(
 
 
 BUDGET_LIMITED_EXIT = 3  # the run stopped at its budget (docs/llm.md, Estimates and budgets)
+
+
+def _print_estimate(plan, *, resume: bool) -> None:
+    """The model calls, tokens and cost the run will make (nothing when no component calls a model); with
+    ``resume``, less what the run it resumes has stored."""
+    from ..errors import RagassayError
+    from ..estimate import estimate, summary_lines
+    from ..estimate_stored import stored_work
+
+    try:
+        lines = summary_lines(estimate(plan, stored_work(plan) if resume else None))
+    except (RagassayError, ValueError, TypeError, AttributeError) as exc:  # the run goes on; say why
+        lines = [f"estimate unavailable: {type(exc).__name__}: {exc}"[:200]]
+    for line in lines:
+        click.echo(terminal_safe(line), err=True)
 
 
 def _say_waiting(holder) -> None:

@@ -56,6 +56,12 @@ _EXPORTS = {
     "ask_structured": "judging",
     "find_verdict": "judging",
     "verdict_words": "judging",
+    # for call_pattern hooks (ragassay estimate)
+    "asks": "patterns",
+    "answer_text": "patterns",
+    "context_texts": "patterns",
+    "message_chars": "patterns",
+    "unbounded": "patterns",
     "metering": "meter",
     "current_repeat": "repeats",
     "repeating": "repeats",

@@ -24,13 +24,13 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragassay import Metric, MetricResult, RAGOutput, Sample, Unscored
-from ragassay.llm import JudgeOptions, LLMJudging, current_repeat
+from ragassay.llm import JudgeOptions, LLMJudging, answer_text, asks, context_texts, current_repeat, fill
 from ragassay.plugins.judges.fact_check import DEFAULT_LEXICAL_THRESHOLD
 
 from . import judging
 from .checking import PARTS, ClaimRun, Texts, run_checks
 from .offline import OfflineClaims
-from .prompts import CHECKING_PROMPT, EXTRACTION_PROMPT, PROMPT_VERSION
+from .prompts import CHECKING_PROMPT, EXTRACTION_PROMPT, FORMAT_RULES, PROMPT_VERSION
 from .replay import replayed, stored_checks
 from .sharing import SharedRuns
 from .specs import SPECS, MetricSpec
@@ -173,6 +173,34 @@ class _LLMClaimMetric(LLMJudging, _ClaimMetric):
 
     def judge_name(self) -> str:
         return self.identity
+
+    def call_pattern(self, sample: Sample, hints: Any) -> Any:
+        """The claim run of these options is made once per output, by the first rc_* metric that declares them
+        (the others: 0 calls). Extractions: the answer's and the reference's claims (those the metrics read);
+        checks: ceil(claims / claims_per_call) per target (reference, answer, each retrieved chunk). The range
+        runs from no claim (extractions only) to ``max_claims`` claims per text."""
+        model, o, parts = self.judge_model(), self.options, self.parts()
+        owners = self._shared().consumers.get(self.checks_key(), {})
+        if owners and next(iter(owners)) != self.name:
+            return asks(model, [])
+        reference = sample.reference_answers[0][: o.max_text_chars] if sample.reference_answers else None
+        answer = answer_text(hints)[: o.max_text_chars]
+        texts = []
+        if parts & {"answer2response", "retrieved2response"} and answer:
+            texts.append(answer)
+        if parts & {"response2answer", "retrieved2answer"} and reference is not None:
+            texts.append(reference)
+        values = {"format_rule": FORMAT_RULES[o.claim_format], "question": sample.question}
+        asked = [fill(EXTRACTION_PROMPT, {**values, "text": t}) for t in texts]
+        pattern = asks(model, asked, judging.extraction_model(o.claim_format, o.max_claims))
+        per_ask = pattern.calls_high // max(1, pattern.calls_low)  # 1 + corrective re-asks
+        batches = -(-o.max_claims // o.claims_per_call)
+        targets = ("answer2response" in parts and reference is not None) + ("response2answer" in parts)
+        if parts & {"retrieved2response", "retrieved2answer"}:
+            targets += len(context_texts(sample, hints) or [])
+        pattern.calls_high = (len(texts) + targets * batches) * per_ask
+        pattern.note = "claim extraction; checks vary with the claims per text (up to max_claims)"
+        return pattern
 
 
 def _texts(sample: Sample, output: RAGOutput, limit: int) -> Texts:

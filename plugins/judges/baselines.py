@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -33,7 +33,7 @@ from ragassay import (
     Unscored,
     hookimpl,
 )
-from ragassay.llm import JudgeOptions, LLMJudging, fill
+from ragassay.llm import JudgeOptions, LLMJudging, answer_text, asks, context_texts, fill, unbounded
 
 #: RAGAS' statement-extraction prompt (Es et al. 2023, section 3, "Faithfulness"). GRAMMAR gives none for the
 #: decomposition (it points to Chern et al. 2023), so RAGAS' own is used.
@@ -103,6 +103,21 @@ class RagasFact(LLMJudging, Metric):
 
     def prompt_text(self) -> str:
         return f"max_context_chars={self.options.max_context_chars}\n{STATEMENT_PROMPT}\n{RAGAS_NLI_PROMPT}"
+
+    def call_pattern(self, sample: Sample, hints: Any) -> Any:
+        """One statement extraction, then one NLI ask per statement: at least 2 calls per sample with contexts
+        (one statement), no fixed upper end (statements per answer; a pilot measures them)."""
+        contexts = context_texts(sample, hints)
+        if not contexts:
+            return None if contexts is None else asks(self.judge_model(), [])
+        extract = fill(STATEMENT_PROMPT, {"question": sample.question, "answer": answer_text(hints)})
+        context = "\n\n".join(contexts)[: self.options.max_context_chars]
+        nli = fill(RAGAS_NLI_PROMPT, {"context": context, "statement": answer_text(hints)})
+        pattern = asks(self.judge_model(), [extract], Statements)
+        nli_pattern = asks(self.judge_model(), [nli], Inference)
+        pattern.calls_low += nli_pattern.calls_low
+        pattern.prompt_chars += nli_pattern.prompt_chars
+        return unbounded(pattern, "1 extraction + 1 NLI call per statement (statements per answer vary)")
 
     async def ascore(self, sample: Sample, output: RAGOutput) -> MetricResult | Unscored:
         contexts = [c for c in output.contexts if c.strip()]
@@ -195,6 +210,18 @@ class SelfCheckQA(LLMJudging, Judge):
         shaped = {"evaluator": evaluator, "samples": o.samples, "temperature": o.temperature}
         shaped.update(sample_prompt=o.sample_prompt, max_context_chars=o.max_context_chars)
         return f"{json.dumps(shaped, sort_keys=True)}\n{SELFCHECK_QA_PROMPT}"
+
+    def call_pattern(self, sample: Sample, hints: Any) -> Any:
+        """``samples`` stochastic answers (sampler) and ``samples`` comparisons (evaluator, re-asked when invalid)."""
+        contexts = context_texts(sample, hints) or []
+        context = "\n\n".join(contexts)[: self.options.max_context_chars]
+        sampled = self.options.sample_prompt.format(context=context, question=sample.question)
+        values = {"query": sample.question, "answer": answer_text(hints), "stochastic_answer": answer_text(hints)}
+        n = self.options.samples
+        return [
+            asks(self.sampler(), [sampled] * n),
+            asks(self.judge_model(), [fill(SELFCHECK_QA_PROMPT, values)] * n, Agreement),
+        ]
 
     async def judge(self, sample: Sample, output: RAGOutput) -> Judgement:
         indices = range(1, self.options.samples + 1)

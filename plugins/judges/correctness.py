@@ -14,13 +14,21 @@ A reply without a judgement after the bounded re-asks is an unscored judgement w
 
 from __future__ import annotations
 
-import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
 from ragassay import Judge, Judgement, RAGOutput, Sample, hookimpl
-from ragassay.llm import JudgeOptions, LLMJudging, fill, one_verdict, verdict_words
+from ragassay.llm import (
+    TEXT_RETRIES,
+    JudgeOptions,
+    LLMJudging,
+    answer_text,
+    asks,
+    fill,
+    one_verdict,
+    verdict_words,
+)
 
 #: GRAMMAR (seeds/000) Table 6, "Ours": the reference-based correctness judge, verbatim (ASCII quotes).
 JUDGE_PROMPT = """\
@@ -86,15 +94,16 @@ class CorrectnessJudge(LLMJudging, Judge):
         return self.identity
 
     def call_pattern(self, sample: Sample, hints: Any) -> Any:
-        """One call per sample with a reference answer (up to 1 + structured_retries with corrective re-asks)."""
+        """One call per sample with a reference answer (up to 1 + structured_retries with corrective re-asks,
+        1 + TEXT_RETRIES for reply = "text")."""
         model = self.judge_model()
-        if not sample.reference_answers or not hasattr(model, "calls"):
-            return model.calls(0, 0, 0) if hasattr(model, "calls") else None
-        values = {"query": sample.question, "given_response": "x" * hints.answer_chars}
-        prompt = len(fill(self.options.prompt, {**values, "true_answer": " | ".join(sample.reference_answers)}))
-        if self.options.reply == "structured":
-            prompt += len(json.dumps(Judged.model_json_schema()))
-        return model.calls(prompt, 1, 1 + model.options.structured_retries)
+        if not sample.reference_answers:
+            return asks(model, [])
+        values = {"query": sample.question, "given_response": answer_text(hints)}
+        prompt = fill(self.options.prompt, {**values, "true_answer": " | ".join(sample.reference_answers)})
+        if self.options.reply == "text":
+            return asks(model, [prompt], retries=TEXT_RETRIES)
+        return asks(model, [prompt], Judged)
 
     async def judge(self, sample: Sample, output: RAGOutput) -> Judgement:
         if not sample.reference_answers:

@@ -24,6 +24,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ragassay import GeneratorRef, Metric, MetricResult, RAGOutput, Sample, Unscored, hookimpl
+from ragassay.llm import context_texts
 from ragassay.plugins.judges import fact_check
 from ragassay.plugins.judges.segmentation import DEFAULT_CITATION_PATTERN, Segment, segment_answer
 
@@ -88,6 +89,19 @@ class CitationGroundedness(Metric):
         "Automating Groundedness Evaluation in RAG Applications (blog, seeds/001): 'Improved Solution' steps 1-5; "
         "fact-checker system prompt from 'The Details'"
     )
+
+    def call_pattern(self, sample: Sample, hints: Any) -> Any:
+        """One fact-check per segment of the answer (cited ones, then uncited ones against the true cited
+        ones): at least 1 call per answer, no fixed upper end (segments per answer; a pilot measures them)."""
+        from ragassay.llm import answer_text, asks, unbounded
+
+        if self.options.generator is None:
+            return None
+        contexts = "\n\n".join(context_texts(sample, hints) or [])
+        check = fact_check.LLMFactChecker(self.context.build(self.options.generator))
+        content = len(answer_text(hints)) + len(contexts) + 40  # the JSON {"text": ..., "fact": ...}
+        pattern = asks(check.generator, [check.prompt], fact_check.FactCheck, extra_chars=content)
+        return unbounded(pattern, "1 fact-check call per answer segment (segments per answer vary)")
 
     async def ascore(self, sample: Sample, output: RAGOutput) -> MetricResult | Unscored:
         segments = segment_answer(output.answer, self.options.citation_pattern)

@@ -20,7 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ragassay import DerivedMetric, Metric, MetricResult, RAGOutput, Sample, Unscored, hookimpl
-from ragassay.llm import JudgeOptions, LLMJudging, fill, one_verdict
+from ragassay.llm import TEXT_RETRIES, JudgeOptions, LLMJudging, answer_text, asks, context_texts, fill, one_verdict
 
 PROMPT_VERSION = "info-thesis-1"
 
@@ -174,6 +174,11 @@ class _TriadMetric(LLMJudging, Metric):
         limit = self.options.max_context_chars
         return joined[:limit], len(joined) > limit
 
+    def assumed_context(self, sample: Sample, hints: Any) -> str | None:
+        """The contexts a call_pattern assumes, joined and cut as :meth:`contexts` does (None: not known)."""
+        texts = context_texts(sample, hints)
+        return None if texts is None else "\n\n".join(texts)[: self.options.max_context_chars]
+
     def result(self, value: float, explanation: str, **details: Any) -> MetricResult:
         """The value with the judge's explanation, identity and the given details."""
         return MetricResult(value=value, details={"explanation": explanation, "judge": self.identity, **details})
@@ -195,6 +200,11 @@ class AnswerRelevancy(_TriadMetric):
 
     def prompt_text(self) -> str:
         return ANSWER_RELEVANCY_PROMPT
+
+    def call_pattern(self, sample: Sample, hints: Any) -> Any:
+        """One structured ask per sample."""
+        prompt = fill(ANSWER_RELEVANCY_PROMPT, {"query": sample.question, "response": answer_text(hints)})
+        return asks(self.judge_model(), [prompt], RelevancyPoints)
 
     async def ascore(self, sample: Sample, output: RAGOutput) -> MetricResult | Unscored:
         prompt = fill(ANSWER_RELEVANCY_PROMPT, {"query": sample.question, "response": output.answer})
@@ -224,6 +234,17 @@ class ContextRelevancy(_TriadMetric):
 
     def prompt_text(self) -> str:
         return CONTEXT_RELEVANCY_PROMPT
+
+    def call_pattern(self, sample: Sample, hints: Any) -> Any:
+        """One structured ask per sample with retrieved contexts."""
+        context = self.assumed_context(sample, hints)
+        if not context:
+            return None if context is None else asks(self.judge_model(), [])
+        return asks(
+            self.judge_model(),
+            [fill(CONTEXT_RELEVANCY_PROMPT, {"query": sample.question, "context": context})],
+            ContextPoints,
+        )
 
     async def ascore(self, sample: Sample, output: RAGOutput) -> MetricResult | Unscored:
         contexts = self.contexts(output)
@@ -258,6 +279,16 @@ class Faithfulness(_TriadMetric):
 
     def prompt_text(self) -> str:
         return f"reply={self.options.reply}\n{FAITHFULNESS_PROMPT}"
+
+    def call_pattern(self, sample: Sample, hints: Any) -> Any:
+        """One ask per sample with retrieved contexts (structured, or free text re-asked without a verdict)."""
+        context = self.assumed_context(sample, hints)
+        if not context:
+            return None if context is None else asks(self.judge_model(), [])
+        prompt = fill(FAITHFULNESS_PROMPT, {"query_str": answer_text(hints), "context_str": context})
+        if self.options.reply == "text":
+            return asks(self.judge_model(), [prompt], retries=TEXT_RETRIES)
+        return asks(self.judge_model(), [prompt], SupportVerdict)
 
     async def ascore(self, sample: Sample, output: RAGOutput) -> MetricResult | Unscored:
         contexts = self.contexts(output)
@@ -295,6 +326,14 @@ class HolisticCorrectness(_TriadMetric):
 
     def prompt_text(self) -> str:
         return CORRECTNESS_PROMPT
+
+    def call_pattern(self, sample: Sample, hints: Any) -> Any:
+        """One structured ask per sample with reference answers."""
+        if not sample.reference_answers:
+            return asks(self.judge_model(), [])
+        reference = " | ".join(sample.reference_answers)
+        values = {"query": sample.question, "reference": reference, "answer": answer_text(hints)}
+        return asks(self.judge_model(), [fill(CORRECTNESS_PROMPT, values)], CorrectnessScore)
 
     async def ascore(self, sample: Sample, output: RAGOutput) -> MetricResult | Unscored:
         if not sample.reference_answers:

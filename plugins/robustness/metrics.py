@@ -25,7 +25,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ragassay import Metric, MetricResult, RAGOutput, Sample, Unscored, answer_tokens, hookimpl, normalize_answer
-from ragassay.llm import JudgeOptions, LLMJudging, fill, one_verdict
+from ragassay.llm import JudgeOptions, LLMJudging, answer_text, asks, fill, one_verdict
 from ragassay.plugins.lexical_metrics import contains_tokens
 
 #: Phrases that say the documents do not hold the answer (matched on the SQuAD-normalised answer, whole words).
@@ -157,6 +157,14 @@ class RefusalLLM(LLMJudging, Metric):
 
     def prompt_text(self) -> str:
         return REFUSAL_PROMPT
+
+    def call_pattern(self, sample: Sample, hints: Any) -> Any:
+        """0 or 1 structured ask per output: only outputs whose perturbation removed the gold context are judged."""
+        prompt = fill(REFUSAL_PROMPT, {"question": sample.question, "answer": answer_text(hints)})
+        pattern = asks(self.judge_model(), [prompt], RefusalReply)
+        pattern.calls_low, pattern.prompt_chars = 0, 0
+        pattern.note = "asked only for outputs whose perturbation removed the gold context"
+        return pattern
 
     async def ascore(self, sample: Sample, output: RAGOutput) -> float | MetricResult | Unscored:
         found = _missing_gold(output)

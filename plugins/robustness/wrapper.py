@@ -119,6 +119,10 @@ class PerturbedRAG(RAGSystem):
         output.trace["perturbation"] = self._record(outcome, gold)
         return output
 
+    def call_pattern(self, sample: Sample, hints: Any) -> Any:
+        """The wrapped system's calls (a perturbation changes the prompt's text, not the number of calls)."""
+        return self._inner().call_pattern(sample, hints)
+
     def _record(self, outcome: Outcome, gold: bool | None) -> dict[str, Any]:
         spec = self.options.operator
         return {
