@@ -30,7 +30,9 @@ def test_estimate_predicts_the_calls_of_the_run(tmp_path: Path, monkeypatch):
         judge = rows[("b", "judge:correctness")]
         assert (judge["calls_low"], judge["calls_high"]) == (SAMPLES, 3 * SAMPLES)  # 2 corrective re-asks at most
         assert judge["input_tokens"] > 0 and judge["usd"] > 0
-        assert ragassay_cli("run", str(config), "-q").returncode == 0
-        assert server.calls == sum(r["calls_low"] for r in rows.values())
         markdown = ragassay_cli("estimate", str(config)).stdout
         assert "| a | judge:correctness | 40-120 |" in markdown
+        assert ragassay_cli("run", str(config), "-q").returncode == 0
+        assert server.calls == sum(r["calls_low"] for r in rows.values())
+        after = ragassay_cli("estimate", str(config)).stdout  # the complete run would be resumed: nothing to do
+        assert f"subtracted: {server.calls} calls already stored in the run being resumed" in after
