@@ -327,3 +327,12 @@ def test_only_the_store_reaches_into_a_results_store():
         if pattern.search(line)
     ]
     assert not offending, "code outside ragassay.store reaches into a results store:\n" + "\n".join(offending)
+
+
+def test_test_modules_have_unique_basenames():
+    """pytest imports test modules by basename (rootdir-relative, no packages): two ``test_x.py`` in different
+    folders fail the whole collection with "import file mismatch"."""
+    seen: dict[str, Path] = {}
+    for path in sorted((REPO / "tests").rglob("test_*.py")):
+        assert path.name not in seen, f"{path.relative_to(REPO)} and {seen[path.name].relative_to(REPO)}: rename one"
+        seen[path.name] = path
