@@ -112,7 +112,12 @@ def run_command(
     loaded = with_executor(load_config(project_path(config, config_path)), executor, address, workers)
     out = console()
 
-    on_start, on_result = run_callbacks(progress, system_count(loaded))
+    announce, on_result = run_callbacks(progress, system_count(loaded))
+    started: list[str] = []  # the run id, once the run is open
+
+    def on_start(summary) -> None:
+        started.append(summary.run_id)
+        announce(summary)
 
     try:
         summary = run(
@@ -134,7 +139,14 @@ def run_command(
         if progress is not None:
             progress.stop()
             progress = None
+        _say_partial(loaded, started)
         exit_interrupted(130)
+    except Exception:
+        if progress is not None:
+            progress.stop()
+            progress = None
+        _say_partial(loaded, started)
+        raise
     finally:
         if progress is not None:
             progress.stop()
@@ -181,6 +193,27 @@ def run_command(
 
 
 BUDGET_LIMITED_EXIT = 3  # the run stopped at its budget (docs/llm.md, Estimates and budgets)
+
+
+def _say_partial(loaded, started: list[str]) -> None:
+    """After Ctrl-C or a failure: what the stored run's verdicts stand on now (``partial: N of M samples, ...``,
+    :func:`ragassay.analysis.partial.partial_note`); nothing when the run was not opened yet."""
+    if not started:
+        return
+    from ..analysis.partial import partial_note
+    from ..api import results_store
+    from ..results import read_run
+
+    try:
+        store = results_store(loaded)
+        try:
+            note = partial_note(read_run(store, started[0]))
+        finally:
+            store.close()
+    except Exception as exc:  # noqa: BLE001 - the run's own error or interrupt comes next
+        note = f"partial: run {started[0][:12]} could not be read back ({exc})"
+    if note:
+        click.echo(terminal_safe(note), err=True)
 
 
 def _say_waiting(holder) -> None:
