@@ -72,6 +72,21 @@ from .common import config_option, console, project_path
     "full run even when [evaluation] sequential is set. Default: as configured.",
 )
 @click.option(
+    "--sample",
+    default=None,
+    metavar="SHARE",
+    help="Score a subset: sets the dataset source's 'sample' option (e.g. 5% or 0.05; the traces source picks by a "
+    "hash of the trace id, the same subset on every run). Refused for a source without that option.",
+)
+@click.option(
+    "--where",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Filter the samples (repeatable; a key given twice takes either value): added to the dataset source's "
+    "'where' option (the traces source: model, service.version, route, since, until, ...). Refused for a source "
+    "without that option.",
+)
+@click.option(
     "--progress-every",
     "progress_every_s",
     type=float,
@@ -94,6 +109,8 @@ def run_command(
     progress_every_s: float | None,
     budget_text: str | None,
     sequential: bool | None,
+    sample: str | None,
+    where: tuple[str, ...],
 ) -> None:
     """Run every system on every sample of the project (--config, or CONFIG: the same) and score the outputs.
 
@@ -110,6 +127,11 @@ def run_command(
     budget = Budget.parse(budget_text) if budget_text is not None else None
     progress = make_progress(quiet, progress_every(progress_every_s))
     loaded = with_executor(load_config(project_path(config, config_path)), executor, address, workers)
+    if sample is not None or where:
+        from ..plugin_manager import get_plugin_host
+        from ..source_flags import with_source_options
+
+        loaded = with_source_options(loaded, get_plugin_host().registry, sample=sample, where=where)
     out = console()
 
     announce, on_result = run_callbacks(progress, system_count(loaded))
