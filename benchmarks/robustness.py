@@ -6,6 +6,12 @@
 2. Reuse: real runs (``ragassay.testing.run_project``) with the base system and N perturbed systems of it
    (distractors at N strengths), the retriever counting its queries: retrieval calls per question. Without
    sharing it would be 1 + N per question; with it, 2 (the base system's own, and one shared by all wrappers).
+3. The whole wrapper through a real run: the base system alone, then with 4 perturbed systems of it (distractors,
+   reorder, truncate, drop_gold), then with 4 unperturbed systems (the same BM25 + extractive pipeline, each its
+   own retrieval); wall and CPU of the whole in-process run, best of ``--repeat``, and the marginal cost per unit
+   of the added systems: (run with them - base run) / added units, so fixed costs (loading, indexing, the store)
+   cancel. A perturbed unit costs the shared retrieval lookup, the operator, generation, metrics and storage; an
+   unperturbed one its own retrieval instead.
 
     python benchmarks/robustness.py [--repeat 5] [--limit 120]
 """
@@ -18,6 +24,8 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from ragassay import GenerationRequest, Retriever, hookimpl
 from ragassay.plugins.robustness.operators import Case, operator_class
@@ -97,10 +105,19 @@ def _timed(fn) -> float:
     return time.perf_counter() - start
 
 
+class CountingOptions(BaseModel):
+    """Options of the counting retriever."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    instance: int = Field(0, description="Distinguishes otherwise identical systems (no effect on retrieval).")
+
+
 class Counting(Retriever):
     """BM25 (built through its public reference) that counts the queries it answers."""
 
     name = "counting"
+    Options = CountingOptions
     calls = 0
 
     def index(self, chunks):
@@ -144,6 +161,70 @@ def reuse(limit: int) -> None:
             )
 
 
+WRAPPED = [
+    ("distractors", {"k": 3}),
+    ("reorder", {"gold": "middle"}),
+    ("truncate", {"tokens": 20}),
+    ("drop_gold", {}),
+]
+
+
+def _data(limit: int, extra: dict) -> dict:
+    return {
+        "project": {"results": "results.db", "concurrency": 8},
+        "dataset": {"source": "grammar", "limit": limit, "options": {
+            "sql_dump": "aurp.sql", "templates": "templates.yaml", "documents": ["corpus/**/*.md"]}},
+        "systems": {"base": {"retriever": "b/counting", "generator": "extractive", "options": {"top_k": 3}}} | extra,
+        "evaluation": {"metrics": ["contains_answer", "token_f1"]},
+    }  # fmt: skip
+
+
+def _timed_run(limit: int, extra: dict) -> tuple[float, float, int, int, int]:
+    """(wall s, CPU s, units, questions, retrieval calls) of one fresh in-process run."""
+    with tempfile.TemporaryDirectory() as folder:
+        root = project(Path(folder))
+        Counting.calls = 0
+        wall, cpu = time.perf_counter(), time.process_time()
+        run = run_project(root, _data(limit, extra), plugins={"b": Plugin()})
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        return wall, cpu, len(run.outputs), len({q for _, q in run.outputs}), Counting.calls
+
+
+def whole_run(limit: int, repeat: int) -> None:
+    perturbed = {
+        f"p_{name}": {"rag": "perturbed", "options": {"system": "base", "operator": {"name": name, "options": o}}}
+        for name, o in WRAPPED
+    }
+    plain = {
+        f"u{k}": {"retriever": {"name": "b/counting", "options": {"instance": k}}, "generator": "extractive",
+                  "options": {"top_k": 3}}
+        for k in range(1, len(WRAPPED) + 1)
+    }  # fmt: skip
+    _timed_run(min(limit, 10), perturbed)  # warm-up: imports, first builds
+    runs = {}
+    for label, extra in (("base alone", {}), ("+ 4 perturbed", perturbed), ("+ 4 unperturbed", plain)):
+        timings = [_timed_run(limit, extra) for _ in range(repeat)]
+        best_wall, best_cpu = min(t[0] for t in timings), min(t[1] for t in timings)
+        runs[label] = (best_wall, best_cpu, *timings[0][2:])
+    print(f"\nthe whole wrapper through a real run: {limit} Aurp samples, BM25 + extractive, 2 lexical metrics, "
+          f"best of {repeat} (wall and CPU of the whole in-process run)")  # fmt: skip
+    base_wall, base_cpu, base_units = runs["base alone"][:3]
+    for label, (wall, cpu, units, questions, calls) in runs.items():
+        line = (
+            f"  {label:16s} {units:5d} units  wall {wall:6.2f} s  CPU {cpu:6.2f} s  "
+            f"retrieval calls {calls} ({calls / questions:.2f} per question)"
+        )
+        if units > base_units:
+            added = units - base_units
+            line += (
+                f"\n  {'':16s} per added unit: wall {(wall - base_wall) / added * 1e3:6.2f} ms, "
+                f"CPU {(cpu - base_cpu) / added * 1e3:6.2f} ms"
+            )
+        print(line)
+    print(f"  {'':16s} (base alone, whole run per unit: wall {base_wall / base_units * 1e3:.2f} ms, "
+          f"CPU {base_cpu / base_units * 1e3:.2f} ms, fixed costs included)")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
@@ -152,6 +233,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         overhead(project(Path(folder)), args.limit, args.repeat)
     reuse(args.limit)
+    whole_run(args.limit, args.repeat)
 
 
 if __name__ == "__main__":

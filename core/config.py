@@ -193,11 +193,17 @@ class EvaluationSection(BaseModel):
         "a system's units no longer run once all its comparisons are settled (docs/statistics.md, Stopping "
         "early). 'ragassay run --sequential' switches it on with the defaults.",
     )
+    order: Literal["seeded", "file"] = Field(
+        "seeded",
+        description="The order in which samples are processed. seeded: ascending hash of 'seed' and the question "
+        "id, so a budget-limited, stopped or interrupted run has scored a uniform random subset (its verdicts say "
+        "'partial: N of M samples, a uniform random subset'); file: the dataset's order (a partial run has scored "
+        "the first N samples, not a random subset; a sequential run needs 'seeded'). Values never depend on it.",
+    )
     seed: int = Field(
         42,
-        description="Seed of the order in which samples are processed when the run has a budget or is sequential: "
-        "a hash of the seed and the question id, so a budget-limited, stopped or interrupted run has scored a "
-        "uniform random subset.",
+        description="Seed of the seeded sample order ('order'): a hash of the seed and the question id, the same "
+        "order in every process.",
     )
     compat: Literal["ragassay", "unitxt"] = Field(
         "ragassay",

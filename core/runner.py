@@ -48,7 +48,7 @@ from .registry import Registry
 from .scoring import Scorers, describe
 from .sequential_options import SequentialSettings
 from .sequential_run import SequentialPlan, run_in_batches
-from .spool import SampleSpool
+from .spool import SampleSpool, partial_text
 from .store.database import ResultsStore, StoredUnit, UnitResult, WriteContext
 from .store.lease import Lease
 from .systems import (
@@ -161,12 +161,15 @@ class RunSummary:
     units_missing: int = 0  # with budget_limited: units not run or not fully scored
     sequential: dict[str, Any] | None = None  # a sequential run: what it decided (ragassay.sequential_run.record)
 
+    order_seed: int | None = None  # the seed of the sample order; None: the dataset's order
+
     def partial_note(self) -> str | None:
-        """``partial: N of M samples, a uniform random subset (...)`` for a budget-limited session, else None."""
+        """``partial: N of M samples, a uniform random subset (seed S) (...)`` for a budget-limited session (or
+        the first N in file order), else None."""
         if self.budget_limited is None:
             return None
         return (
-            f"partial: {self.samples_done} of {self.samples} samples, a uniform random subset "
+            f"{partial_text(self.samples_done, self.samples, self.order_seed)} "
             f"(budget-limited: {self.budget_limited}; {self.units_missing} of {self.units} units not run or "
             "not fully scored; re-run with a larger budget to resume)"
         )
@@ -269,8 +272,12 @@ class Runner:
             raise ConfigError(
                 "a sequential run needs the local executor (it checks after each batch); run with --executor local"
             )
-        seeded = self.budget is not None or self.sequential is not None
-        self.order_seed = evaluation.seed if seeded else None  # seeded order: with a budget or sequential
+        if self.sequential is not None and evaluation.order == "file":
+            raise ConfigError(
+                f"{plan.loaded.where('evaluation.order')}: a sequential run processes the samples in the seeded "
+                'order; remove [evaluation] order = "file" (or run with --no-sequential)'
+            )
+        self.order_seed = evaluation.seed if evaluation.order == "seeded" else None  # None: the dataset's order
         self._ordered: SampleSpool | None = None
 
     def open_run(self, *, new: bool = False) -> tuple[str, bool]:
@@ -278,6 +285,7 @@ class Runner:
         fingerprint = self.plan.fingerprint()
         existing = None if new else self.store.find_run(fingerprint)
         if existing is not None:
+            self._keep_order(existing)
             return existing["id"], True
         run_id = hashlib.sha256(f"{fingerprint}{time.time_ns()}".encode()).hexdigest()[:16]
         config = self.plan.loaded.config
@@ -299,6 +307,22 @@ class Runner:
         )
         return run_id, False
 
+    def _keep_order(self, existing: dict[str, Any]) -> None:
+        """A resumed run keeps the sample order it was created with (its stored ``[evaluation] order`` and
+        ``seed``), so what a partial run has scored stays the start of one order (a sequential run keeps its own)."""
+        raw = existing.get("config_json")
+        evaluation = (json.loads(raw).get("evaluation") or {}) if raw else {}
+        if "order" not in evaluation or self.sequential is not None:
+            return  # created before [evaluation] order existed: as configured now
+        seed = evaluation.get("seed", 42) if evaluation["order"] == "seeded" else None
+        if seed != self.order_seed:
+            self.order_seed, self._ordered = seed, None
+            self.plan.warnings.append(
+                f"this run was created with [evaluation] order = {evaluation['order']!r}"
+                + (f", seed {seed}" if seed is not None else "")
+                + "; resuming in that order (start a separate run with --new for the new order)"
+            )
+
     def work(self, run_id: str, *, reuse: bool = True, samples=None, systems=None) -> WorkStream:
         """The run's work, streamed from the spooled samples and the store (see :mod:`ragassay.work`).
 
@@ -310,8 +334,9 @@ class Runner:
         return WorkStream(samples, systems, self.system_keys, self._is_done, self.store, run_id, reuse=reuse)
 
     def samples(self) -> SampleSpool:
-        """The samples in processing order: the dataset's, or with a budget the seeded random order of
-        :meth:`SampleSpool.shuffled <ragassay.spool.SampleSpool.shuffled>` (``[evaluation] seed``)."""
+        """The samples in processing order (``[evaluation] order``): the seeded random order of
+        :meth:`SampleSpool.shuffled <ragassay.spool.SampleSpool.shuffled>` (``[evaluation] seed``, the default),
+        or the dataset's."""
         if self.order_seed is None:
             return self.plan.samples
         if self._ordered is None:
@@ -377,7 +402,7 @@ class Runner:
         """``done`` ('complete', or 'settled' for a sequential run that stopped early), or 'budget-limited' (with
         the summary's account of what is missing) when the budget stopped the session before every unit was
         complete."""
-        summary.samples = len(self.plan.samples)
+        summary.samples, summary.order_seed = len(self.plan.samples), self.order_seed
         if ledger is None or ledger.stopped is None:
             return done
         done_units, done_samples = self.work(run_id).done()

@@ -37,6 +37,15 @@ def seeded_order(seed: int, question_ids: Sequence[str]) -> list[int]:
     return sorted(range(len(question_ids)), key=lambda i: order_key(seed, question_ids[i]))
 
 
+def partial_text(done: int, total: int, seed: int | None) -> str:
+    """What ``done`` of ``total`` samples processed in the seeded order of ``seed`` are: ``partial: N of M samples,
+    a uniform random subset (seed S)``; for the file order (``seed`` None): ``partial: the first N of M samples in
+    file order, not a random subset``."""
+    if seed is None:
+        return f"partial: the first {done} of {total} samples in file order, not a random subset"
+    return f"partial: {done} of {total} samples, a uniform random subset (seed {seed})"
+
+
 def _bucket(key: int, buckets: int) -> int:
     return (key * buckets) >> 64
 

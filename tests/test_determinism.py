@@ -1,4 +1,5 @@
-"""Same inputs, same numbers: a project run in three processes with different hash seeds stores identical results.
+"""Same inputs, same numbers: a project run in three processes with different hash seeds and different sample
+orders (``[evaluation] order``: seeded with two seeds, the file's order) stores identical results.
 
 The project is the Aurp example's data (GRAMMAR source over aurp.sql, the rendered corpus) with the keyword,
 BM25 and hybrid retrievers, the extractive reader, the lexical, retrieval and IR metrics and the ``match``
@@ -71,17 +72,22 @@ retriever = { name = "hybrid", options = { retrievers = ["bm25", "dense"], candi
 """
 
 
+#: [evaluation] order per process: values never depend on the order the samples are processed in
+ORDERS = ("", 'order = "seeded"\nseed = 7\n', 'order = "file"\n')
+
+
 def _write_configs(folder: Path, dataset: str, systems: str) -> list[Path]:
-    """One config per seed, each with its own results file and cache folder."""
+    """One config per seed, each with its own results file and cache folder, and its own sample order (the
+    default seeded order, another seed, the file's order)."""
     configs = []
-    for seed in SEEDS:
+    for seed, order in zip(SEEDS, ORDERS):
         config = folder / f"seed{seed}.toml"
         config.write_text(
             f'[project]\nname = "determinism"\nresults = "results-{seed}.db"\ncache_dir = "cache-{seed}"\n'
             f"concurrency = 8\n\n{dataset}\n"
             '[defaults]\nchunker = { name = "recursive", options = { size = 400, overlap = 40, title_prefix = true } }'
             "\n"
-            f'{systems}\n[evaluation]\nmetrics = {json.dumps(METRICS)}\njudges = ["match"]\n',
+            f'{systems}\n[evaluation]\nmetrics = {json.dumps(METRICS)}\njudges = ["match"]\n{order}',
             encoding="utf-8",
         )
         configs.append(config)

@@ -106,6 +106,8 @@ class Verdicts:
     pairs: list[PairVerdict]
     family: list[str] = dataclasses.field(default_factory=list)  # the metrics that decide
     constant: list[str] = dataclasses.field(default_factory=list)  # metrics equal on every system and sample
+    #: for a run that is not complete, what the verdicts stand on (:func:`ragassay.analysis.partial.partial_note`)
+    partial: str | None = None
 
     @property
     def compared(self) -> int:
@@ -116,15 +118,17 @@ class Verdicts:
 def decide(run, *, baseline: str | None = None, alpha: float = 0.05, seed: int = 0, family=None) -> Verdicts:
     """The verdicts of a run (:class:`ragassay.results.RunData`): its systems in run order, its metric and judge
     columns, directions from the stored metric specs, the family from ``family`` or the run's stored
-    ``[evaluation] decide`` (default: every column not constant across every system)."""
+    ``[evaluation] decide`` (default: every column not constant across every system); ``partial`` says what a
+    run that is not complete has scored."""
     from .latency import LATENCY, latency_column
+    from .partial import partial_note
 
     declared = family if family is not None else stored_family(run.info.config)
     columns = run.columns + ([LATENCY] if declared and LATENCY in declared else [])
     values = {(s, c): _scored(run.question_ids, run.values(s, c)) for s in run.systems for c in run.columns}
     values.update({(s, LATENCY): _scored(run.question_ids, latency_column(run, s)) for s in run.systems})
     directions = {c: run.direction(c) for c in run.columns} | {LATENCY: "lower"}
-    return decide_values(
+    verdicts = decide_values(
         values,
         run.systems,
         columns,
@@ -137,6 +141,7 @@ def decide(run, *, baseline: str | None = None, alpha: float = 0.05, seed: int =
         family=declared,
         order=run.question_ids,
     )
+    return dataclasses.replace(verdicts, partial=partial_note(run))
 
 
 def stored_family(config: Mapping) -> list[str] | None:

@@ -46,7 +46,8 @@ def comparison_tables(comparison, against: str | None = None) -> dict[str, Table
 
 
 def data_of(comparison, tables: dict[str, Table]) -> dict:
-    """The json document: every table's records, the frontier and what was hidden."""
+    """The json document: every table's records, the frontier, what was hidden and, for runs that are not
+    complete, their partial notes (run id -> ``partial: N of M samples, ...``)."""
     data = {name: table.records() for name, table in tables.items()}
     data["frontier"] = [
         {
@@ -60,6 +61,9 @@ def data_of(comparison, tables: dict[str, Table]) -> dict:
         if part.frontier is not None
     ]
     data["hidden"] = comparison.hidden
+    partial = {part.run_id: part.verdicts.partial for part in comparison.runs if part.verdicts.partial}
+    if partial:  # runs that are not complete: what their verdicts stand on
+        data["partial"] = partial
     return data
 
 
@@ -97,7 +101,8 @@ def verdict_lines(verdicts) -> list[str]:
         f"seed {verdicts.seed}"
     )
     sentences = verdict_sentences(verdicts) or ["only one system: nothing to compare"]
-    lines = [head] + [f"  {s}" for s in sentences[:MAX_LINES]]
+    partial = [f"  {verdicts.partial}"] if verdicts.partial else []  # a run that is not complete
+    lines = [head, *partial] + [f"  {s}" for s in sentences[:MAX_LINES]]
     if len(sentences) > MAX_LINES:
         lines.append(f"  ... and {len(sentences) - MAX_LINES} more (--format json lists every pair)")
     return lines

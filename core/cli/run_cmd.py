@@ -72,6 +72,21 @@ from .common import config_option, console, project_path
     "full run even when [evaluation] sequential is set. Default: as configured.",
 )
 @click.option(
+    "--sample",
+    default=None,
+    metavar="SHARE",
+    help="Score a subset: sets the dataset source's 'sample' option (e.g. 5% or 0.05; the traces source picks by a "
+    "hash of the trace id, the same subset on every run). Refused for a source without that option.",
+)
+@click.option(
+    "--where",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Filter the samples (repeatable; a key given twice takes either value): added to the dataset source's "
+    "'where' option (the traces source: model, service.version, route, since, until, ...). Refused for a source "
+    "without that option.",
+)
+@click.option(
     "--progress-every",
     "progress_every_s",
     type=float,
@@ -94,6 +109,8 @@ def run_command(
     progress_every_s: float | None,
     budget_text: str | None,
     sequential: bool | None,
+    sample: str | None,
+    where: tuple[str, ...],
 ) -> None:
     """Run every system on every sample of the project (--config, or CONFIG: the same) and score the outputs.
 
@@ -110,9 +127,19 @@ def run_command(
     budget = Budget.parse(budget_text) if budget_text is not None else None
     progress = make_progress(quiet, progress_every(progress_every_s))
     loaded = with_executor(load_config(project_path(config, config_path)), executor, address, workers)
+    if sample is not None or where:
+        from ..plugin_manager import get_plugin_host
+        from ..source_flags import with_source_options
+
+        loaded = with_source_options(loaded, get_plugin_host().registry, sample=sample, where=where)
     out = console()
 
-    on_start, on_result = run_callbacks(progress, system_count(loaded))
+    announce, on_result = run_callbacks(progress, system_count(loaded))
+    started: list[str] = []  # the run id, once the run is open
+
+    def on_start(summary) -> None:
+        started.append(summary.run_id)
+        announce(summary)
 
     try:
         summary = run(
@@ -135,7 +162,14 @@ def run_command(
         if progress is not None:
             progress.stop()
             progress = None
+        _say_partial(loaded, started)
         exit_interrupted(130)
+    except Exception:
+        if progress is not None:
+            progress.stop()
+            progress = None
+        _say_partial(loaded, started)
+        raise
     finally:
         if progress is not None:
             progress.stop()
@@ -197,6 +231,27 @@ def _print_estimate(plan, *, resume: bool) -> None:
         lines = [f"estimate unavailable: {type(exc).__name__}: {exc}"[:200]]
     for line in lines:
         click.echo(terminal_safe(line), err=True)
+
+
+def _say_partial(loaded, started: list[str]) -> None:
+    """After Ctrl-C or a failure: what the stored run's verdicts stand on now (``partial: N of M samples, ...``,
+    :func:`ragassay.analysis.partial.partial_note`); nothing when the run was not opened yet."""
+    if not started:
+        return
+    from ..analysis.partial import partial_note
+    from ..api import results_store
+    from ..results import read_run
+
+    try:
+        store = results_store(loaded)
+        try:
+            note = partial_note(read_run(store, started[0]))
+        finally:
+            store.close()
+    except Exception as exc:  # noqa: BLE001 - the run's own error or interrupt comes next
+        note = f"partial: run {started[0][:12]} could not be read back ({exc})"
+    if note:
+        click.echo(terminal_safe(note), err=True)
 
 
 def _say_waiting(holder) -> None:

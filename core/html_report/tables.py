@@ -10,13 +10,15 @@ DOCS = "docs/statistics.md"
 
 
 def verdict_section(verdicts, sentences: list[str]) -> Section:
-    """The verdict block: one plain sentence per finding, the baseline, alpha and method named."""
+    """The verdict block: one plain sentence per finding, the baseline, alpha and method named; first, for a run
+    that is not complete, what the verdicts stand on (``partial: N of M samples, ...``)."""
     legend = (
         f"Baseline: {verdicts.baseline}; alpha = {verdicts.alpha}; seed = {verdicts.seed}. {verdicts.method}. "
         f"See {DOCS}."
     )
     items = Items(list(sentences), "verdicts", "Only one system: nothing to compare.")
-    return Section("verdicts", "Verdicts", [items], legend)
+    parts = ([Note(verdicts.partial[:1].upper() + verdicts.partial[1:] + ".")] if verdicts.partial else []) + [items]
+    return Section("verdicts", "Verdicts", parts, legend)
 
 
 def comparison_section(verdicts, hidden: dict[str, str] | None = None) -> Section:

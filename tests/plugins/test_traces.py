@@ -140,3 +140,52 @@ def test_two_versions_are_two_systems_paired_on_the_questions_both_answered(tmp_
     (verdict,) = [v for v in report["verdicts"] if v["metric"] == "k_precision"]
     # paired on the 2 questions both answered: v2 answered them from its contexts (1.0), v1 did not (0.0, 0.5)
     assert (verdict["n"], verdict["mean_diff"]) == (2, 0.75)
+
+
+def _sampled_ids(root, run_id):
+    return {q for (q,) in _rows(root, f"select question_id from run_samples where run_id = '{run_id}'")}
+
+
+def test_run_sample_and_where_flags_set_the_source_options_and_make_a_run_of_their_own(tmp_path):
+    requests = [
+        request(openinference_trace(n, f"question {n} about retrieved", f"answer {n} retrieved"), version=f"1.{n % 2}")
+        for n in range(1, 41)
+    ]
+    flagged = _project(tmp_path / "flags", requests)
+    configured = tmp_path / "configured"
+    shutil.copytree(flagged, configured)
+    toml = configured / "ragassay.toml"
+    options = 'options = { sample = "50%", where = { "service.version" = "1.0" } }'
+    toml.write_text(toml.read_text().replace("options = {  }", options))
+    result = ragassay_cli("run", str(flagged), "-q", "--sample", "50%", "--where", "service.version=1.0")
+    assert result.returncode == 0, result.stderr
+    same = ragassay_cli("run", str(configured), "-q")
+    assert same.returncode == 0, same.stderr
+
+    ((run_id, config_json, count, fingerprint),) = _rows(
+        flagged, "select id, config_json, sample_count, fingerprint from runs"
+    )
+    options = json.loads(config_json)["dataset"]["options"]
+    assert options == {"sample": "50%", "where": {"service.version": "1.0"}}  # the stored config: what was in effect
+    (other_id,) = _rows(configured, "select id from runs")[0]
+    ids = _sampled_ids(flagged, run_id)
+    assert ids == _sampled_ids(configured, other_id) and 2 <= count == len(ids) < 20  # half of the 20 v1.0 traces
+    full = ragassay_cli("run", str(flagged), "-q")  # without the flags: the whole set, a run of its own
+    assert full.returncode == 0, full.stderr
+    runs = _rows(flagged, "select sample_count, fingerprint from runs order by sample_count")
+    assert [r[0] for r in runs] == [count, 40] and runs[1][1] != fingerprint
+
+
+def test_run_sample_flag_is_refused_for_a_source_without_the_option(tmp_path):
+    root = tmp_path / "files"
+    root.mkdir()
+    (root / "qa.jsonl").write_text(json.dumps({"question_id": "q1", "question": "Who?"}) + "\n")
+    (root / "ragassay.toml").write_text('[dataset]\noptions = { path = "qa.jsonl" }\n[systems.prod]\nrag = "naive"\n')
+    for flags, option in ((["--sample", "5%"], "sample"), (["--where", "route=/a"], "where")):
+        result = ragassay_cli("run", str(root), "-q", *flags)
+        assert result.returncode == 2, result.stderr
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and f"dataset source 'files' has no option '{option}'" in lines[0], lines
+    assert not (root / "ragassay-results.db").exists()  # refused before anything is stored
+    bad = ragassay_cli("run", str(root), "-q", "--where", "route")
+    assert bad.returncode == 2 and "give KEY=VALUE" in bad.stderr
