@@ -51,6 +51,11 @@ def render_text(template: str, **context: Any) -> str:
     return environment().get_template(template).render(**context)
 
 
+def section_html(section: Any) -> str:
+    """One :class:`ragassay.serve.blocks.Section` as HTML, exactly as the report and the pages render it."""
+    return str(environment().get_template("sections.html").module.section(section))
+
+
 def render(request, template: str, *, status_code: int = 200, **context: Any):
     """A :class:`starlette.responses.HTMLResponse` of ``template`` for ``request``.
 

@@ -25,6 +25,7 @@ from ragassay.config import load_config
 from ragassay.html_report.robustness import robustness_section
 from ragassay.reference_rags.naive import DEFAULT_SYSTEM_PROMPT, HARDENED_SYSTEM_PROMPT
 from ragassay.results import read_run
+from ragassay.serve.templating import section_html
 
 from servers.context_following import REFUSAL, ContextFollowing
 from servers.openai_chat import OpenAIChatServer
@@ -195,7 +196,7 @@ def test_the_hardened_prompt_is_compared_with_the_plain_one_by_the_paired_engine
 
 def test_the_html_section_and_the_markdown_profile_name_every_operator(project):
     root, runs, _ = project
-    section = robustness_section(read(root, "extractive", runs["extractive"]))
+    section = section_html(robustness_section(read(root, "extractive", runs["extractive"])))
     markdown = robustness(root, "extractive", runs["extractive"], "--format", "markdown")
     for operator in ALL:
         assert f"<td>{operator}</td>" in section and f"| {operator}" in markdown
