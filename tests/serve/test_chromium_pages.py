@@ -24,12 +24,12 @@ def test_comparison_and_failure_pages_in_chromium(tmp_path):
             driver.get(f"{url}/runs/{run_id}")
             names = driver.find_elements("css selector", "table.comparison tbody td:first-child")
             assert [n.text for n in names] == ["base", PLANTED_SYSTEM]  # the planted name shown as text
-            driver.find_element("link text", "failures").click()
+            _navigate(driver, driver.find_element("link text", "failures"))
             Select(driver.find_element("name", "system")).select_by_visible_text(PLANTED_SYSTEM)
             driver.find_element("name", "q").send_keys("Question 7")
-            driver.find_element("css selector", "form.filters button").click()
+            _navigate(driver, driver.find_element("css selector", "form.filters button"))
             assert driver.find_element("id", "failure-count").text.startswith("1 of 24")
-            driver.find_element("link text", "q07").click()
+            _navigate(driver, driver.find_element("link text", "q07"))
             case = driver.find_element("css selector", f'div.case[data-system="{PLANTED_SYSTEM}"]')
             assert PLANT in case.find_element("css selector", ".answer").text
             assert not driver.find_elements("css selector", ".answer b")  # the planted </script><b> stayed text
@@ -38,3 +38,13 @@ def test_comparison_and_failure_pages_in_chromium(tmp_path):
     finally:
         driver.quit()
         store.close()
+
+
+def _navigate(driver, element) -> None:
+    """Click ``element`` and wait until its page is gone (a find right after a click can still see the old page:
+    its elements then go stale under the test). The wait ends on the event, not on a time; 60 s only bounds it."""
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    element.click()
+    WebDriverWait(driver, 60).until(expected_conditions.staleness_of(element))
