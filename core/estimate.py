@@ -7,11 +7,14 @@ Per system, metric and judge, summed over the samples:
   answer or corrective re-asks). A component with no model component anywhere in its options (and, for a system,
   in its parts) makes no calls: 0, exact. A component with a model component that does not implement the hook is
   reported as *unknown*, with that reason (never as 0).
-- **tokens**: the pattern's prompt tokens, estimated as characters / 4 (:data:`~ragassay.llm.budget.CHARS_PER_TOKEN`)
-  of the prompt templates filled with the sample; the answer, not known before the run, is taken to be as long as
-  the sample's longest reference answer (:attr:`Hints.answer_chars`); retrieved contexts as ``top_k`` chunks of the
-  chunker's ``size`` (:attr:`Hints.context_chars`). Output tokens: the model's ``max_tokens`` where set, else
-  unknown (the cost is then a lower bound and says so).
+- **tokens**: the pattern's prompt tokens: counted with the model family's own tokenizer where the generator
+  knows it (:meth:`~ragassay.llm.LLMGenerator.token_counter`; the ``local`` generator: its model's tokenizer with
+  its chat template), else estimated as characters / 4 (:data:`~ragassay.llm.budget.CHARS_PER_TOKEN`), of the
+  prompt templates filled with the sample (each row names its rule in :attr:`Row.tokenizer`). The answer, not
+  known before the run, is taken to be as long as the sample's longest reference answer
+  (:attr:`Hints.answer_chars`); retrieved contexts as ``top_k`` chunks of the chunker's ``size``
+  (:attr:`Hints.context_chars`); assumed texts count as characters / 4 under any tokenizer. Output tokens: the
+  model's ``max_tokens`` where set, else unknown (the cost is then a lower bound and says so).
 - **cost**: tokens at the price table's prices (:mod:`ragassay.llm.pricing`); None (unknown) for an unpriced model.
 
 Cache hits are not subtracted yet (the estimate is an upper bound for a run that re-uses cached replies).
@@ -30,6 +33,9 @@ from typing import Any
 
 from .llm.budget import CHARS_PER_TOKEN
 
+#: :attr:`CallPattern.tokenizer` of prompt tokens estimated as characters / 4.
+CHARS_RULE = "chars/4"
+
 
 @dataclasses.dataclass
 class CallPattern:
@@ -46,6 +52,8 @@ class CallPattern:
     model: str | None
     note: str = ""
     shared: str | None = None  # calls identical to those of any component with the same key (the cache serves them)
+    prompt_tokens: int | None = None  # the prompts' tokens by the model's tokenizer (None: characters / 4)
+    tokenizer: str = CHARS_RULE  # how prompt tokens are counted
 
 
 @dataclasses.dataclass
@@ -75,13 +83,18 @@ class Row:
     piloted_calls: int | None = None  # with --pilot, for a range: the pilot's calls per sample x samples
     piloted_tokens: int | None = None  # the same for input tokens (as the model counted them)
     shared: str | None = None  # the patterns' shared key (see CallPattern.shared)
+    tokenizer: str = ""  # how input tokens were counted (CallPattern.tokenizer; "a + b" when both were used)
 
     def add(self, pattern: CallPattern, prices: Any) -> None:
         self.calls_low = (self.calls_low or 0) + pattern.calls_low
         if self.calls_high is not None:
             self.calls_high = None if pattern.calls_high is None else self.calls_high + pattern.calls_high
-        tokens = math.ceil(pattern.prompt_chars / CHARS_PER_TOKEN)
+        tokens = pattern.prompt_tokens
+        if tokens is None:
+            tokens = math.ceil(pattern.prompt_chars / CHARS_PER_TOKEN)
         self.input_tokens += tokens
+        if pattern.tokenizer not in self.tokenizer.split(" + "):
+            self.tokenizer = " + ".join(filter(None, [self.tokenizer, pattern.tokenizer]))
         if not pattern.calls_low and not pattern.calls_high:
             return  # no call for this sample
         out = None if pattern.output_tokens is None else pattern.output_tokens * pattern.calls_low
@@ -143,6 +156,7 @@ def _count_shared_once(rows: list[Row]) -> None:
             row.calls_low = row.calls_high = row.input_tokens = row.output_tokens_max = 0
             row.usd = 0.0
             row.note = f"the same requests as {earlier}: served by the response cache"
+            row.tokenizer = ""
 
 
 def build_system_for_estimate(system: Any, plan: Any) -> Any:
@@ -210,6 +224,7 @@ FIELDS = (
     "piloted_calls",
     "piloted_tokens",
     "shared",
+    "tokenizer",
 )
 
 
@@ -235,7 +250,10 @@ def as_markdown(rows: Iterable[Row]) -> str:
         out = "unknown" if r.output_tokens_max is None else str(r.output_tokens_max)
         usd = "unknown" if r.usd is None else f"{r.usd:.4f}"
         tokens = str(r.input_tokens) + (f" (piloted {r.piloted_tokens})" if r.piloted_tokens is not None else "")
-        lines.append(f"| {r.system} | {r.component} | {calls} | {tokens} | {out} | {usd} | {r.note} |")
+        note = (
+            r.note if r.tokenizer in ("", CHARS_RULE) else "; ".join(filter(None, [f"tokens: {r.tokenizer}", r.note]))
+        )
+        lines.append(f"| {r.system} | {r.component} | {calls} | {tokens} | {out} | {usd} | {note} |")
     return "\n".join(lines) + "\n"
 
 
@@ -245,7 +263,8 @@ def summary_lines(rows: list[Row]) -> list[str]:
     stored = sum(r.stored_calls + r.cached_calls for r in rows)
     if not stored and not any(r.calls_low is None or r.calls_high != 0 for r in rows):
         return []
-    lines = ["estimate (before any call; tokens: characters / 4; per component: ragassay estimate):"]
+    rules = " + ".join(dict.fromkeys(t for r in rows for t in r.tokenizer.split(" + ") if t)) or CHARS_RULE
+    lines = [f"estimate (before any call; tokens: {rules}; per component: ragassay estimate):"]
     for system in dict.fromkeys(r.system for r in rows):
         mine = [r for r in rows if r.system == system]
         unknown = any(r.calls_low is None for r in mine)

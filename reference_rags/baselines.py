@@ -94,7 +94,7 @@ def _one_call(generator: Any, sample: Sample, hints: Any, messages: list[dict[st
         return generator.call_pattern(sample, hints)
     if messages is None:
         return generator.calls(0, 0, 0)
-    return generator.calls(sum(len(m["content"]) for m in messages))
+    return generator.calls(sum(len(m["content"]) for m in messages), messages=[messages])
 
 
 def _context_ids(sample: Sample) -> list[str]:

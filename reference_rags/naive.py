@@ -101,7 +101,9 @@ class NaiveRAG(RAGSystem):
             return generator.call_pattern(sample, hints)
         if hints.context_chars is None:
             return None
-        return generator.calls(self.prompt_chars(self.options.system_prompt, sample, hints))
+        contexts = ["x" * ((hints.context_chars or 0) // self.options.top_k)] * self.options.top_k
+        messages = build_messages(self.options.system_prompt, sample.question, contexts)
+        return generator.calls(self.prompt_chars(self.options.system_prompt, sample, hints), messages=[messages])
 
     def prompt_chars(self, system_prompt: str, sample: Sample, hints: Any, with_sources: bool = True) -> int:
         """Characters of the answer call's messages, the top-k sources assumed as ``hints`` says."""

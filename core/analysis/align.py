@@ -1,5 +1,6 @@
 """Aligning a judge to people (``ragassay align``): labelled exemplars in its prompt, chosen from one part of the
-labelled items, the change in agreement measured on the other part only.
+labelled items, the change in agreement measured on the other part only. Binary rubrics only: an ordinal or pairwise
+rubric is refused with the reason (no shipped judge scores on such a scale; see docs/labelling.md).
 
 1. **Split.** The labelled questions (not outputs: two systems' answers to one question stay on one side) are
    shuffled by the seeded generator of :mod:`.bootstrap` and cut: the first ``round(pool_share * n)`` form the

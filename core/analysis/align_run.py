@@ -43,9 +43,7 @@ def align_judge(
     embedder: str | None = None,
 ) -> AlignResult:
     """Choose exemplars, build the variant, judge the held-out items with both, and measure the change."""
-    kind = rubric_of(rubric).kind
-    if kind != "binary":
-        raise ConfigError(f"align measures agreement on a binary rubric; '{rubric}' is {kind}")
+    refuse_non_binary(rubric)
     truth, ties = _truth(labels, run, rubric)
     ref = _judge_ref(project, judge_key)
     original = project.context.build("judge", {"name": ref.name, "options": ref.options})
@@ -81,6 +79,21 @@ def align_judge(
     }
     return AlignResult(
         judge_key, run.id, rule, seed, split, chosen, variant.options.prompt_version, variant_ref, change, ties
+    )
+
+
+def refuse_non_binary(rubric: str) -> None:
+    """ConfigError for a rubric that is not binary, saying why and what to use instead (docs/labelling.md)."""
+    found = rubric_of(rubric)
+    if found.kind == "binary":
+        return
+    scale = f"{found.values[0]:g}..{found.values[-1]:g}" if found.values else "no scale"
+    raise ConfigError(
+        f"align works on binary rubrics only: '{rubric}' is {found.kind} ({scale}), and no shipped judge gives a "
+        "score on such a scale (correctness, grammar_llm and match say correct or incorrect; holistic_correctness "
+        "scores 1-5 but is a metric, of correctness, not a judge). Align against a binary rubric (--rubric "
+        f"correct), or measure the judge against the '{rubric}' labels with ragassay meta-eval (weighted kappa, "
+        "Spearman)"
     )
 
 

@@ -22,7 +22,12 @@ from .render import Column, Table, emit
     default=None,
     help="People's labels: a labels export (JSONL); default: the labels stored for the run.",
 )
-@click.option("--rubric", default="correct", show_default=True, help="The binary rubric whose labels count.")
+@click.option(
+    "--rubric",
+    default="correct",
+    show_default=True,
+    help="The binary rubric whose labels count (ordinal and pairwise rubrics are refused: docs/labelling.md).",
+)
 @click.option("--examples", "k", type=click.IntRange(min=1), required=True, help="Exemplars in the variant's prompt.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the split and of the choice.")
 @click.option(

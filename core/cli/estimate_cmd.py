@@ -25,7 +25,8 @@ def estimate_command(config: Path | None, config_path: Path, fmt: str, pilot: in
     """Estimate the model calls (per system, metric and judge), tokens and cost of running CONFIG; calls nothing.
 
     Calls are exact where a component's call pattern is fixed, a range where it depends on the content, and
-    'unknown' (with the reason) where a component does not declare it. Tokens: characters / 4 (docs/llm.md).
+    'unknown' (with the reason) where a component does not declare it. Tokens: the local model's tokenizer,
+    else characters / 4 (docs/llm.md).
     Work already stored in the run that 'ragassay run CONFIG' would resume costs nothing and is subtracted.
     Calls the LLM response cache answers are subtracted too (a cache-only pass of the run: no call is made).
     Only --pilot makes model calls (it says how many).

@@ -59,6 +59,7 @@ _EXPORTS = {
     # for call_pattern hooks (ragassay estimate)
     "asks": "patterns",
     "answer_text": "patterns",
+    "split_assumed": "patterns",
     "context_texts": "patterns",
     "message_chars": "patterns",
     "unbounded": "patterns",

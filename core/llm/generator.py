@@ -111,14 +111,38 @@ class LLMGenerator(Generator):
             )
         return self._client
 
-    def calls(self, prompt_chars: int, low: int = 1, high: int | None = 1, note: str = "") -> Any:
+    def calls(
+        self,
+        prompt_chars: int,
+        low: int = 1,
+        high: int | None = 1,
+        note: str = "",
+        *,
+        messages: Sequence[Sequence[dict[str, Any]]] | None = None,
+    ) -> Any:
         """A :class:`~ragassay.estimate.CallPattern` of ``low``..``high`` calls to this generator sending
         ``prompt_chars`` characters in all (for :meth:`Component.call_pattern <ragassay.Component.call_pattern>`
-        hooks; no network)."""
+        hooks; no network).
+
+        ``messages``: the chat messages of each of the ``low`` calls (run-time texts as
+        :func:`ragassay.llm.answer_text` assumes them); with them, a generator whose :meth:`token_counter` knows
+        its model's tokenizer counts the prompt tokens with it (else they are characters / 4)."""
         from ..estimate import CallPattern
 
         key = f"{self.make_backend().name}/{self.options.model}"
-        return CallPattern(low, high, prompt_chars, self.options.max_tokens, key, note)
+        pattern = CallPattern(low, high, prompt_chars, self.options.max_tokens, key, note)
+        counter = self.token_counter() if messages is not None else None
+        if counter is not None:
+            pattern.prompt_tokens = sum(counter.count(list(m)) for m in messages or [])
+            pattern.tokenizer = counter.name
+        return pattern
+
+    def token_counter(self) -> Any:
+        """What counts this model's prompt tokens for ``ragassay estimate``: an object with ``name`` (shown in the
+        estimate) and ``count(messages) -> int`` (the tokens of one call's chat messages as the model sees them,
+        chat template included), or None when the model family's tokenizer is not known here (the default:
+        characters / 4). Loading a tokenizer must wait for the first ``count``."""
+        return None
 
     def decoding(self, overrides: dict[str, Any] | None = None) -> DecodingParams:
         """The options' decoding parameters with per-call ``overrides``."""

@@ -14,10 +14,25 @@ range's upper end); :func:`answer_text` and :func:`context_texts` are the assume
 from __future__ import annotations
 
 import json
+import math
+import re
 from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel
+
+#: A run of this many or more "x": a text assumed by :func:`answer_text` / :func:`context_texts` (or a part of a
+#: prompt only its length is known of). A tokenizer counts it as characters / 4 (:func:`split_assumed`).
+ASSUMED = re.compile("x{16,}")
+
+
+def split_assumed(text: str) -> tuple[str, int]:
+    """``text`` without its assumed parts (runs of :data:`ASSUMED`), and their tokens at characters / 4: what a
+    :meth:`~ragassay.llm.LLMGenerator.token_counter` tokenizes, and what it adds (the content is unknown)."""
+    from .budget import CHARS_PER_TOKEN
+
+    assumed = sum(len(m) for m in ASSUMED.findall(text))
+    return ASSUMED.sub("", text), math.ceil(assumed / CHARS_PER_TOKEN)
 
 
 def answer_text(hints: Any) -> str:
@@ -59,7 +74,8 @@ def asks(
     With a ``response_model`` (structured output, :func:`ragassay.llm.ask_structured`) each ask sends the schema
     and may be re-asked ``structured_retries`` times (a plain generator: :data:`ragassay.llm.judging.RETRIES`); a
     free-text verdict (:meth:`LLMJudging.ask_text`) passes ``retries=TEXT_RETRIES``. ``extra_chars``: characters
-    every ask sends besides the prompt (e.g. a system message)."""
+    every ask sends besides the prompt (e.g. a system message); a generator that counts tokens with its model's
+    tokenizer counts the prompts with it and these characters as characters / 4."""
     from .judging import RETRIES
 
     if not hasattr(generator, "calls"):
@@ -71,7 +87,9 @@ def asks(
             chat = getattr(type(generator), "supports_chat", False)
             retries = generator.options.structured_retries if chat else RETRIES
     chars = sum(len(p) for p in prompts) + per_ask * len(prompts)
-    return generator.calls(chars, len(prompts), len(prompts) * (1 + (retries or 0)), note)
+    extra = [{"role": "system", "content": "x" * per_ask}] if per_ask else []  # schema etc.: characters / 4
+    messages = [[*extra, {"role": "user", "content": p}] for p in prompts]
+    return generator.calls(chars, len(prompts), len(prompts) * (1 + (retries or 0)), note, messages=messages)
 
 
 def unbounded(pattern: Any, note: str) -> Any:

