@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .config import LoadedConfig
 from .executor import executor_for
@@ -17,11 +17,13 @@ from .interruptible import run_interruptibly
 from .phases import PhaseProgress
 from .plugin_manager import PluginHost, get_plugin_host, load_plugins
 from .project import Project
-from .results.handle import Run
 from .runner import Runner, RunSummary, plan_run
 from .store import open_store, store_url
 from .store.database import ResultsStore, UnitResult
 from .store.lease import Holder
+
+if TYPE_CHECKING:  # the results model imports numpy: on first use, after the run (ragassay run -q never needs it)
+    from .results.handle import Run
 
 
 def results_store(loaded: LoadedConfig) -> ResultsStore:
@@ -109,6 +111,8 @@ def run(
             if lease.lost:
                 summary.warnings.append(lease.lost)
             summary.warnings += store.recoveries  # outages of the database that the run waited out
+            from .results.handle import Run
+
             return Run(summary.run_id, project.results_url, summary)
     finally:
         store.close()

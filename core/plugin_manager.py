@@ -72,11 +72,15 @@ class PluginHost:
         """Load every allowed entry point of the ``ragassay`` group, one at a time."""
         allow = _env_list("RAGASSAY_LOAD_PLUGINS")
         block = set(_env_list("RAGASSAY_DISABLE_PLUGINS") or [])
+        origins: dict[int, tuple[str, str]] = {}  # by distribution: its metadata is parsed once, not per plugin
         for ep in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
             if (allow is not None and ep.name not in allow) or ep.name in block:
                 self._trace(f"skipping plugin {ep.name} (environment switch)")
                 continue
-            dist, version = _origin(ep)
+            key = id(getattr(ep, "dist", None))
+            if key not in origins:
+                origins[key] = _origin(ep)
+            dist, version = origins[key]
             try:
                 module = ep.load()
             except BaseException as exc:  # noqa: BLE001 - any import failure is recorded, never fatal

@@ -47,7 +47,6 @@ from .reference_check import reference_warnings
 from .registry import Registry
 from .scoring import Scorers, describe
 from .sequential_options import SequentialSettings
-from .sequential_run import SequentialPlan, run_in_batches
 from .spool import SampleSpool, partial_text
 from .store.database import ResultsStore, StoredUnit, UnitResult, WriteContext
 from .store.lease import Lease
@@ -267,7 +266,7 @@ class Runner:
                 "[evaluation] budget, or with --executor local"
             )
         sequential = evaluation.sequential if sequential is None else sequential or None  # False: off
-        self.sequential = None if sequential is None else SequentialPlan.of(plan, sequential, baseline)
+        self.sequential = None if sequential is None else _sequential_plan(plan, sequential, baseline)
         if self.sequential is not None and hasattr(self.executor, "process"):
             raise ConfigError(
                 "a sequential run needs the local executor (it checks after each batch); run with --executor local"
@@ -383,6 +382,8 @@ class Runner:
             status = "complete"
             if self.sequential is not None:
                 with using(ledger):
+                    from .sequential_run import run_in_batches
+
                     status = await run_in_batches(self, run_id, built, ledger, summary, reuse=not new)
             elif units > skipped:  # nothing to do starts no executor (no Ray workers for a complete run)
                 with using(ledger):
@@ -538,6 +539,14 @@ class Runner:
         elif result.empty_retrieval:
             summary.empty_retrievals[result.system] = summary.empty_retrievals.get(result.system, 0) + 1
         summary.metric_errors += result.metric_errors
+
+
+def _sequential_plan(plan: RunPlan, settings: SequentialSettings | bool, baseline: str | None):
+    """The :class:`~ragassay.sequential_run.SequentialPlan` of a sequential run (imported here: its statistics
+    import numpy, which a full run does not need before its first call)."""
+    from .sequential_run import SequentialPlan
+
+    return SequentialPlan.of(plan, settings, baseline)
 
 
 def _until_stopped(items: Iterable[WorkItem], ledger: BudgetLedger | None) -> Iterator[WorkItem]:

@@ -132,8 +132,6 @@ def run_command(
         from ..source_flags import with_source_options
 
         loaded = with_source_options(loaded, get_plugin_host().registry, sample=sample, where=where)
-    out = console()
-
     announce, on_result = run_callbacks(progress, system_count(loaded))
     started: list[str] = []  # the run id, once the run is open
 
@@ -208,6 +206,7 @@ def run_command(
             data = read_run(store, summary.run_id)
         finally:
             store.close()
+        out = console()  # rich, imported here: a quiet run prints no table
         if summary.budget_limited:
             out.print("[bold]Partial verdicts[/bold] (budget-limited: on the samples scored so far)")
         print_comparison(out, compare([data], baseline=baseline, family=loaded.config.evaluation.decide))

@@ -14,10 +14,30 @@
 - :mod:`.handle`: :class:`ragassay.Run` and :func:`ragassay.open_run`, for notebooks and tests.
 """
 
-from .model import OutputRecord, RunData, RunInfo
-from .read import read_payloads, read_run, read_sample
-from .scores import ScoreRecord, ScoreTable
-from .usage import Usage
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .model import OutputRecord, RunData, RunInfo
+    from .read import read_payloads, read_run, read_sample
+    from .scores import ScoreRecord, ScoreTable
+    from .usage import Usage
+
+#: Where each name lives; imported on first use (the model imports numpy, which ``ragassay run`` does not need
+#: before its first call, and ``ragassay.results.handle`` is imported by every run: PEP 562).
+_EXPORTS = {
+    "OutputRecord": ".model",
+    "RunData": ".model",
+    "RunInfo": ".model",
+    "ScoreRecord": ".scores",
+    "ScoreTable": ".scores",
+    "Usage": ".usage",
+    "read_payloads": ".read",
+    "read_run": ".read",
+    "read_sample": ".read",
+}
 
 __all__ = [
     "OutputRecord",
@@ -30,3 +50,17 @@ __all__ = [
     "read_run",
     "read_sample",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """The exported name ``name``, imported from its module on first use."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

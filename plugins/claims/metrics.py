@@ -39,7 +39,8 @@ TRACE_KEY = "ragchecker"
 
 
 class _CommonOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # defer_build: the 22 metric classes' option models are built on first validation, not when the plugin loads
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     replay: bool = Field(
         True, description=f'Use the checks stored in output.trace["{TRACE_KEY}"] when present (no model call).'

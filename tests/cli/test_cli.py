@@ -7,6 +7,8 @@ import sqlite3
 import subprocess
 import sys
 
+import pytest
+
 from conftest import QA, cli_env, ragassay_cli, write_project
 
 
@@ -20,6 +22,24 @@ def test_help_is_fast_and_imports_nothing_heavy():
     assert out.strip() == "[]"
     result = ragassay_cli("--help")
     assert result.returncode == 0 and "compare" in result.stdout and "plugins" in result.stdout
+
+
+def test_a_quiet_run_imports_no_numpy_or_rich_before_its_first_call():
+    # what `ragassay run -q` imports before its first model call (the API, the runner, every plugin) and after
+    # its last (the returned run's handle): numpy, pandas and rich wait for the verdicts and tables
+    code = (
+        "import sys, ragassay.api, ragassay.cli.run_cmd, ragassay.results.handle\n"
+        "from ragassay.plugin_manager import get_plugin_host\n"
+        "assert not get_plugin_host().failures\n"
+        "print([x for x in ('numpy', 'pandas', 'rich', 'scipy') if x in sys.modules])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+    from ragassay import results
+
+    assert results.read_run.__module__ == "ragassay.results.read" and "RunData" in dir(results)
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        results.nothing  # noqa: B018
 
 
 def test_init_writes_a_valid_starter_and_refuses_to_overwrite(tmp_path):

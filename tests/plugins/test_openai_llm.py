@@ -287,3 +287,22 @@ def test_concurrency_is_limited_per_endpoint(make, server):
         return await asyncio.gather(*(generator.generate(r) for r in requests))
 
     assert len(asyncio.run(main())) == 9 and state["peak"] == 3
+
+
+def test_the_http_clients_share_one_tls_context_that_follows_the_certificate_variables(monkeypatch):
+    import ssl
+
+    import openai
+
+    from ragassay.plugins.openai_llm import _tls
+
+    certifi = pytest.importorskip("certifi")
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    client_class = openai.DefaultAsyncHttpxClient
+    first, second = _tls(client_class)["verify"], _tls(client_class)["verify"]
+    assert first is second  # the CA store is loaded once per process, not once per client
+    assert first.verify_mode == ssl.CERT_REQUIRED and first.check_hostname  # the library's verifying default
+    monkeypatch.setenv("SSL_CERT_FILE", certifi.where())
+    from_variable = _tls(client_class)["verify"]
+    assert from_variable is not first and from_variable.cert_store_stats()["x509_ca"] > 0
