@@ -4,7 +4,9 @@
 loopback OpenAI-compatible server in this process. Two naive RAG systems (BM25 and a generator that answers at
 once, each under its own model name) and a correctness judge that answers after ``--judge-latency`` seconds and
 says "Correct" at a per-system rate (a hash of the prompt, so the same for both runs): 0.60 against 0.60, 0.75
-and 0.90 (0, 15 and 30 points), ``--samples`` samples, ``[evaluation] sequential = { batch = --live-batch }``.
+and 0.90 (0, 15 and 30 points), ``--samples`` samples, ``[evaluation] sequential = { batch = --live-batch }``
+(``lookahead`` at its default, 1), concurrency 16 for the run and for every model endpoint (the endpoints'
+default of 8 calls in flight would bound the run below the runner's 16).
 For each effect size, the full run and the ``--sequential`` run (``--new``, response cache off: every call is
 real): the decision, samples judged, the calls the server counted, and the wall time of the process and of the
 run window ("units done in").

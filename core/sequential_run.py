@@ -40,7 +40,7 @@ class SequentialPlan:
     comparisons: list[Comparison]
     settled: list[Settled] = dataclasses.field(default_factory=list)  # after the last check
     seen: int = 0  # samples checked so far
-    values: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)  # read so far (seeded order)
+    values: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict, repr=False)  # read so far
 
     @classmethod
     def of(cls, plan: Any, settings: SequentialSettings, baseline: str | None = None) -> SequentialPlan:
