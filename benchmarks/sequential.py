@@ -4,7 +4,9 @@
 loopback OpenAI-compatible server in this process. Two naive RAG systems (BM25 and a generator that answers at
 once, each under its own model name) and a correctness judge that answers after ``--judge-latency`` seconds and
 says "Correct" at a per-system rate (a hash of the prompt, so the same for both runs): 0.60 against 0.60, 0.75
-and 0.90 (0, 15 and 30 points), ``--samples`` samples, ``[evaluation] sequential = { batch = --live-batch }``.
+and 0.90 (0, 15 and 30 points), ``--samples`` samples, ``[evaluation] sequential = { batch = --live-batch }``
+(``lookahead`` at its default, 1), concurrency 16 for the run and for every model endpoint (the endpoints'
+default of 8 calls in flight would bound the run below the runner's 16).
 For each effect size, the full run and the ``--sequential`` run (``--new``, response cache off: every call is
 real): the decision, samples judged, the calls the server counted, and the wall time of the process and of the
 run window ("units done in").
@@ -13,15 +15,17 @@ run window ("units done in").
 distributions (a 0/1 judge metric with correctness rates 0.60 against 0.60, 0.63 and 0.70 - 0, 3 and 10
 points - and a continuous score in [0, 1] sharing a per-sample difficulty, 0.03 apart); each of ``--runs``
 seeded replays (:func:`ragassay.analysis.sequential_replay.replay`) orders the samples at random and stops when
-the comparison settles. Calls: one judge call per sample and system (2,000 for the full run). Time: the batches
-run one after the other (the rules are checked between them), each batch's calls at ``--concurrency`` at a time,
-each call ``--latency`` seconds: sum over batches of ceil(calls / concurrency) x latency; the full run is the same
-formula without stopping. Then, on the 0/1 metric, the interval width at n = 1,000 against the fixed-n paired interval
-(why a sequence is wider), and the bets: ragassay's mix of aGRAPA and plug-in bets against the plug-in bets
-alone, on 2,000 vectorised replications.
+the comparison settles. Calls: one judge call per sample and system (2,000 for the full run), a system settled
+after batch k judged on k + ``--lookahead`` batches. Time: each call ``--latency`` seconds, ``--concurrency`` at a
+time; pipelined (``--lookahead`` 1, the default: the calls flow without a stall at the checks) ceil(calls /
+concurrency) x latency, with ``--lookahead 0`` the batches one after the other (a barrier at each check): the sum
+over batches of ceil(calls / concurrency) x latency; the full run is the same formula without stopping. Then,
+on the 0/1 metric, the interval width at n = 1,000 against the fixed-n paired interval (why a sequence is wider),
+and the bets: ragassay's mix of aGRAPA and plug-in bets against the plug-in bets alone, on 2,000 vectorised
+replications.
 
     python benchmarks/sequential.py [--live] [--replay] [--samples 400] [--judge-latency 0.1] [--live-batch 20]
-        [--runs 200] [--replay-samples 1000] [--batch 40] [--latency 0.2] [--concurrency 16]
+        [--runs 200] [--replay-samples 1000] [--batch 40] [--latency 0.2] [--concurrency 16] [--lookahead 1]
 """
 
 from __future__ import annotations
@@ -53,20 +57,24 @@ def draw(scenario, samples: int, seed: int) -> dict:
     return {"base": {"m": noisy[0]}, "cand": {"m": noisy[1]}}
 
 
-def wall(batch_calls: list[int], latency: float, concurrency: int) -> float:
-    """Seconds for batches run one after the other, each at the given concurrency."""
+def wall(batch_calls: list[int], latency: float, concurrency: int, lookahead: int = 0) -> float:
+    """Seconds for the batches at the given concurrency: one after the other with a barrier at each check
+    (``lookahead`` 0), or pipelined (a batch of look-ahead or more: the calls flow without a stall, as long as
+    a batch holds at least ``concurrency`` calls)."""
+    if lookahead:
+        return math.ceil(sum(batch_calls) / concurrency) * latency
     return sum(math.ceil(calls / concurrency) * latency for calls in batch_calls)
 
 
 def scenario_row(scenario, args) -> str:
-    settings = SequentialSettings(batch=args.batch)
+    settings = SequentialSettings(batch=args.batch, lookahead=args.lookahead)
     judged, saved, seconds, decisions = [], [], [], {}
     for run in range(args.runs):
         values = draw(scenario, args.replay_samples, seed=run)
         result = replay(values, [Comparison("cand", "base", "m", 0.0, 1.0)], settings, seed=run)
         judged.append(result.judged["cand"])
         saved.append(result.calls_saved)
-        seconds.append(wall(result.batch_calls(args.batch), args.latency, args.concurrency))
+        seconds.append(wall(result.batch_calls(args.batch), args.latency, args.concurrency, args.lookahead))
         decisions[result.settled[0].decision] = decisions.get(result.settled[0].decision, 0) + 1
     full_calls = 2 * args.replay_samples
     full_s = wall([full_calls], args.latency, args.concurrency)
@@ -130,6 +138,7 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=40, help="replay: samples per batch")
     parser.add_argument("--latency", type=float, default=0.2, help="replay: seconds a call")
     parser.add_argument("--concurrency", type=int, default=16, help="replay: calls in flight")
+    parser.add_argument("--lookahead", type=int, default=1, help="replay: batches run ahead of the check")
     args = parser.parse_args()
     if not args.replay:
         from sequential_live import live
@@ -142,7 +151,8 @@ def main() -> None:
 def replayed(args) -> None:
     """The replayed part (module docstring)."""
     print(
-        f"{args.runs} seeded replays of {args.replay_samples} samples x 2 systems, batch {args.batch}, alpha 0.05; "
+        f"{args.runs} seeded replays of {args.replay_samples} samples x 2 systems, batch {args.batch}, lookahead "
+        f"{args.lookahead}, alpha 0.05; "
         f"one judge call per sample and system; {args.latency * 1000:.0f} ms a call, concurrency {args.concurrency}"
     )
     print(f"{'scenario':<18} {'judged':>7} {'IQR':<11} {'calls saved':<14} {'wall time':<16} decisions")

@@ -43,10 +43,10 @@ chunker = {{ name = "recursive", options = {{ size = 200, overlap = 20 }} }}
 retriever = "bm25"
 
 [systems.a]
-generator = {{ name = "openai", options = {{ model = "sys-a", base_url = "{url}/v1" }} }}
+generator = {{ name = "openai", options = {{ model = "sys-a", base_url = "{url}/v1", concurrency = {concurrency} }} }}
 
 [systems.b]
-generator = {{ name = "openai", options = {{ model = "sys-b", base_url = "{url}/v1" }} }}
+generator = {{ name = "openai", options = {{ model = "sys-b", base_url = "{url}/v1", concurrency = {concurrency} }} }}
 
 [evaluation]
 metrics = ["token_recall"]
@@ -87,7 +87,10 @@ def project(root: Path, url: str, samples: int, batch: int) -> Path:
     config.write_text(
         textwrap.dedent(
             CONFIG.format(
-                url=url, batch=batch, concurrency=CONCURRENCY, judge=f'model = "judge", base_url = "{url}/v1"'
+                url=url,
+                batch=batch,
+                concurrency=CONCURRENCY,
+                judge=f'model = "judge", base_url = "{url}/v1", concurrency = {CONCURRENCY}',
             )
         )
     )

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable
 from typing import Any, Protocol, TypeVar
 
 T = TypeVar("T")
@@ -37,15 +37,18 @@ class LocalExecutor:
             raise ValueError("concurrency must be at least 1")
         self.concurrency = concurrency
 
-    async def map(self, fn: Callable[[T], Awaitable[R]], items: Iterable[T]) -> AsyncIterator[R]:
-        iterator = iter(items)
+    async def map(self, fn: Callable[[T], Awaitable[R]], items: Iterable[T] | AsyncIterable[T]) -> AsyncIterator[R]:
+        """``fn`` over ``items``, at most ``concurrency`` at once, results as they complete. ``items`` may be an
+        async iterable (a sequential run's, which waits for a batch's check before making the work after it):
+        workers take from it one at a time."""
+        done = object()
+        next_item = _taker(items, done)
         results: asyncio.Queue = asyncio.Queue(maxsize=self.concurrency * 4)
         errors: list[BaseException] = []
-        done = object()
 
         async def worker() -> None:
             try:
-                for item in iterator:  # shared iterator: each item is taken by one worker
+                while (item := await next_item()) is not done:  # shared source: each item is taken by one worker
                     await results.put(await fn(item))
             except asyncio.CancelledError:
                 raise  # the consumer is gone: put nothing more
@@ -68,6 +71,27 @@ class LocalExecutor:
             for task in workers:
                 task.cancel()
             await asyncio.gather(*workers, return_exceptions=True)
+            if hasattr(items, "aclose"):
+                await items.aclose()
+
+
+def _taker(items: Iterable[T] | AsyncIterable[T], done: object) -> Callable[[], Awaitable[Any]]:
+    """A coroutine function returning the next item of ``items`` (``done`` after the last), safe to call from
+    several workers at once."""
+    if not hasattr(items, "__aiter__"):
+        iterator = iter(items)
+
+        async def take_sync() -> Any:
+            return next(iterator, done)
+
+        return take_sync
+    source, lock = items.__aiter__(), asyncio.Lock()
+
+    async def take() -> Any:
+        async with lock:  # an async generator cannot be advanced by two workers at once
+            return await anext(source, done)
+
+    return take
 
 
 def executor_for(config: Any, store: Any) -> Any:

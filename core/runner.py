@@ -382,7 +382,7 @@ class Runner:
             status = "complete"
             if self.sequential is not None:
                 with using(ledger):
-                    from .sequential_run import run_in_batches
+                    from .sequential_pipeline import run_in_batches
 
                     status = await run_in_batches(self, run_id, built, ledger, summary, reuse=not new)
             elif units > skipped:  # nothing to do starts no executor (no Ray workers for a complete run)
@@ -414,11 +414,16 @@ class Runner:
         summary.warnings.append(summary.partial_note() or "")
         return "budget-limited"
 
-    async def execute_items(self, run_id, built: dict, items: Iterable[WorkItem], ledger, summary: RunSummary) -> None:
-        """Process ``items`` (until the budget stops the session) and store the results before returning."""
-        await self._execute(run_id, built, _until_stopped(items, ledger), summary)
+    async def execute_items(self, run_id, built: dict, items, ledger, summary: RunSummary, batches=None) -> None:
+        """Process ``items`` (until the budget stops the session) and store the results before returning.
 
-    async def _execute(self, run_id: str, built: dict, todo: Iterable[WorkItem], summary: RunSummary) -> None:
+        ``items`` may be async (a sequential run's, which stops itself at the budget); ``batches`` is told of
+        every result (``seen(results)``: True when the results complete a batch, which is then stored at once)
+        and of each write that followed (``stored()``) (:class:`ragassay.sequential_pipeline.Batches`)."""
+        todo = items if hasattr(items, "__aiter__") else _until_stopped(items, ledger)
+        await self._execute(run_id, built, todo, summary, batches)
+
+    async def _execute(self, run_id: str, built: dict, todo, summary: RunSummary, batches=None) -> None:
         if hasattr(self.executor, "process"):  # a distributed executor: workers build their own processors
             stream = self.executor.process(self._worker_job(run_id, built), self._with_inputs(todo))
         else:
@@ -434,9 +439,12 @@ class Runner:
                     self.on_result(result if isinstance(result, UnitResult) else digest_.as_result())
                 if not stored:
                     buffer += results
-                if len(buffer) >= FLUSH_BATCH or time.perf_counter() - last_flush >= FLUSH_EVERY_S:
+                due = batches is not None and batches.seen(results)
+                if due or len(buffer) >= FLUSH_BATCH or time.perf_counter() - last_flush >= FLUSH_EVERY_S:
                     self.store.write_units(run_id, buffer, self.write_context)
                     buffer, last_flush = [], time.perf_counter()
+                    if due:
+                        batches.stored()
         finally:
             if buffer:
                 self.store.write_units(run_id, buffer, self.write_context)

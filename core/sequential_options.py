@@ -12,8 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 class SequentialSettings(BaseModel):
     """How a sequential run stops: family-wise ``alpha``, the ``batch`` of samples judged between two checks,
-    the most samples a comparison may take (``max_samples``; None: all) and an optional non-inferiority
-    ``margin`` (a share of each metric's declared range)."""
+    the batches run ahead of the check (``lookahead``), the most samples a comparison may take
+    (``max_samples``; None: all) and an optional non-inferiority ``margin`` (a share of each metric's range)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -29,6 +29,14 @@ class SequentialSettings(BaseModel):
         ge=1,
         description="Samples processed between two checks: every comparison is tested after each complete batch "
         "(only there, so the stopping points do not depend on concurrency).",
+    )
+    lookahead: int = Field(
+        1,
+        ge=0,
+        le=8,
+        description="Batches processed ahead of the check: with 1, batch k + 1 runs while the check after batch "
+        "k waits for batch k's slowest unit, so the run never stalls at a check; a system settled after batch k "
+        "is then processed on exactly k + lookahead batches (0: k batches, the fewest calls, a stall at each check).",
     )
     max_samples: int | None = Field(
         None,

@@ -3,11 +3,13 @@
 The samples are processed in the seeded order (:func:`ragassay.spool.seeded_order`, ``[evaluation] seed``), a
 batch at a time. After each complete batch every comparison of the declared decision family (``[evaluation]
 decide``, default every metric and judge; each system other than the baseline against it) is checked with
-:func:`ragassay.analysis.sequential_replay.check` on the values stored so far. A system whose comparisons are all
-settled gets no more units (no generation, no metric, no judge); the baseline runs while any comparison is open.
-Checks happen only at batch boundaries on complete batches, so where a run stops depends on the seed and the
-values, not on concurrency or timing; a resumed run re-checks its stored batches and goes on from there, reaching
-the decisions an uninterrupted run reaches; and replaying a complete run's scores predicts the live run exactly.
+:func:`ragassay.analysis.sequential_replay.check` on the values of the batches checked so far (each batch read
+back once). A system whose comparisons are all settled after batch k gets no units (no generation, no metric, no
+judge) after batch k + ``lookahead``: the batches a pipelined run has started while it checked
+(:mod:`ragassay.sequential_pipeline`); the baseline runs while any comparison is open. Checks happen only at batch
+boundaries on complete batches, so where a run stops depends on the seed and the values, not on concurrency or
+timing; a resumed run re-checks its stored batches and goes on from there, reaching the decisions an
+uninterrupted run reaches; and replaying a complete run's scores predicts the live run exactly.
 
 What was decided is stored with the run, in its resolved spec (``spec["sequential"]``, :func:`record`): the
 settings, seed and baseline, and per comparison its decision, the sample count at which it settled and its
@@ -17,10 +19,9 @@ anytime-valid interval.
 from __future__ import annotations
 
 import dataclasses
-import json
 from typing import Any
 
-from .analysis.sequential_replay import OPEN, Comparison, Settled, check, judged_counts
+from .analysis.sequential_replay import OPEN, Comparison, Settled, check
 from .config import LoadedConfig
 from .errors import ConfigError
 from .sequential_options import SequentialSettings
@@ -39,6 +40,7 @@ class SequentialPlan:
     comparisons: list[Comparison]
     settled: list[Settled] = dataclasses.field(default_factory=list)  # after the last check
     seen: int = 0  # samples checked so far
+    values: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict, repr=False)  # read so far
 
     @classmethod
     def of(cls, plan: Any, settings: SequentialSettings, baseline: str | None = None) -> SequentialPlan:
@@ -80,22 +82,32 @@ class SequentialPlan:
         open_ = [s.comparison for s in self.settled if s.decision == OPEN]
         return {name for c in open_ for name in (c.system, c.baseline)}
 
-    def check(self, run: Any, seen: int) -> None:
-        """Check every comparison on the first ``seen`` samples of ``run`` (a :class:`ragassay.results.RunData`)
-        in the seeded order."""
+    def add(self, store: Any, run_id: str, question_ids: list[str], start: int, total: int) -> None:
+        """Read back the values of one batch (the samples ``question_ids``, at positions ``start`` on of the
+        seeded order of ``total`` samples) from ``store``: repeat 0 of each metric and judge of the family, NaN
+        where there is none (unscored, failed, or a system not processed), as :meth:`RunData.values
+        <ragassay.results.RunData.values>` reads them."""
         import numpy as np
 
-        from .spool import seeded_order
-
-        order = np.asarray(seeded_order(self.seed, run.question_ids), dtype=np.int64)
         columns = {c.metric for c in self.comparisons}
-        ordered = {s: {c: run.values(s, c)[order] for c in columns} for s in self.systems}
-        self.settled, self.seen = check(ordered, self.comparisons, self.settings, seen=seen), seen
+        if not self.values:
+            self.values = {s: {c: np.full(total, np.nan) for c in columns} for s in self.systems}
+        position = {qid: start + i for i, qid in enumerate(question_ids)}
+        for kind, prefix in (("metric", ""), ("judge", "judge:")):
+            for row in store.score_records(run_id, kind, question_ids):
+                system, qid, label, repeat, value = row[:5]
+                column = self.values.get(system, {}).get(prefix + label)
+                if column is not None and repeat == 0:
+                    column[position[qid]] = np.nan if value is None else value
 
-    def record(self, total: int) -> dict[str, Any]:
-        """What the run stores (``spec["sequential"]``): settings, seed, order, baseline, samples checked, samples
-        each system was processed on, and per comparison its decision, settling point and interval."""
-        judged = judged_counts(self.settled, self.systems, total) if self.settled else dict.fromkeys(self.systems, 0)
+    def check(self, seen: int) -> None:
+        """Check every comparison on the first ``seen`` samples read so far (:meth:`add`), in the seeded order."""
+        self.settled, self.seen = check(self.values, self.comparisons, self.settings, seen=seen), seen
+
+    def record(self, total: int, processed: dict[str, int]) -> dict[str, Any]:
+        """What the run stores (``spec["sequential"]``): settings, seed, order, baseline, samples checked,
+        ``processed``: the samples each system was processed on (the complete batches it was given), and per
+        comparison its decision, settling point and interval."""
         return {
             "settings": self.settings.model_dump(mode="json"),
             "seed": self.seed,
@@ -104,7 +116,7 @@ class SequentialPlan:
             "samples": total,
             "checked": self.seen,
             "complete": bool(self.settled) and all(s.decision != OPEN for s in self.settled),
-            "judged": {s: min(n, self.seen) for s, n in judged.items()},
+            "judged": processed,
             "comparisons": [settled_json(s) for s in self.settled],
         }
 
@@ -144,33 +156,3 @@ def settled_json(settled: Settled) -> dict[str, Any]:
         "ci_high": settled.ci_high,
         "level": settled.level,
     }
-
-
-async def run_in_batches(runner: Any, run_id: str, built: dict, ledger: Any, summary: Any, *, reuse: bool) -> str:
-    """Run ``runner``'s work batch by batch, checking after each and dropping settled systems; store the record
-    after every check. Returns the status: "settled" when every comparison settled with units left undone, else
-    "complete" (the caller still marks a budget stop or an interruption)."""
-    from .results import read_run
-
-    sequential: SequentialPlan = runner.sequential
-    spool = runner.samples()
-    total, start = len(spool), 0
-    for end in sequential.boundaries(total):
-        active = sequential.active()
-        if not active:
-            break
-        part = spool.part(start, end)
-        try:
-            systems = [s for s in runner.plan.systems if s.name in active]
-            work = runner.work(run_id, reuse=reuse, samples=part, systems=systems)
-            await runner.execute_items(run_id, built, work.items(), ledger, summary)
-        finally:
-            part.close()
-        if ledger is not None and ledger.stopped is not None:
-            break  # an incomplete batch is never checked
-        sequential.check(read_run(runner.store, run_id), end)
-        runner.store.set_run_spec(run_id, json.dumps({**runner.plan.spec(), "sequential": sequential.record(total)}))
-        start = end
-    record = sequential.record(total)
-    summary.sequential = record
-    return "settled" if record["complete"] and min(record["judged"].values(), default=total) < total else "complete"

@@ -183,6 +183,22 @@ class SampleSpool:
             raise
         return out
 
+    def parts(self, ends: Iterable[int]) -> Iterator[SampleSpool]:
+        """New spools of consecutive runs of samples ending at positions ``ends`` (increasing), read in one pass
+        (a sequential run's batches: :meth:`part` per batch would read the spool from its start each time).
+        The caller closes each."""
+        lines, start = self._lines(), 0
+        for end in ends:
+            out = SampleSpool()
+            try:
+                while block := list(itertools.islice(lines, min(1000, end - start - out._count))):
+                    out._append(block)
+            except BaseException:
+                out.close()
+                raise
+            start = end
+            yield out
+
     def close(self) -> None:
         """Remove the file (idempotent)."""
         self._file.close()

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..sequential_options import SequentialSettings
 from ..spool import seeded_order
-from .sequential import DECISIONS, bounds, check_range, settle
+from .sequential import DECISIONS, bounds, check_range, checkpoints, settle
 
 OPEN = "open"  # a comparison of a live run not settled yet (more samples to come)
 
@@ -102,7 +102,7 @@ def replay(
         s: {m: np.asarray(v, dtype=np.float64)[order] for m, v in metrics.items()} for s, metrics in values.items()
     }
     settled = check(ordered, comparisons, settings, seen=total)
-    judged = judged_counts(settled, list(values), total)
+    judged = judged_counts(settled, list(values), total, settings)
     calls = {s: judged[s] * len(values[s]) for s in values}
     full = {s: total * len(values[s]) for s in values}
     return Replay(settled, total, judged, calls, full)
@@ -128,13 +128,23 @@ def check(
     return [s if s.decision != DECISIONS[0] or seen >= last else dataclasses.replace(s, decision=OPEN) for s in found]
 
 
-def judged_counts(settled: Sequence[Settled], systems: Sequence[str], total: int) -> dict[str, int]:
-    """Samples each system is processed on: up to the last settling point of the comparisons it takes part in
-    (all of them when it takes part in none)."""
+def judged_counts(
+    settled: Sequence[Settled], systems: Sequence[str], total: int, settings: SequentialSettings | None = None
+) -> dict[str, int]:
+    """Samples each system is processed on: up to the last settling point of the comparisons it takes part in,
+    then ``settings.lookahead`` batches more (a live run has started them while it checked; never past the
+    last check), all of them when it takes part in none. The rule of a live run: a system settled after batch
+    k is processed on exactly k + lookahead batches."""
+    settings = settings or SequentialSettings()
+    ends = checkpoints(total, settings.batch, settings.max_samples) if total else np.zeros(1, dtype=int)
     judged = {}
     for system in systems:
         involved = [s.settled_at for s in settled if system in (s.comparison.system, s.comparison.baseline)]
-        judged[system] = max(involved) if involved else total
+        if not involved:
+            judged[system] = total
+            continue
+        index = int(np.searchsorted(ends, max(involved)))  # the check it settled at (or the last still open)
+        judged[system] = int(ends[min(index + settings.lookahead, len(ends) - 1)])
     return judged
 
 

@@ -88,12 +88,20 @@ class RunReads:
                 yield tuple(row)
 
     @healing_stream
-    def score_records(self, run_id: str, kind: str) -> Iterator[tuple]:
+    def score_records(self, run_id: str, kind: str, question_ids: Sequence[str] | None = None) -> Iterator[tuple]:
         """Every metric value (``kind="metric"``: :data:`METRIC_COLUMNS`) or judgement (``"judge"``:
-        :data:`JUDGEMENT_COLUMNS`) of the run, all repeats, streamed in batches (one statement)."""
+        :data:`JUDGEMENT_COLUMNS`) of the run, all repeats, streamed in batches (one statement); only those of
+        the samples ``question_ids`` when given (a sequential run's batch: one statement per 500 samples)."""
+        query = _score_query(run_id, kind)
+        if question_ids is None:
+            queries = [query]
+        else:
+            ids = list(question_ids)
+            queries = [query.where(t.outputs.c.question_id.in_(ids[i : i + 500])) for i in range(0, len(ids), 500)]
         with self.engine.connect() as conn:
-            for row in conn.execution_options(yield_per=_BATCH).execute(_score_query(run_id, kind)):
-                yield tuple(row)
+            for each in queries:
+                for row in conn.execution_options(yield_per=_BATCH).execute(each):
+                    yield tuple(row)
 
     @healing
     def run_and_holder(self, ref: str) -> tuple[dict[str, Any], Holder | None]:

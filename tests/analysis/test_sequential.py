@@ -153,10 +153,16 @@ def test_replay_stops_each_system_when_its_comparisons_settle_and_counts_the_cal
     assert strong.decision == BETTER and strong.level == ALPHA / 2 and strong.settled_at < 400
     assert strong.ci_low > 0 and strong.n == strong.settled_at
     assert same.decision == NOT_SETTLED and same.settled_at == 1000
-    assert run.judged == {"base": 1000, "strong": strong.settled_at, "same": 1000}
+    # settled after batch k: processed on k + lookahead batches (default 1: the batch a live run started)
+    assert run.judged == {"base": 1000, "strong": strong.settled_at + 25, "same": 1000}
     assert run.calls == {s: 2 * j for s, j in run.judged.items()}  # two metrics judged per sample
-    assert run.calls_saved == 2 * (1000 - strong.settled_at)
+    assert run.calls_saved == 2 * (1000 - strong.settled_at - 25)
     assert sum(run.batch_calls(25)) == sum(run.calls.values())
+    strict = replay(values, family, SequentialSettings(batch=25, lookahead=0), seed=3)
+    assert strict.settled == run.settled  # the look-ahead changes what is processed, never what is decided
+    assert strict.judged == {"base": 1000, "strong": strong.settled_at, "same": 1000}
+    late = replay(values, family, SequentialSettings(batch=25, lookahead=3, max_samples=strong.settled_at + 50), seed=3)
+    assert late.judged["strong"] == strong.settled_at + 50  # never past the last check
 
 
 def test_replay_is_deterministic_for_a_seed_and_the_order_matters():

@@ -159,3 +159,65 @@ def _replayed(run) -> list[dict]:
     family = [Comparison("b", "a", "judge:correctness", 0.0, 1.0)]
     result = replay(values, family, SequentialSettings(batch=10), seed=42, question_ids=run.question_ids)
     return [settled_json(s) for s in result.settled]
+
+
+SMALL = """
+[project]
+name = "sequential-lookahead"
+concurrency = 8
+
+[corpus]
+paths = ["corpus/*"]
+
+[dataset]
+options = {{ path = "qa.jsonl" }}
+
+[llm]
+cache = false
+
+[systems.a]
+retriever = "bm25"
+generator = {{ name = "openai", options = {{ model = "sys-a", base_url = "{url}/v1", backoff_s = 0.01 }} }}
+
+[systems.b]
+retriever = "bm25"
+generator = {{ name = "openai", options = {{ model = "sys-b", base_url = "{url}/v1", backoff_s = 0.01 }} }}
+
+[evaluation]
+judges = [{{ name = "correctness", options = {{ generator = {{ name = "openai", options = {{ model = "judge", base_url = "{url}/v1", backoff_s = 0.01 }} }} }} }}]
+decide = ["judge:correctness"]
+sequential = {{ batch = 10, lookahead = {lookahead} }}
+"""
+
+
+def _small(root: Path, url: str, lookahead: int, samples: int = 60) -> Path:
+    (root / "corpus").mkdir(parents=True, exist_ok=True)
+    (root / "corpus" / "doc.md").write_text("# Reactors\n\nReactor 1 was built by lab 3 in 1951.\n")
+    qa = [
+        {"question_id": f"q{i:03d}", "question": f"Who built reactor {i}?", "reference_answers": ["lab"]}
+        for i in range(samples)
+    ]
+    (root / "qa.jsonl").write_text("".join(json.dumps(r) + "\n" for r in qa))
+    config = root / "ragassay.toml"
+    config.write_text(SMALL.format(url=url, lookahead=lookahead))
+    return config
+
+
+def test_a_system_settled_after_batch_k_is_processed_on_exactly_k_plus_lookahead_batches(tmp_path, monkeypatch):
+    """The look-ahead changes the units processed by the documented rule and never the decisions (one
+    comparison: both systems stop together), whatever the timing."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-sequential")
+    previous = None
+    for lookahead in (0, 2):
+        with OpenAIChatServer(default=_reply) as server:  # sys-a Correct at 0.35, sys-b at 0.9
+            config = _small(tmp_path / f"p{lookahead}", server.url, lookahead)
+            summary = _run(config, sequential=None)
+            record = _read(config, summary.run_id).info.spec["sequential"]
+            settled_at = record["comparisons"][0]["settled_at"]
+            processed = min(settled_at + 10 * lookahead, 60)
+            assert record["comparisons"][0]["decision"] == "better" and settled_at < 60
+            assert record["checked"] == settled_at and record["judged"] == {"a": processed, "b": processed}
+            assert server.calls == 2 * 2 * processed  # per system and sample: one answer, one judgement
+            assert summary.completed == 2 * processed
+        assert previous is None or record["comparisons"] == previous
+        previous = record["comparisons"]

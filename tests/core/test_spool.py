@@ -52,3 +52,14 @@ def test_shuffled_is_the_seeded_hash_order_for_any_size_and_keeps_every_sample()
     assert [q for q, _ in SampleSpool.write(subset).shuffled(7).records()] == [
         s.question_id for s in expected if s.question_id.endswith("1")
     ]
+
+
+def test_parts_cut_the_spool_into_consecutive_batches_in_one_pass():
+    spool = SampleSpool.write(SAMPLES)
+    ends = [1, 2, 1500, 2800, len(SAMPLES)]
+    parts = list(spool.parts(ends))
+    starts = [0, *ends[:-1]]
+    assert [list(p.records()) for p in parts] == [list(spool.part(a, b).records()) for a, b in zip(starts, ends)]
+    assert [len(p) for p in parts] == [1, 1, 1498, 1300, len(SAMPLES) - 2800]
+    for part in parts:
+        part.close()
