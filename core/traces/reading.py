@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from .mapping import MappingFailure, TraceMapping, map_trace
+from .mapping import MappingFailure, TraceMapping, map_own_spans
 from .model import Trace, Unmapped
 from .select import Filter, parse_sample, sampled
 from .storage import StoredTraces, iter_stored
@@ -66,8 +66,9 @@ def scan_traces(
 
 
 def _mapped(trace_id: str, spans: list, resources: dict, mapping: TraceMapping) -> Trace | Unmapped:
+    """The trace of spans just read (handed over to the mapping), or why it cannot be mapped."""
     try:
-        return map_trace(trace_id, spans, resources, mapping)
+        return map_own_spans(trace_id, spans, resources, mapping)
     except MappingFailure as exc:
         return Unmapped(trace_id=trace_id, reason=str(exc))
 

@@ -55,12 +55,16 @@ def write_spans(conn: Any, spans: Iterable[StoredSpan]) -> None:
     left as it is (``ON CONFLICT DO NOTHING``)."""
     insert = _insert(conn)
     resources: dict[str, str] = {}
+    keys: dict[int, tuple[dict, str]] = {}  # id of a resource dict -> (it, kept alive, its key): shared by a request
     rows = []
     now = time.time()
     for stored in spans:
-        attributes_json = json.dumps(stored.resource, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        key = resource_key(attributes_json)
-        resources[key] = attributes_json
+        known = keys.get(id(stored.resource))
+        if known is None:
+            attributes_json = json.dumps(stored.resource, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+            known = keys[id(stored.resource)] = stored.resource, resource_key(attributes_json)
+            resources[known[1]] = attributes_json
+        key = known[1]
         span = stored.span
         rows.append(
             {
