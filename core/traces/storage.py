@@ -167,6 +167,7 @@ class StoredTraces:
             rows = self.conn.execute(self.query, {"ids": wanted[start : start + IDS_PER_QUERY]}).all()
             for trace_id, spans, by_span in _grouped(rows, self.resources):
                 found[trace_id] = spans, by_span
+        self.conn.rollback()  # hold no transaction between reads (PostgreSQL: not idle in transaction)
         return found
 
     def close(self) -> None:

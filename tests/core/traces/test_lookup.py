@@ -1,6 +1,6 @@
 """Reading stored traces by id in bulk (:class:`ragassay.traces.TraceLookup`, what ``trace_replay`` uses): the
 same traces as the streamed read, unmappable ones with the reason, unknown ids absent, one query per chunk of
-ids on one connection."""
+ids on one connection that holds no transaction between reads; on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -14,16 +14,20 @@ from ragassay.traces import TraceLookup, Unmapped, scan_traces
 from ragassay.traces import storage as trace_storage
 from ragassay.traces.ingest import import_paths
 
-from otlp_traces import genai_trace, openinference_trace, request, sid, span, tid
+from otlp_traces import genai_trace, openinference_trace, sid, span, tid
+from otlp_traces import request as otlp_request
 
 
-@pytest.fixture
-def store(tmp_path):
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store(request, tmp_path):
     spans = [span(tid(9), sid(9, 1), None, "root", {"input.value": "q?"})]  # no answer: unmappable
     for n in range(1, 6):
         spans += openinference_trace(n, f"Question {n}?", f"answer {n}") if n % 2 else genai_trace(n, f"Q{n}?", "a")
-    (tmp_path / "t.json").write_text(json.dumps(request(spans)), encoding="utf-8")
-    store = open_store(f"sqlite:///{tmp_path / 'results.db'}")
+    (tmp_path / "t.json").write_text(json.dumps(otlp_request(spans)), encoding="utf-8")
+    url = (
+        f"sqlite:///{tmp_path / 'results.db'}" if request.param == "sqlite" else request.getfixturevalue("postgres_url")
+    )
+    store = open_store(url, create=True)
     import_paths(store, [tmp_path / "t.json"])
     yield store
     store.close()
@@ -48,6 +52,7 @@ def test_lookup_gives_the_streamed_traces_by_id_in_chunks_on_one_connection(stor
     try:
         wanted = [tid(5), tid(1), tid(9), "f" * 32, tid(3), tid(1)]  # any order, a duplicate, an unknown id
         found = lookup.lookup(wanted)
+        assert not lookup.stored.conn.in_transaction()  # nothing held between reads (PostgreSQL: not idle in one)
         again = lookup.lookup([tid(2), tid(4)])
     finally:
         lookup.close()
