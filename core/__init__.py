@@ -121,6 +121,7 @@ _EXPORTS = {
     "TraceMapping": "ragassay.traces",
     "Unmapped": "ragassay.traces",
     "scan_traces": "ragassay.traces",
+    "TraceLookup": "ragassay.traces",
     "open_traces_store": "ragassay.traces",
     "describe_unmapped": "ragassay.traces",
 }

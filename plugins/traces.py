@@ -14,6 +14,7 @@ paired comparison (its n says on how many questions it rests).
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from collections.abc import Iterator
 from typing import Any, Literal
@@ -28,12 +29,12 @@ from ragassay import (
     Sample,
     TokenUsage,
     Trace,
+    TraceLookup,
     TraceMapping,
     Unmapped,
     describe_unmapped,
     hookimpl,
     normalize_answer,
-    open_traces_store,
     scan_traces,
 )
 
@@ -166,24 +167,54 @@ class TraceReplayOptions(BaseModel):
 
 
 class TraceReplayRAG(RAGSystem):
-    """Replays what a stored trace recorded (answer, contexts, tokens, latency, span tree): executes nothing."""
+    """Replays what a stored trace recorded (answer, contexts, tokens, latency, span tree): executes nothing.
+
+    The traces are read in bulk: the samples asked for while the run's workers are between two reads are looked
+    up together, in one query on one connection kept for the run (memory: only those traces).
+    """
 
     name = "trace_replay"
     Options = TraceReplayOptions
     replays = True
 
     def prepare(self, corpus) -> None:
-        self.store, self.owned = open_traces_store(_store_url(self.options, self.context))
+        self.lookup = TraceLookup(_store_url(self.options, self.context), mapping=self.options.mapping)
+        self.pending: dict[str, list[asyncio.Future]] = {}
 
     async def answer(self, sample: Sample) -> RAGOutput:
-        ids = self._ids(sample)
-        found = list(scan_traces(self.store, mapping=self.options.mapping, trace_ids=[ids["trace_id"]]))
-        if not found:
-            raise LookupError(f"trace {ids['trace_id']} is not in the traces store")
-        trace = found[0]
+        trace_id = self._ids(sample)["trace_id"]
+        trace = await self._read(trace_id)
+        if trace is None:
+            raise LookupError(f"trace {trace_id} is not in the traces store")
         if isinstance(trace, Unmapped):
             raise LookupError(f"trace {trace.trace_id} cannot be mapped: {trace.reason}")
         return replay_output(trace)
+
+    async def _read(self, trace_id: str) -> Trace | Unmapped | None:
+        """The trace, read with those the other workers ask for before the loop gets to the read."""
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+        if not self.pending:
+            loop.call_soon(self._read_pending)
+        self.pending.setdefault(trace_id, []).append(future)
+        return await future
+
+    def _read_pending(self) -> None:
+        pending, self.pending = self.pending, {}
+        try:
+            found = self.lookup.lookup(list(pending))
+        except Exception as exc:  # noqa: BLE001 - each waiting sample fails with it
+            found, error = {}, exc
+        else:
+            error = None
+        for trace_id, futures in pending.items():
+            for future in futures:
+                if future.done():  # cancelled while waiting
+                    continue
+                if error is not None:
+                    future.set_exception(error)
+                else:
+                    future.set_result(found.get(trace_id))
 
     def _ids(self, sample: Sample) -> dict[str, Any]:
         meta = sample.metadata
@@ -199,9 +230,9 @@ class TraceReplayRAG(RAGSystem):
         return ids
 
     async def aclose(self) -> None:
-        store = getattr(self, "store", None)
-        if store is not None and self.owned:
-            store.close()
+        lookup = getattr(self, "lookup", None)
+        if lookup is not None:
+            lookup.close()
 
 
 def replay_output(trace: Trace) -> RAGOutput:

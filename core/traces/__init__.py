@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from .mapping import MappingFailure, TraceMapping, map_trace, span_kind
 from .model import SpanEvent, Trace, TraceContext, TraceSpan, TraceTokens, Unmapped
-from .reading import describe_unmapped, open_traces_store, read_traces, scan_traces
+from .reading import TraceLookup, describe_unmapped, open_traces_store, read_traces, scan_traces
 from .select import parse_sample, parse_where, sampled
 
 __all__ = [
@@ -20,6 +20,7 @@ __all__ = [
     "SpanEvent",
     "Trace",
     "TraceContext",
+    "TraceLookup",
     "TraceMapping",
     "TraceSpan",
     "TraceTokens",

@@ -116,10 +116,21 @@ def find_root(spans: list[TraceSpan]) -> TraceSpan:
 def map_trace(
     trace_id: str, spans: list[TraceSpan], resources: dict[str, dict[str, Any]], mapping: TraceMapping
 ) -> Trace:
-    """One :class:`Trace` from its spans (any order) and each span's resource attributes."""
+    """One :class:`Trace` from its spans (any order) and each span's resource attributes; the given spans are
+    left as they are (the trace holds copies with their mapped kind)."""
+    return map_own_spans(trace_id, [s.model_copy() for s in spans], resources, mapping)
+
+
+def map_own_spans(
+    trace_id: str, spans: list[TraceSpan], resources: dict[str, dict[str, Any]], mapping: TraceMapping
+) -> Trace:
+    """:func:`map_trace` for spans the caller hands over (just read from the store): their ``kind`` is set in
+    place and the trace holds them, without a copy."""
     if not spans:
         raise MappingFailure("no spans")
-    spans = sorted((s.model_copy(update={"kind": span_kind(s, mapping)}) for s in spans), key=_order)
+    for span in spans:
+        span.kind = span_kind(span, mapping)
+    spans = sorted(spans, key=_order)
     root = find_root(spans)
     llms = [s for s in spans if s.kind == "LLM"]
     question = _text(root, mapping.question_keys, mapping.json_question_keys) or (

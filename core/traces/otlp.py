@@ -42,24 +42,48 @@ def _request_class():
     return ExportTraceServiceRequest
 
 
-def _hex_ids_to_base64(value: Any) -> Any:
-    """A copy of an OTLP JSON object with hex ids (``traceId``, ``spanId``, ``parentSpanId``, also in links) in
-    the base64 form ``json_format`` reads; ids that are not hex of the right length are left for it to judge."""
-    if isinstance(value, list):
-        return [_hex_ids_to_base64(item) for item in value]
-    if not isinstance(value, dict):
-        return value
-    out = {}
-    for key, item in value.items():
-        size = _ID_FIELDS.get(key)
-        if size and isinstance(item, str) and len(item) == 2 * size and _HEX.match(item):
-            item = base64.b64encode(bytes.fromhex(item)).decode("ascii")
-        elif size and item == "":
-            item = ""
-        else:
-            item = _hex_ids_to_base64(item)
-        out[key] = item
+def _id_to_base64(value: Any, size: int) -> Any:
+    """A hex id of ``size`` bytes in base64 (what ``json_format`` reads for bytes); anything else as it is, for
+    ``json_format`` to judge."""
+    if isinstance(value, str) and len(value) == 2 * size and _HEX.match(value):
+        return base64.b64encode(bytes.fromhex(value)).decode("ascii")
+    return value
+
+
+def _with_ids(item: Any) -> Any:
+    """A copy of a span or link object with its hex ids (``traceId``, ``spanId``, ``parentSpanId``) in base64."""
+    if not isinstance(item, dict):
+        return item
+    out = dict(item)
+    for key, size in _ID_FIELDS.items():
+        if key in out:
+            out[key] = _id_to_base64(out[key], size)
+    if isinstance(out.get("links"), list):
+        out["links"] = [_with_ids(link) for link in out["links"]]
     return out
+
+
+def _children(item: Any, camel: str, snake: str, convert) -> Any:
+    """A shallow copy of ``item`` with its list under ``camel`` (or ``snake``) converted item by item."""
+    if not isinstance(item, dict):
+        return item
+    key = camel if camel in item else snake
+    if not isinstance(item.get(key), list):
+        return item
+    return {**item, key: [convert(child) for child in item[key]]}
+
+
+def _hex_ids_to_base64(payload: Any) -> Any:
+    """The request with the hex ids of its spans and links in the base64 form ``json_format`` reads: only the
+    objects on the way to them are copied (the caller's payload is left as it is; attributes are shared)."""
+
+    def scope(item: Any) -> Any:
+        return _children(item, "spans", "spans", _with_ids)
+
+    def resource(item: Any) -> Any:
+        return _children(item, "scopeSpans", "scope_spans", scope)
+
+    return _children(payload, "resourceSpans", "resource_spans", resource)
 
 
 def request_from_json(payload: Any, where: str):

@@ -7,10 +7,10 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from .mapping import MappingFailure, TraceMapping, map_trace
+from .mapping import MappingFailure, TraceMapping, map_own_spans
 from .model import Trace, Unmapped
 from .select import Filter, parse_sample, sampled
-from .storage import iter_stored
+from .storage import StoredTraces, iter_stored
 
 SHOWN_UNMAPPED = 10
 
@@ -57,16 +57,46 @@ def scan_traces(
         for trace_id, spans, resources in iter_stored(store, trace_ids):
             if not sampled(trace_id, fraction):
                 continue
-            try:
-                trace = map_trace(trace_id, spans, resources, mapping)
-            except MappingFailure as exc:
-                yield Unmapped(trace_id=trace_id, reason=str(exc))
-                continue
-            if not keep or keep.matches(trace):
+            trace = _mapped(trace_id, spans, resources, mapping)
+            if isinstance(trace, Unmapped) or not keep or keep.matches(trace):
                 yield trace
     finally:
         if owned:
             store.close()
+
+
+def _mapped(trace_id: str, spans: list, resources: dict, mapping: TraceMapping) -> Trace | Unmapped:
+    """The trace of spans just read (handed over to the mapping), or why it cannot be mapped."""
+    try:
+        return map_own_spans(trace_id, spans, resources, mapping)
+    except MappingFailure as exc:
+        return Unmapped(trace_id=trace_id, reason=str(exc))
+
+
+class TraceLookup:
+    """Stored traces looked up by id in bulk and mapped, on one connection kept open until :meth:`close`: for a
+    reader that needs many traces in an order of its own (``trace_replay`` answers samples in the run's order).
+
+    :param project_or_store: as for :func:`read_traces`.
+    :param mapping: how spans map onto question, answer and contexts (default: both conventions).
+    """
+
+    def __init__(self, project_or_store: Any, *, mapping: TraceMapping | None = None):
+        self.mapping = mapping or TraceMapping()
+        self.store, self.owned = open_traces_store(project_or_store)
+        self.stored = StoredTraces(self.store)
+
+    def lookup(self, trace_ids: list[str]) -> dict[str, Trace | Unmapped]:
+        """Trace id -> its :class:`Trace`, or :class:`Unmapped` with the reason; ids not stored are absent."""
+        found = self.stored.fetch(trace_ids)
+        return {trace_id: _mapped(trace_id, *found[trace_id], self.mapping) for trace_id in found}
+
+    def close(self) -> None:
+        """Release the connection (and the store when this lookup opened it)."""
+        self.stored.close()
+        if self.owned:
+            self.store.close()
+            self.owned = False
 
 
 def read_traces(
