@@ -56,6 +56,7 @@ CONFIG = """
     [systems.echo]
     rag = { name = "testkit/echo", options = { delay_s = 0.05, fail_ids = ["q005"], held_ids = HELD, release_file = "RELEASE" } }
     [evaluation]
+    order = "file"  # the held second half must come after the first (the seeded order would interleave them)
     metrics = ["token_recall", "token_f1", "exact_match"]
     judges = ["match"]
 """
