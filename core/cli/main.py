@@ -121,5 +121,12 @@ _add_commands()
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console-script entry point."""
-    cli.main(args=argv if argv is not None else sys.argv[1:], prog_name="ragassay")
+    """Console-script entry point (``ragassay``, ``python -m ragassay``): runs the command, then ends the process
+    without the interpreter's teardown where that is safe (:mod:`ragassay.cli.process_exit`)."""
+    try:
+        cli.main(args=argv if argv is not None else sys.argv[1:], prog_name="ragassay")
+    except SystemExit as exc:
+        from .process_exit import end_process
+
+        end_process(exc)
+        raise
