@@ -56,6 +56,12 @@ def end_process(exc: SystemExit) -> None:
     os._exit(code)
 
 
+def ordinary_exit() -> None:
+    """Before the interpreter's ordinary exit: undo :func:`gc.freeze` (ragassay.cli.collection), so that its
+    teardown finalizes every object, frozen or not, as it would without the freezing."""
+    gc.unfreeze()
+
+
 def _threads_done() -> bool:
     """True when only the main thread and daemon threads are left (an executor's idle worker threads are not
     daemons: a pool that was not shut down means the ordinary exit, which shuts it down)."""
@@ -71,6 +77,7 @@ def _release_open_resources() -> None:
     import sqlite3
 
     files, connections = _subclasses(_io._IOBase), _subclasses(sqlite3.Connection)
+    gc.unfreeze()  # gc.get_objects() does not list frozen objects (ragassay.cli.collection freezes some)
     for obj in [o for o in gc.get_objects() if type(o) in files or type(o) in connections]:
         try:
             if type(obj) in connections:

@@ -14,8 +14,8 @@ from conftest import ragassay_cli
 # changes still in the write-ahead log (both alive in globals), an atexit handler, and an object whose
 # __del__ only the interpreter's teardown calls. It ends the way the console script does.
 SCRIPT = """
-import atexit, sqlite3, sys, threading, time
-from ragassay.cli.process_exit import end_process
+import atexit, gc, sqlite3, sys, threading, time
+from ragassay.cli.process_exit import end_process, ordinary_exit
 
 out = open(sys.argv[1], "w")  # buffered: nothing written to disk yet
 out.write("kept\\n" * 1000)
@@ -24,6 +24,7 @@ db.execute("pragma journal_mode=wal")
 db.execute("create table t (x)")
 db.execute("insert into t values (42)")
 db.commit()
+gc.freeze()  # as `ragassay run` does (ragassay.cli.collection): frozen objects are not in gc.get_objects()
 atexit.register(lambda: print("atexit ran", flush=True))
 
 class Torn:
@@ -39,6 +40,8 @@ try:
 except SystemExit as exc:
     end_process(exc)
     raise
+finally:
+    ordinary_exit()  # as ragassay.cli.main.main
 """
 
 
