@@ -117,18 +117,23 @@ def run_command(
     Results are stored as they are produced; re-running the same config resumes, skipping completed work.
     Only one process works on a config's run at a time: a second one refuses, or waits with --wait.
     """
-    from ..api import run
-    from ..config import load_config
-    from ..executor import with_executor
-    from ..interruptible import exit_interrupted
-    from ..llm.budget import Budget
-    from .progress import build_callbacks, make_progress, progress_every, run_callbacks, system_count
+    from . import collection
+
+    with collection.loading():  # the modules and plugins, with the garbage collector paused (cli/collection.py)
+        from ..api import run
+        from ..config import load_config
+        from ..executor import with_executor
+        from ..interruptible import exit_interrupted
+        from ..llm.budget import Budget
+        from ..plugin_manager import get_plugin_host
+        from .progress import build_callbacks, make_progress, progress_every, run_callbacks, system_count
+
+        get_plugin_host()
 
     budget = Budget.parse(budget_text) if budget_text is not None else None
     progress = make_progress(quiet, progress_every(progress_every_s))
     loaded = with_executor(load_config(project_path(config, config_path)), executor, address, workers)
     if sample is not None or where:
-        from ..plugin_manager import get_plugin_host
         from ..source_flags import with_source_options
 
         loaded = with_source_options(loaded, get_plugin_host().registry, sample=sample, where=where)
@@ -148,7 +153,7 @@ def run_command(
             wait=wait,
             on_wait=_say_waiting,
             on_start=on_start,
-            on_result=on_result,
+            on_result=collection.freezing_once(on_result),  # after the SDK the first call imported
             repeats=repeats,
             budget=budget,
             sequential=sequential,

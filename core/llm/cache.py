@@ -11,6 +11,8 @@ Nothing secret is part of a request, so nothing secret is stored: neither keys n
 
 from __future__ import annotations
 
+import atexit
+import functools
 import hashlib
 import json
 import threading
@@ -239,8 +241,16 @@ def open_cache(url: str) -> ResponseCache:
     with _open_lock:
         cache = _open.get(url)
         if cache is None:
+            _close_at_exit()
             cache = _open[url] = ResponseCache(url)
         return cache
+
+
+@functools.cache
+def _close_at_exit() -> None:
+    """Close the caches when the process exits (once registered): the SQLite write-ahead log is saved into the
+    file, as on any close, also when the CLI ends the process without the interpreter's teardown."""
+    atexit.register(close_caches)
 
 
 def close_caches() -> None:
