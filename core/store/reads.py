@@ -103,6 +103,14 @@ class RunReads:
                 for row in conn.execution_options(yield_per=_BATCH).execute(each):
                     yield tuple(row)
 
+    @healing_stream
+    def score_batches(self, run_id: str, kind: str) -> Iterator[list]:
+        """:meth:`score_records` of the whole run in batches of up to 10,000 rows (one statement), each a list
+        of rows in the same column order: what a columnar reader (:func:`ragassay.results.read_run`) takes
+        without one Python call per row."""
+        with self.engine.connect() as conn:
+            yield from conn.execution_options(yield_per=_BATCH).execute(_score_query(run_id, kind)).partitions()
+
     @healing
     def run_and_holder(self, ref: str) -> tuple[dict[str, Any], Holder | None]:
         """The run ``ref`` (an id or unique prefix) and the live lease on it (None when no process works on it),
