@@ -131,7 +131,8 @@ def _cost_sections(entry, settings: dict) -> list:
 
     part = _compared(entry, settings).runs[0]
     try:
-        view, reason = cost_view(entry.run(), baseline=part.verdicts.baseline, seed=settings["seed"]), ""
+        view = cost_view(entry.run(), baseline=part.verdicts.baseline, seed=settings["seed"], latency=part.latency)
+        reason = ""
     except RagassayError as exc:
         view, reason = None, str(exc)
     return [cost_section(view, reason), latency_section(part)]
