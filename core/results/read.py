@@ -8,6 +8,7 @@ distinct texts, none when the outputs have no context.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import sys
@@ -63,6 +64,17 @@ def read_run(store: Any, ref: str, *, payloads: bool | str = False) -> RunData:
         has_payloads=bool(payloads),
         context_texts=texts,
     )
+
+
+def with_payloads(store: Any, run: RunData) -> RunData:
+    """``run`` (read without payloads) with every output's JSON and the context texts it names: only the outputs
+    are read again (one statement, plus the context texts), not the samples or the scores."""
+    outputs = {}
+    for r in store.output_records(run.id, payloads=True):
+        output = _output(r, True)
+        outputs[(output.system, output.question_id)] = output
+    texts = context_texts(store, [o.payload for o in outputs.values()])
+    return dataclasses.replace(run, outputs=outputs, has_payloads=True, context_texts=texts)
 
 
 def read_sample(store: Any, ref: str, question_id: str) -> tuple[RunData, dict[tuple[str, str], RAGOutput]]:

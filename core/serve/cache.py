@@ -52,13 +52,15 @@ class RunEntry:
 
     def run(self, payloads: bool = False):
         """The run (:func:`ragassay.results.read_run`), read once; with ``payloads``, read with every output's
-        JSON (a second read, only for a run whose samples carry a ``group_id``, as the breakdowns page needs)."""
+        JSON (a second read of the outputs only, for a run whose samples carry a ``group_id``, as the breakdowns page
+        needs)."""
         from ..results import read_run
+        from ..results.read import with_payloads
 
         plain = self.get(("run", False), lambda: read_run(self.store, self.run_id))
         if not payloads or not self.get("grouped", lambda: _grouped(plain)):
             return plain
-        return self.get(("run", True), lambda: read_run(self.store, self.run_id, payloads=True))
+        return self.get(("run", True), lambda: with_payloads(self.store, plain))
 
 
 class RunCache:
