@@ -22,7 +22,12 @@ def settings_key(settings: dict) -> tuple:
 
 def page(entry, kind: str, *args: Hashable) -> Any:
     """The page ``kind`` of ``entry`` with ``args`` (see :data:`RECIPES`), computed once per run version."""
-    return entry.page((kind, *args), lambda at: RECIPES[kind](at, *args))
+    return entry.page((kind, *args), recipe(kind, *args))
+
+
+def recipe(kind: str, *args: Hashable) -> Callable[[Any], Any]:
+    """How to compute the page ``kind`` with ``args`` from an entry (the run at any version)."""
+    return lambda entry: RECIPES[kind](entry, *args)
 
 
 def compared(entry, settings: tuple):
