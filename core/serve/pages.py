@@ -32,13 +32,8 @@ def runs_page(request):
 
 
 def _entry(request):
-    """The run of the request's path at its current version (:class:`ragassay.serve.cache.RunEntry`); the
-    preparer (:mod:`.prepare`, when the app runs one) then prepares the run's other pages at that version."""
-    entry = request.app.state.runs.entry(request.path_params["run"])
-    preparer = getattr(request.app.state, "preparer", None)
-    if preparer is not None:
-        preparer.viewed(entry.run_id)
-    return entry
+    """The run of the request's path at its current version (:class:`ragassay.serve.cache.RunEntry`)."""
+    return request.app.state.runs.entry(request.path_params["run"])
 
 
 def _settings(request, run) -> tuple:
@@ -60,6 +55,11 @@ def _settings(request, run) -> tuple:
 
 
 def _page(request, entry, tab: str, sections: list, **context):
+    """The page of ``entry``'s run, its sections computed; the preparer (:mod:`.prepare`, when the app runs one)
+    then prepares the run's other pages at that version (after this page, so as not to slow it down)."""
+    preparer = getattr(request.app.state, "preparer", None)
+    if preparer is not None:
+        preparer.viewed(entry.run_id)
     run = entry.run()
     title = f"Run {run.id[:12]} ({run.info.project})"
     tabs = sections_of.tabs(entry)
