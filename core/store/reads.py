@@ -106,10 +106,16 @@ class RunReads:
     @healing_stream
     def score_batches(self, run_id: str, kind: str) -> Iterator[list]:
         """:meth:`score_records` of the whole run in batches of up to 10,000 rows (one statement), each a list
-        of rows in the same column order: what a columnar reader (:func:`ragassay.results.read_run`) takes
-        without one Python call per row."""
+        of the driver's row tuples in the same column order (the columns are text, integers and floats, which
+        need no conversion): what a columnar reader (:func:`ragassay.results.read_run`) takes without one Python
+        call per row."""
         with self.engine.connect() as conn:
-            yield from conn.execution_options(yield_per=_BATCH).execute(_score_query(run_id, kind)).partitions()
+            result = conn.execute(_score_query(run_id, kind))
+            try:  # plain values (text, integer, float columns): the driver's rows as they are, no Row objects
+                while batch := result.context.cursor.fetchmany(_BATCH):
+                    yield batch
+            finally:
+                result.close()
 
     @healing
     def run_and_holder(self, ref: str) -> tuple[dict[str, Any], Holder | None]:
