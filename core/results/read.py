@@ -45,7 +45,7 @@ def read_run(store: Any, ref: str, *, payloads: bool | str = False) -> RunData:
     if payloads == "grouped":
         payloads = any(json.loads(raw).get("group_id") is not None for raw in sample_json)
     outputs = {}
-    for r in store.output_records(run_id, payloads=payloads):
+    for r in _output_rows(store, run_id, payloads):
         output = _output(r, payloads)
         outputs[(output.system, output.question_id)] = output
     texts = context_texts(store, [o.payload for o in outputs.values()]) if payloads else {}
@@ -70,7 +70,7 @@ def with_payloads(store: Any, run: RunData) -> RunData:
     """``run`` (read without payloads) with every output's JSON and the context texts it names: only the outputs
     are read again (one statement, plus the context texts), not the samples or the scores."""
     outputs = {}
-    for r in store.output_records(run.id, payloads=True):
+    for r in _output_rows(store, run.id, True):
         output = _output(r, True)
         outputs[(output.system, output.question_id)] = output
     texts = context_texts(store, [o.payload for o in outputs.values()])
@@ -112,6 +112,14 @@ def read_sample(store: Any, ref: str, question_id: str) -> tuple[RunData, dict[t
         score_table=builder.table(),
     )
     return run, {(r[0], r[1]): unpack(r[15], texts) for r in outputs if r[15] is not None}
+
+
+def _output_rows(store: Any, run_id: str, payloads: bool) -> Iterator[tuple]:
+    """The run's output records: from the store's :meth:`output_batches` when it has one (rows fetched in bulk),
+    else from its :meth:`output_records`."""
+    if hasattr(store, "output_batches"):
+        return itertools.chain.from_iterable(store.output_batches(run_id, payloads=payloads))
+    return store.output_records(run_id, payloads=payloads)
 
 
 def _score_batches(store: Any, run_id: str, kind: str) -> Iterator[Sequence[tuple]]:

@@ -280,7 +280,7 @@ def test_a_run_is_read_back_in_chunks_and_by_samples(any_url, monkeypatch):
     store.close()
 
 
-def test_score_batches_hold_the_score_records_in_their_order(any_url):
+def test_batches_hold_the_records_in_their_order(any_url):
     store = open_store(any_url)
     make_run(store, "r1", samples=("a", "b", "c"))
     units = [
@@ -301,4 +301,8 @@ def test_score_batches_hold_the_score_records_in_their_order(any_url):
     for kind, count in (("metric", 6), ("judge", 3)):
         batched = [tuple(row) for batch in store.score_batches("r1", kind) for row in batch]
         assert batched == list(store.score_records("r1", kind)) and len(batched) == count
+    for payloads in (False, True):
+        batched = [tuple(row) for batch in store.output_batches("r1", payloads=payloads) for row in batch]
+        assert batched == list(store.output_records("r1", payloads=payloads)) and len(batched) == 3
+        assert all(len(row) == 15 + payloads for row in batched)
     store.close()
