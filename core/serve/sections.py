@@ -111,7 +111,12 @@ def _searched(entry, text: str) -> set[tuple[str, str]]:
 
     needles = {text.casefold(), json.dumps(text, ensure_ascii=False)[1:-1].casefold()}
     found = set()
-    for record in entry.store.output_records(entry.run_id, payloads=True):
+    store = entry.store
+    if hasattr(store, "output_batches"):
+        records = (r for batch in store.output_batches(entry.run_id, payloads=True) for r in batch)
+    else:
+        records = store.output_records(entry.run_id, payloads=True)
+    for record in records:
         raw = (record[15] or "").casefold()
         if any(n in raw for n in needles):
             found.add((record[0], record[1]))
