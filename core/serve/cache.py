@@ -131,6 +131,11 @@ class RunCache:
                 self._entries.popitem(last=False)
             return entry
 
+    def forget(self, run_id: str) -> None:
+        """Keep nothing more of ``run_id`` (a run no longer in the store)."""
+        with self._lock:
+            self._entries.pop(run_id, None)
+
     def kept(self) -> list[RunEntry]:
         """The kept entries, the most recently viewed first."""
         with self._lock:

@@ -94,7 +94,7 @@ class Preparer:
             for run_id in reversed(newest):  # the newest is prepared first
                 self._wanted.setdefault(run_id, None)
             self._busy = False
-        next_poll = time.monotonic() + self.poll_s
+        next_poll, failing = time.monotonic() + self.poll_s, False
         while True:
             with self._cond:
                 while not (self._stopping or self._wanted) and time.monotonic() < next_poll:
@@ -106,21 +106,34 @@ class Preparer:
                 self._busy = True
             try:
                 if poll:
-                    self._poll()
                     next_poll = time.monotonic() + self.poll_s
+                    self._poll()
+                    failing = False
                 elif run_id is not None:
                     self._prepare(run_id)
-            except Exception:  # a store error (the database went away): logged, the thread goes on
-                log.warning("ragassay serve: preparing pages failed", exc_info=True)
+            except Exception:  # a store error (the database went away): logged once, the thread goes on
+                if not failing:
+                    log.warning("ragassay serve: preparing pages failed", exc_info=True)
+                failing = True
             finally:
                 with self._cond:
                     self._busy = False
                     self._cond.notify_all()
 
     def _poll(self) -> None:
-        """Queue every kept run whose version changed (the least recently viewed first, so it comes last)."""
+        """Queue every kept run whose version changed (the least recently viewed first, so it comes last); a run
+        no longer in the store is forgotten."""
+        from ..errors import StoreError, StoreUnavailableError
+
         for entry in reversed(self.cache.kept()):
-            if self.cache.entry(entry.run_id, viewed=False) is not entry:
+            try:
+                changed = self.cache.entry(entry.run_id, viewed=False) is not entry
+            except StoreError as exc:
+                if isinstance(exc, StoreUnavailableError):
+                    raise
+                self.cache.forget(entry.run_id)  # deleted: nothing to prepare
+                continue
+            if changed:
                 with self._cond:
                     self._wanted[entry.run_id] = None
                     self._wanted.move_to_end(entry.run_id)
