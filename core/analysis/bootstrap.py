@@ -45,7 +45,9 @@ is equal (it compares with ``is not np.nan``; here NaN is simply unscored). An i
 
 from __future__ import annotations
 
+import collections
 import dataclasses
+import threading
 from collections.abc import Iterator
 
 import numpy as np
@@ -93,19 +95,56 @@ def resample_indices(n: int, n_resamples: int, seed: int = UNITXT_SEED) -> Itera
     Together the batches are exactly the resamples of ``scipy.stats.bootstrap`` with Unitxt's generator: they
     draw ``integers(0, n, (rows, n))`` one after another from one generator, which continues the stream of a
     single ``(n_resamples, n)`` draw. A batch holds about ``BATCH_ELEMENTS`` indices.
+
+    The draws of the last :data:`DRAWS_KEPT` (n, n_resamples, seed) are kept (compactly, when they take at most
+    :data:`DRAWS_KEPT_BYTES`): every interval of one run over the same samples (each metric's, each latency
+    quantile's, each page's) uses the same resamples, so they are drawn once. The indices are the same either way.
     """
     rng = generator(seed)
     rows = max(1, BATCH_ELEMENTS // max(n, 1))
+    kept = _kept_draws(rng, n, n_resamples, seed, rows)
     for start in range(0, n_resamples, rows):
-        yield rng.integers(0, n, (min(rows, n_resamples - start), n))
+        if kept is not None:
+            yield kept[start : start + rows].astype(np.int64)
+        else:
+            yield rng.integers(0, n, (min(rows, n_resamples - start), n))
 
 
-def counts_of(index: np.ndarray, n: int) -> np.ndarray:
-    """The (rows, n) float64 counts of an index batch: entry [b, i] = how often resample b drew instance i.
+DRAWS_KEPT = 2  # (n, n_resamples, seed) whose resample indices are kept
+DRAWS_KEPT_BYTES = 32 << 20  # the most one kept draw may take (as uint16 or uint32 indices)
+_kept: collections.OrderedDict[tuple[int, int, int], np.ndarray] = collections.OrderedDict()
+_kept_lock = threading.Lock()
+
+
+def _kept_draws(rng: np.random.Generator, n: int, n_resamples: int, seed: int, rows: int) -> np.ndarray | None:
+    """Every index of the resamples (n_resamples x n, uint16/uint32), drawn by ``rng`` in ``rows`` batches or
+    kept from an earlier call; None when too large to keep (then the caller draws batch by batch)."""
+    dtype = np.uint16 if n <= 1 << 16 else np.uint32
+    if n_resamples * n * np.dtype(dtype).itemsize > DRAWS_KEPT_BYTES or n_resamples <= 0:
+        return None
+    key = (n, n_resamples, int(seed))
+    with _kept_lock:
+        if key in _kept:
+            _kept.move_to_end(key)
+            return _kept[key]
+    drawn = np.empty((n_resamples, n), dtype=dtype)
+    for start in range(0, n_resamples, rows):
+        drawn[start : start + rows] = rng.integers(0, n, (min(rows, n_resamples - start), n))
+    drawn.setflags(write=False)
+    with _kept_lock:
+        _kept[key] = drawn
+        while len(_kept) > DRAWS_KEPT:
+            _kept.popitem(last=False)
+    return drawn
+
+
+def counts_of(index: np.ndarray, n: int, dtype: type = np.float64) -> np.ndarray:
+    """The (rows, n) counts of an index batch (float64 unless ``dtype``): entry [b, i] = how often resample b
+    drew instance i.
 
     Any statistic linear in the counts (sums, means, differences of paired scores) is then a matrix product.
     """
-    counts = np.empty((len(index), n))
+    counts = np.empty((len(index), n), dtype=dtype)
     for row, drawn in zip(counts, index):
         row[:] = np.bincount(drawn, minlength=n)  # one row at a time: its counts stay in cache
     return counts
@@ -375,7 +414,7 @@ def quantile_ci(
     draws = np.empty((n_resamples, len(qs)))
     start = 0
     for index in resample_indices(n, n_resamples, seed):
-        running = np.cumsum(counts_of(index, n), axis=1)
+        running = np.cumsum(counts_of(index, n, np.int64), axis=1)  # exact, as in float64, and faster
         for j, q in enumerate(qs):
             draws[start : start + len(index), j] = _resampled_quantile(x, running, q)
         start += len(index)

@@ -60,10 +60,19 @@ class CostView:
     frontier: Frontier | None
 
 
-def cost_view(run, metric: str | None = None, baseline: str | None = None, *, seed: int = UNITXT_SEED) -> CostView:
+def cost_view(
+    run,
+    metric: str | None = None,
+    baseline: str | None = None,
+    *,
+    seed: int = UNITXT_SEED,
+    latency: list[LatencyStats] | None = None,
+) -> CostView:
     """The cost view of ``run`` (:class:`ragassay.results.RunData`).
 
     ``metric`` defaults to the run's first metric (else its first judge); ``baseline`` to the first system.
+    ``latency``: the run's :func:`~ragassay.analysis.latency.latency_stats` with the same ``seed`` when already
+    computed (``compare`` has them), else computed here.
     """
     columns = run.columns
     if not columns:
@@ -78,7 +87,7 @@ def cost_view(run, metric: str | None = None, baseline: str | None = None, *, se
     base_tokens = base.input_tokens + base.output_tokens
     qualities = {s: bootstrap_mean_ci(run.values(s, metric), seed=seed) for s in systems}
     rows = [_row(usages[s], qualities[s], base_tokens, s == baseline) for s in systems]
-    latency = latency_stats(run, seed)
+    latency = latency_stats(run, seed) if latency is None else latency
     points = frontier(
         systems,
         {s: qualities[s].mean for s in systems},

@@ -40,13 +40,11 @@ def samples_done(run: Any) -> int:
     output, and each ok output a stored value (scored or unscored) of every metric and judge."""
     import numpy as np
 
-    n, position = len(run.question_ids), run.position
-    outputs, expected = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
-    for (_, question_id), output in run.outputs.items():
-        index = position.get(question_id)
-        if index is not None:
-            outputs[index] += 1
-            expected[index] += len(run.columns) if output.ok else 0
+    n, position, count = len(run.question_ids), run.position, len(run.outputs)
+    index = np.fromiter((position.get(q, -1) for _, q in run.outputs), dtype=np.int64, count=count)
+    ok = np.fromiter((output.ok for output in run.outputs.values()), dtype=bool, count=count)
+    outputs = np.bincount(index[index >= 0], minlength=n)
+    expected = np.bincount(index[(index >= 0) & ok], minlength=n) * len(run.columns)
     table = run.score_table
     rows = (table.repeat == 0) & (table.sample >= 0)
     keys = (table.sample[rows].astype(np.int64) * len(run.systems) + table.system[rows]) * max(

@@ -114,7 +114,8 @@ def run_report(run, *, baseline: str | None = None, alpha: float = 0.05, seed: i
     fields = breakdown_fields(run)
     breakdowns = [breakdown(run, field, seed=seed) for field in fields]
     try:
-        cost, cost_reason = cost_view(run, baseline=verdicts.baseline, seed=seed), ""
+        latency = comparison.runs[0].latency
+        cost, cost_reason = cost_view(run, baseline=verdicts.baseline, seed=seed, latency=latency), ""
     except RagassayError as exc:
         cost, cost_reason = None, str(exc)
     grammar, reason = grammar_or_reason(run)

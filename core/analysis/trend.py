@@ -103,10 +103,14 @@ def window_of(start_ns: int, by: str) -> tuple[str, int]:
 
 
 def trace_starts(run) -> list[int | None]:
-    """Each sample's trace start (``metadata["trace"]["start_ns"]``), None where it has none."""
+    """Each sample's trace start (``metadata["trace"]["start_ns"]``), None where it has none. Read from the stored
+    sample JSON; a sample whose JSON has no ``"trace"`` key anywhere is not parsed at all."""
+    import json
+
     starts = []
-    for sample in run.samples:
-        start = (sample.metadata.get("trace") or {}).get("start_ns")
+    for raw in run.sample_json:
+        metadata = (json.loads(raw).get("metadata") or {}) if '"trace"' in raw else {}
+        start = (metadata.get("trace") or {}).get("start_ns") if isinstance(metadata, dict) else None
         starts.append(int(start) if isinstance(start, (int, float, str)) and str(start).lstrip("-").isdigit() else None)
     return starts
 

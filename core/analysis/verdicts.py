@@ -25,7 +25,6 @@ Every random draw comes from ``seed``: the same values and seed give the same nu
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -125,11 +124,12 @@ def decide(run, *, baseline: str | None = None, alpha: float = 0.05, seed: int =
 
     declared = family if family is not None else stored_family(run.info.config)
     columns = run.columns + ([LATENCY] if declared and LATENCY in declared else [])
-    values = {(s, c): _scored(run.question_ids, run.values(s, c)) for s in run.systems for c in run.columns}
-    values.update({(s, LATENCY): _scored(run.question_ids, latency_column(run, s)) for s in run.systems})
+    arrays = {(s, c): run.values(s, c) for s in run.systems for c in run.columns}
+    if LATENCY in columns:
+        arrays.update({(s, LATENCY): latency_column(run, s) for s in run.systems})
     directions = {c: run.direction(c) for c in run.columns} | {LATENCY: "lower"}
-    verdicts = decide_values(
-        values,
+    verdicts = decide_columns(
+        arrays,
         run.systems,
         columns,
         directions,
@@ -139,7 +139,6 @@ def decide(run, *, baseline: str | None = None, alpha: float = 0.05, seed: int =
         seed=seed,
         unscored=run.unscored,
         family=declared,
-        order=run.question_ids,
     )
     return dataclasses.replace(verdicts, partial=partial_note(run))
 
@@ -147,10 +146,6 @@ def decide(run, *, baseline: str | None = None, alpha: float = 0.05, seed: int =
 def stored_family(config: Mapping) -> list[str] | None:
     """``[evaluation] decide`` of a stored config, or None (the default family)."""
     return ((config or {}).get("evaluation") or {}).get("decide")
-
-
-def _scored(question_ids: Sequence[str], values: np.ndarray) -> dict[str, float]:
-    return {q: float(v) for q, v in zip(question_ids, values) if not math.isnan(v)}
 
 
 def decide_values(
@@ -173,10 +168,39 @@ def decide_values(
     (system, metric); ``family`` the metrics that decide (None: every metric not constant across every system);
     ``order`` the sample order (default: sorted ids). The baseline is the first system unless named.
     """
-    baseline = _check(systems, baseline, alpha, seed)
     ids = list(order) if order is not None else sorted({q for key in values for q in values[key]})
     index = {q: i for i, q in enumerate(ids)}
     columns = {key: _column(values, key, index) for key in [(s, m) for s in systems for m in metrics]}
+    return decide_columns(
+        columns,
+        systems,
+        metrics,
+        directions,
+        run_id=run_id,
+        baseline=baseline,
+        alpha=alpha,
+        seed=seed,
+        unscored=unscored,
+        family=family,
+    )
+
+
+def decide_columns(
+    columns: Mapping[tuple[str, str], np.ndarray],
+    systems: Sequence[str],
+    metrics: Sequence[str],
+    directions: Mapping[str, str],
+    *,
+    run_id: str = "",
+    baseline: str | None = None,
+    alpha: float = 0.05,
+    seed: int = 0,
+    unscored: Mapping[tuple[str, str], int] | None = None,
+    family: Sequence[str] | None = None,
+) -> Verdicts:
+    """:func:`decide_values` from per-sample arrays: (system, metric) -> values in one sample order, NaN where
+    unscored (every (system, metric) of ``systems`` x ``metrics`` present)."""
+    baseline = _check(systems, baseline, alpha, seed)
     constant = [m for m in metrics if _constant([columns[(s, m)] for s in systems])]
     chosen = _family(metrics, family, constant)
     cells = _cells(columns, systems, metrics, directions, unscored or {}, seed)

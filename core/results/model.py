@@ -264,7 +264,12 @@ class RunData:
 
     def samples_frame(self):
         """One row per sample (a pandas DataFrame indexed by ``question_id``): the declared fields,
-        ``metadata.<key>`` columns (nested keys joined by dots), then one column per free attribute."""
+        ``metadata.<key>`` columns (nested keys joined by dots), then one column per free attribute. Built once
+        per run; each call returns a copy."""
+        return self._samples_frame.copy()
+
+    @functools.cached_property
+    def _samples_frame(self):
         import pandas as pd
 
         declared = ["question_id", "question", "reference_answers", "reference_contexts", "reference_context_ids"]

@@ -8,9 +8,11 @@ distinct texts, none when the outputs have no context.
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from ..errors import StoreError
@@ -22,6 +24,7 @@ from .usage import Usage
 _STATE_RUNNING, _STATE_COMPLETE, _STATE_INTERRUPTED = "running", "complete", "interrupted"
 SETTLED = "settled"  # a sequential run that stopped once every comparison was settled (ragassay.sequential_run)
 BUDGET_LIMITED = "budget-limited"  # a run session stopped by its budget (ragassay.llm.budget)
+_BATCH = 10_000  # score records added to the table at a time
 
 
 def read_run(store: Any, ref: str, *, payloads: bool | str = False) -> RunData:
@@ -42,12 +45,12 @@ def read_run(store: Any, ref: str, *, payloads: bool | str = False) -> RunData:
     if payloads == "grouped":
         payloads = any(json.loads(raw).get("group_id") is not None for raw in sample_json)
     outputs = {}
-    for r in store.output_records(run_id, payloads=payloads):
+    for r in _output_rows(store, run_id, payloads):
         output = _output(r, payloads)
         outputs[(output.system, output.question_id)] = output
     texts = context_texts(store, [o.payload for o in outputs.values()]) if payloads else {}
     builder = TableBuilder([s["name"] for s in systems], question_ids, {q: i for i, q in enumerate(question_ids)})
-    _add_scores(builder, store.score_records(run_id, "metric"), store.score_records(run_id, "judge"))
+    _add_scores(builder, *(_score_batches(store, run_id, kind) for kind in ("metric", "judge")))
     names = [s["name"] for s in systems]
     info = _info(row, holder, len(names), len(outputs))
     return RunData(
@@ -61,6 +64,17 @@ def read_run(store: Any, ref: str, *, payloads: bool | str = False) -> RunData:
         has_payloads=bool(payloads),
         context_texts=texts,
     )
+
+
+def with_payloads(store: Any, run: RunData) -> RunData:
+    """``run`` (read without payloads) with every output's JSON and the context texts it names: only the outputs
+    are read again (one statement, plus the context texts), not the samples or the scores."""
+    outputs = {}
+    for r in _output_rows(store, run.id, True):
+        output = _output(r, True)
+        outputs[(output.system, output.question_id)] = output
+    texts = context_texts(store, [o.payload for o in outputs.values()])
+    return dataclasses.replace(run, outputs=outputs, has_payloads=True, context_texts=texts)
 
 
 def read_sample(store: Any, ref: str, question_id: str) -> tuple[RunData, dict[tuple[str, str], RAGOutput]]:
@@ -86,7 +100,7 @@ def read_sample(store: Any, ref: str, question_id: str) -> tuple[RunData, dict[t
     names = [s["name"] for s in systems]
     question_ids = [question_id]
     builder = TableBuilder(names, question_ids, {question_id: 0})
-    _add_scores(builder, metrics, judgements)
+    _add_scores(builder, [metrics], [judgements])
     texts = context_texts(store, [r[15] for r in outputs])
     run = RunData(
         info=_info(row, holder, len(names), total),
@@ -100,13 +114,36 @@ def read_sample(store: Any, ref: str, question_id: str) -> tuple[RunData, dict[t
     return run, {(r[0], r[1]): unpack(r[15], texts) for r in outputs if r[15] is not None}
 
 
-def _add_scores(builder: TableBuilder, metrics, judgements) -> None:
-    """Add metric value records (``METRIC_COLUMNS``) and judgement records (``JUDGEMENT_COLUMNS``) to ``builder``."""
-    for r in metrics:
-        builder.add(r[0], r[1], "metric", r[2], r[3], r[4], (r[5], None, None, None, r[6]), Usage.of(tuple(r[7:])))
-    for r in judgements:
-        reason = None if r[4] is not None else (r[6] or r[5])
-        builder.add(r[0], r[1], "judge", r[2], r[3], r[4], (reason, r[5], r[6], r[7], r[8]), Usage.of(tuple(r[9:])))
+def _output_rows(store: Any, run_id: str, payloads: bool) -> Iterator[tuple]:
+    """The run's output records: from the store's :meth:`output_batches` when it has one (rows fetched in bulk),
+    else from its :meth:`output_records`."""
+    if hasattr(store, "output_batches"):
+        return itertools.chain.from_iterable(store.output_batches(run_id, payloads=payloads))
+    return store.output_records(run_id, payloads=payloads)
+
+
+def _score_batches(store: Any, run_id: str, kind: str) -> Iterator[Sequence[tuple]]:
+    """The run's score records of ``kind`` in batches: the store's own :meth:`score_batches` (one statement,
+    rows fetched in bulk) when it has one, else its :meth:`score_records` cut into batches."""
+    if hasattr(store, "score_batches"):
+        return store.score_batches(run_id, kind)
+    records = iter(store.score_records(run_id, kind))
+    return iter(lambda: list(itertools.islice(records, _BATCH)), [])
+
+
+def _add_scores(builder: TableBuilder, metrics: Iterable[Sequence[tuple]], judgements: Iterable[Sequence]) -> None:
+    """Add batches of metric value records (``METRIC_COLUMNS``) and of judgement records (``JUDGEMENT_COLUMNS``)
+    to ``builder``, column by column."""
+    for batch in metrics:
+        if batch:
+            system, qid, label, repeat, value, reason, details, *usage = zip(*batch)
+            builder.add_batch("metric", (system, qid, label, repeat, value), (reason, None, None, None, details), usage)
+    for batch in judgements:
+        if batch:
+            system, qid, label, repeat, score, verdict, explanation, judge_id, details, *usage = zip(*batch)
+            reason = [None if s is not None else (e or v) for s, e, v in zip(score, explanation, verdict)]
+            texts = (reason, verdict, explanation, judge_id, details)
+            builder.add_batch("judge", (system, qid, label, repeat, score), texts, usage)
 
 
 def read_payloads(store: Any, run_id: str, question_ids: Sequence[str]) -> dict[tuple[str, str], RAGOutput]:

@@ -12,7 +12,10 @@ from __future__ import annotations
 import array
 import dataclasses
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
+from itertools import compress
+from itertools import repeat as every
+from operator import gt, is_not
 from typing import Any
 
 import numpy as np
@@ -106,7 +109,7 @@ class ScoreTable:
 
 
 class TableBuilder:
-    """Collects stored score rows one at a time into a :class:`ScoreTable` (compact arrays while reading)."""
+    """Collects stored score rows, a batch at a time, into a :class:`ScoreTable` (compact arrays while reading)."""
 
     def __init__(self, systems: list[str], question_ids: list[str], position: dict[str, int]):
         self.systems, self.question_ids, self.position = list(systems), question_ids, position
@@ -119,29 +122,39 @@ class TableBuilder:
         self.usages: dict[int, Usage] = {}
         self.foreign: dict[int, str] = {}
 
-    def add(self, system: str, question_id: str, kind: str, label: str, repeat: int, value, texts: tuple, usage):
-        """One stored score; ``texts`` is (reason, verdict, explanation, judge_id, details_json)."""
-        row = len(self.values)
-        if system not in self.system_index:
-            self.system_index[system] = len(self.systems)
-            self.systems.append(system)
-        key = (kind, label)
-        if key not in self.column_index:
-            self.column_index[key] = len(self.columns)
-            self.columns.append(key)
-        index = self.position.get(question_id, -1)
-        if index < 0:
-            self.foreign[row] = question_id
-        self.arrays["system"].append(self.system_index[system])
-        self.arrays["sample"].append(index)
-        self.arrays["column"].append(self.column_index[key])
-        self.repeats.append(repeat)
-        self.values.append(np.nan if value is None else value)
-        if any(t is not None for t in texts):
-            self.texts[row] = texts
-        self.null_cost.append(usage is NOTHING_UNPRICED)
-        if usage is not ZERO and usage is not NOTHING_UNPRICED:
-            self.usages[row] = usage
+    def add_batch(self, kind: str, columns: Sequence[Sequence], texts: Sequence[Sequence | None], usage: Sequence):
+        """Stored scores of one ``kind``, column by column: ``columns`` is (system, question_id, label, repeat,
+        value) with one entry per score, ``texts`` the five text columns (unscored reason, verdict, explanation,
+        judge id, details JSON; None for a column that is None on every score) and ``usage`` the seven usage
+        columns (:data:`ragassay.store.reads.USAGE_COLUMNS`). The same table as one score at a time, in order."""
+        system, question_id, label, repeat, value = columns
+        start, n = len(self.values), len(value)
+        for name in dict.fromkeys(system):
+            if name not in self.system_index:
+                self.system_index[name] = len(self.systems)
+                self.systems.append(name)
+        for name in dict.fromkeys(label):
+            if (kind, name) not in self.column_index:
+                self.column_index[(kind, name)] = len(self.columns)
+                self.columns.append((kind, name))
+        codes = {name: self.column_index[(kind, name)] for name in dict.fromkeys(label)}
+        samples = [self.position.get(q, -1) for q in question_id]
+        self.foreign.update((start + i, question_id[i]) for i in compress(range(n), map(gt, every(0), samples)))
+        self.arrays["system"].extend([self.system_index[name] for name in system])
+        self.arrays["sample"].extend(samples)
+        self.arrays["column"].extend([codes[name] for name in label])
+        self.repeats.extend(repeat)
+        self.values.frombytes(np.array(value, dtype=np.float64).tobytes())  # None -> NaN
+        present = [column for column in texts if column is not None]
+        for i in sorted({i for column in present for i in compress(range(n), map(is_not, column, every(None)))}):
+            self.texts[start + i] = tuple(None if column is None else column[i] for column in texts)
+        null_cost = [cost is None for cost in usage[5]]
+        for i in sorted({i for column in usage for i in compress(range(n), column)}):  # spent something
+            spent = Usage.of(tuple(column[i] for column in usage))
+            null_cost[i] = spent is NOTHING_UNPRICED
+            if spent is not ZERO and spent is not NOTHING_UNPRICED:
+                self.usages[start + i] = spent
+        self.null_cost.extend(null_cost)
 
     def table(self) -> ScoreTable:
         def numpy(values: array.array) -> np.ndarray:

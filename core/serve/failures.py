@@ -89,7 +89,7 @@ def rows(run, filters: Filters, searched: set[tuple[str, str]] | None) -> list[R
                 continue
             value = None if values is None or math.isnan(values[index]) else float(values[index])
             found.append(Row(qid, system, status, "", value))
-    return _ordered(run, found, filters)
+    return [found[i] for i in _order(run, found, filters)]
 
 
 def _keep(values, filters: Filters, direction: str):
@@ -116,15 +116,19 @@ def _questions(run, text: str) -> set[int]:
     return found
 
 
-def _ordered(run, found: list[Row], filters: Filters) -> list[Row]:
-    position = run.position
+def _order(run, found: list[Row], filters: Filters):
+    """The order of ``found``: worst value of the metric first (unscored last), then dataset order; without a
+    metric, dataset order then system order. Stable: equal keys keep the order they were found in."""
+    import numpy as np
+
+    position = np.array([run.position[r.question_id] for r in found], dtype=np.int64)
     if not filters.metric:
-        return sorted(found, key=lambda r: (position[r.question_id], run.systems.index(r.system)))
+        place = {system: i for i, system in enumerate(run.systems)}
+        return np.lexsort((np.array([place[r.system] for r in found], dtype=np.int64), position))
     sign = -1.0 if run.direction(filters.metric) == "lower" else 1.0
-    return sorted(
-        found,
-        key=lambda r: (r.value is None, sign * r.value if r.value is not None else 0.0, position[r.question_id]),
-    )
+    missing = np.array([r.value is None for r in found], dtype=bool)
+    values = np.array([sign * r.value if r.value is not None else 0.0 for r in found], dtype=np.float64)
+    return np.lexsort((position, values, missing))
 
 
 def page_of(run, found: list[Row], filters: Filters) -> list[Row]:

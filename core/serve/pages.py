@@ -18,9 +18,9 @@ import dataclasses
 from starlette.exceptions import HTTPException
 from starlette.routing import Route
 
+from . import sections as sections_of
+from .sections import page, settings_key
 from .templating import render
-
-TABS = [("", "comparison"), ("breakdowns", "breakdowns"), ("cost", "cost and latency"), ("failures", "failures")]
 
 
 def runs_page(request):
@@ -36,8 +36,9 @@ def _entry(request):
     return request.app.state.runs.entry(request.path_params["run"])
 
 
-def _settings(request, run) -> dict:
-    """baseline, alpha and seed from the query; a baseline that is not a system is a ConfigError (a 400)."""
+def _settings(request, run) -> tuple:
+    """baseline, alpha and seed from the query (:func:`.sections.settings_key`); a baseline that is not a
+    system is a ConfigError (a 400)."""
     from ..errors import ConfigError
 
     params = request.query_params
@@ -50,148 +51,80 @@ def _settings(request, run) -> dict:
         raise ConfigError("alpha takes a number in (0, 1) and seed an integer") from None
     if not 0 < alpha < 1:
         raise ConfigError(f"alpha must be in (0, 1), not {alpha}")
-    return {"baseline": baseline, "alpha": alpha, "seed": seed}
+    return settings_key({"baseline": baseline, "alpha": alpha, "seed": seed})
 
 
-def _page(request, run, tab: str, sections: list, **context):
-    from ..analysis.robustness import perturbations
-    from ..analysis.trend import trace_starts
-
-    tabs = TABS + ([("robustness", "robustness")] if perturbations(run) else [])
-    tabs += [("drift", "drift")] if any(start is not None for start in trace_starts(run)) else []
+def _page(request, entry, tab: str, sections: list, **context):
+    """The page of ``entry``'s run, its sections computed; the preparer (:mod:`.prepare`, when the app runs one)
+    then prepares the run's other pages at that version (after this page, so as not to slow it down)."""
+    preparer = getattr(request.app.state, "preparer", None)
+    if preparer is not None:
+        preparer.viewed(entry.run_id)
+    run = entry.run()
     title = f"Run {run.id[:12]} ({run.info.project})"
+    tabs = sections_of.tabs(entry)
     return render(request, "run.html", title=title, run=run, tab=tab, tabs=tabs, sections=sections, **context)
 
 
 def comparison_page(request):
     """Verdicts, the comparison with intervals, and the paired verdicts against the baseline."""
     entry = _entry(request)
-    run = entry.run()
-    settings = _settings(request, run)
-    sections = entry.get(("comparison", _key(settings)), lambda: _comparison_sections(entry, settings))
-    return _page(request, run, "", sections)
-
-
-def _key(settings: dict) -> tuple:
-    return tuple(sorted(settings.items()))
-
-
-def _compared(entry, settings: dict):
-    """``compare`` of the run with ``settings``, computed once per run version."""
-    from ..analysis.comparison import compare
-
-    return entry.get(("compare", _key(settings)), lambda: compare([entry.run()], **settings))
-
-
-def _comparison_sections(entry, settings: dict) -> list:
-    from ..analysis.sentences import verdict_sentences
-    from ..html_report.tables import comparison_section, pairs_section, verdict_section
-
-    comparison = _compared(entry, settings)
-    verdicts = comparison.runs[0].verdicts
-    return [
-        verdict_section(verdicts, verdict_sentences(verdicts)),
-        comparison_section(verdicts, comparison.hidden),
-        pairs_section(verdicts),
-    ]
+    return _page(request, entry, "", page(entry, "comparison", _settings(request, entry.run())))
 
 
 def breakdowns_page(request):
     """Breakdowns by the declared sample fields with box plots, the metric correlation, the GRAMMAR view."""
     entry = _entry(request)
-    run = entry.run()
-    seed = _settings(request, run)["seed"]
-    sections = entry.get(("breakdowns", seed), lambda: _breakdown_sections(entry.run(payloads=True), seed))
-    return _page(request, run, "breakdowns", sections)
-
-
-def _breakdown_sections(run, seed: int) -> list:
-    from ..analysis.breakdown import breakdown
-    from ..analysis.report import breakdown_fields, grammar_or_reason
-    from ..html_report.build import breakdowns_section, correlation_section
-    from ..html_report.tables import grammar_section
-
-    results = [breakdown(run, field, seed=seed) for field in breakdown_fields(run)]
-    grammar, reason = grammar_or_reason(run)
-    return [breakdowns_section(run, results), correlation_section(run), grammar_section(grammar, reason)]
+    seed = dict(_settings(request, entry.run()))["seed"]
+    return _page(request, entry, "breakdowns", page(entry, "breakdowns", seed))
 
 
 def cost_page(request):
     """The cost view and latency quantiles with the quality-cost-latency frontier."""
     entry = _entry(request)
-    run = entry.run()
-    settings = _settings(request, run)
-    return _page(request, run, "cost", entry.get(("cost", _key(settings)), lambda: _cost_sections(entry, settings)))
-
-
-def _cost_sections(entry, settings: dict) -> list:
-    from ..analysis.cost_view import cost_view
-    from ..errors import RagassayError
-    from ..html_report.tables import cost_section, latency_section
-
-    part = _compared(entry, settings).runs[0]
-    try:
-        view, reason = cost_view(entry.run(), baseline=part.verdicts.baseline, seed=settings["seed"]), ""
-    except RagassayError as exc:
-        view, reason = None, str(exc)
-    return [cost_section(view, reason), latency_section(part)]
+    return _page(request, entry, "cost", page(entry, "cost", _settings(request, entry.run())))
 
 
 def robustness_page(request):
     """The robustness profile of a run with perturbed systems."""
-    from ..html_report.robustness import robustness_section
-
     entry = _entry(request)
-    run = entry.run()
-    settings = _settings(request, run)
-    key = ("robustness", _key(settings))
-    section = entry.get(key, lambda: robustness_section(run, settings["alpha"], settings["seed"]))
+    section = page(entry, "robustness", _settings(request, entry.run()))
     if section is None:
-        raise HTTPException(404, f"run {run.id[:12]} has no perturbed system: no robustness profile")
-    return _page(request, run, "robustness", [section])
+        raise HTTPException(404, f"run {entry.run_id[:12]} has no perturbed system: no robustness profile")
+    return _page(request, entry, "robustness", [section])
 
 
 def drift_page(request):
     """Drift over time of a run scored from traces: per-window means with intervals, windows flagged against the
     reference window (:func:`ragassay.analysis.trend.trend`); ``?by=day|week``."""
     from ..errors import ConfigError
-    from ..html_report.trend import trend_section
 
     entry = _entry(request)
-    run = entry.run()
-    settings = _settings(request, run)
+    settings = _settings(request, entry.run())
     by = request.query_params.get("by", "day")
     if by not in ("day", "week"):
         raise ConfigError(f"by={by!r}: give day or week")
-    section = entry.get(
-        ("drift", by, _key(settings)), lambda: trend_section(run, settings["alpha"], settings["seed"], by)
-    )
+    section = page(entry, "drift", by, settings)
     if section is None:
-        raise HTTPException(404, f"run {run.id[:12]} has no sample from a trace: no drift to show")
-    return _page(request, run, "drift", [section])
+        raise HTTPException(404, f"run {entry.run_id[:12]} has no sample from a trace: no drift to show")
+    return _page(request, entry, "drift", [section])
 
 
 def failures_page(request):
     """The failure browser: (system, sample) rows, filtered, worst first, one page at a time."""
-    from .failures import PAGE, Filters, page_of, rows
+    from .failures import PAGE, Filters, page_of
 
     entry = _entry(request)
     run = entry.run()
     filters = Filters.of(request.query_params, run)
-    every = dataclasses.replace(filters, page=1)  # the rows of every page, computed once per run version
-
-    def found_rows():
-        searched = entry.get(("search", filters.q), lambda: _searched(request, run, filters.q)) if filters.q else None
-        return rows(run, every, searched)
-
-    found = entry.get(("failures", every), found_rows)
+    found = page(entry, "failures", dataclasses.replace(filters, page=1))  # every page's rows, kept once
     pages = max(1, -(-len(found) // PAGE))
     if filters.page > pages:
         raise HTTPException(404, f"page {filters.page} of {pages}: no such page")
     query = {k: v for k, v in request.query_params.multi_items() if k != "page"}
     return _page(
         request,
-        run,
+        entry,
         "failures",
         [],
         filters=filters,
@@ -201,19 +134,6 @@ def failures_page(request):
         query=query,
         total=len(run.systems) * len(run.question_ids),
     )
-
-
-def _searched(request, run, text: str) -> set[tuple[str, str]]:
-    """(system, question_id) of the stored outputs whose JSON contains ``text`` (case insensitive)."""
-    import json
-
-    needles = {text.casefold(), json.dumps(text, ensure_ascii=False)[1:-1].casefold()}
-    found = set()
-    for record in request.app.state.store.output_records(run.id, payloads=True):
-        raw = (record[15] or "").casefold()
-        if any(n in raw for n in needles):
-            found.add((record[0], record[1]))
-    return found
 
 
 def sample_page(request):
@@ -227,7 +147,10 @@ def sample_page(request):
     table = run.score_table
     scores = list(table.rows(table.repeat == 0))
     sample = Sample.model_validate_json(run.sample_json[0])
-    return _page(request, run, "failures", [], sample=sample_entry(run, sample, payloads, scores))
+    tabs = sections_of.tabs_of(run)  # the tabs of the sample's run (robustness) and of the sample itself (drift)
+    title = f"Run {run.id[:12]} ({run.info.project})"
+    context = {"sample": sample_entry(run, sample, payloads, scores)}
+    return render(request, "run.html", title=title, run=run, tab="failures", tabs=tabs, sections=[], **context)
 
 
 ROUTES = [

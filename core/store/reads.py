@@ -88,6 +88,13 @@ class RunReads:
                 yield tuple(row)
 
     @healing_stream
+    def output_batches(self, run_id: str, *, payloads: bool = False) -> Iterator[list]:
+        """:meth:`output_records` in batches of up to 10,000 of the driver's row tuples (one statement)."""
+        o = t.outputs.c
+        columns = [o[name] for name in OUTPUT_COLUMNS] + ([o.output_json] if payloads else [])
+        yield from self._batches(select(*columns).where(o.run_id == run_id))
+
+    @healing_stream
     def score_records(self, run_id: str, kind: str, question_ids: Sequence[str] | None = None) -> Iterator[tuple]:
         """Every metric value (``kind="metric"``: :data:`METRIC_COLUMNS`) or judgement (``"judge"``:
         :data:`JUDGEMENT_COLUMNS`) of the run, all repeats, streamed in batches (one statement); only those of
@@ -102,6 +109,25 @@ class RunReads:
             for each in queries:
                 for row in conn.execution_options(yield_per=_BATCH).execute(each):
                     yield tuple(row)
+
+    @healing_stream
+    def score_batches(self, run_id: str, kind: str) -> Iterator[list]:
+        """:meth:`score_records` of the whole run in batches of up to 10,000 rows (one statement), each a list
+        of the driver's row tuples in the same column order (the columns are text, integers and floats, which
+        need no conversion): what a columnar reader (:func:`ragassay.results.read_run`) takes without one Python
+        call per row."""
+        yield from self._batches(_score_query(run_id, kind))
+
+    def _batches(self, query: Any) -> Iterator[list]:
+        """The rows of ``query`` in batches of up to 10,000 of the driver's tuples, no Row objects: for queries
+        of text, integer and float columns only, which need no conversion."""
+        with self.engine.connect() as conn:
+            result = conn.execute(query)
+            try:
+                while batch := result.context.cursor.fetchmany(_BATCH):
+                    yield batch
+            finally:
+                result.close()
 
     @healing
     def run_and_holder(self, ref: str) -> tuple[dict[str, Any], Holder | None]:

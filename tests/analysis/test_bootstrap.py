@@ -170,6 +170,26 @@ def test_batches_continue_the_stream_of_one_draw(monkeypatch):
         assert np.array_equal(np.vstack(batches), whole)
 
 
+def test_kept_draws_are_the_draws(monkeypatch):
+    """A second call over the same (n, resamples, seed) reads the kept draws; a draw too large to keep, or one
+    evicted by newer ones, is drawn again: the same indices, in the same batches, every time."""
+    monkeypatch.setattr(bootstrap, "BATCH_ELEMENTS", 40)
+    bootstrap._kept.clear()
+    for n, n_resamples, seed in [(7, 50, 3), (70_000, 2, 4), (7, 50, 3), (7, 50, 5), (70_000, 2, 4), (7, 50, 3)]:
+        whole = np.random.default_rng(seed).integers(0, n, (n_resamples, n))
+        for _ in range(2):
+            batches = list(resample_indices(n, n_resamples, seed=seed))
+            assert all(b.dtype == np.int64 for b in batches) and [len(b) for b in batches[:1]] == [max(1, 40 // n)]
+            assert np.array_equal(np.vstack(batches), whole)
+        assert (n, n_resamples, seed) in bootstrap._kept and len(bootstrap._kept) <= bootstrap.DRAWS_KEPT
+    monkeypatch.setattr(bootstrap, "DRAWS_KEPT_BYTES", 10)  # too large to keep: drawn batch by batch
+    bootstrap._kept.clear()
+    assert np.array_equal(
+        np.vstack(list(resample_indices(70_000, 2, seed=1))), np.random.default_rng(1).integers(0, 70_000, (2, 70_000))
+    )
+    assert not bootstrap._kept
+
+
 def test_resample_means_are_the_scipy_bootstrap_distribution(monkeypatch):
     monkeypatch.setattr(bootstrap, "BATCH_ELEMENTS", 500)
     values = random_scores(57, seed=9, with_nan=True)

@@ -117,3 +117,50 @@ def test_the_json_of_compare_reads_like_the_read_model(tmp_path):
     for row in data["comparison"]:
         if "token_recall" in row:
             assert row["token_recall"] == pytest.approx(np.nanmean(run.values(row["system"], "token_recall")))
+
+
+class RowByRow:
+    """The real store without ``score_batches``: read_run takes its score records one by one (as from a backend
+    that has only ``score_records``)."""
+
+    def __init__(self, store):
+        self.store = store
+
+    def __getattr__(self, name):
+        if name == "score_batches":
+            raise AttributeError(name)
+        return getattr(self.store, name)
+
+
+def test_scores_read_in_batches_make_the_table_of_records_read_one_by_one(tmp_path):
+    config, run_id = project(tmp_path, 6)
+    store = open_store(f"sqlite:///{config.parent / 'ragassay-results.db'}", create=False)
+    try:
+        batched, single = read_run(store, run_id).score_table, read_run(RowByRow(store), run_id).score_table
+    finally:
+        store.close()
+    assert len(batched) == 6 * 2 * len(batched.columns) and batched.texts  # every score, judge verdicts kept
+    assert (batched.systems, batched.columns, batched.texts) == (single.systems, single.columns, single.texts)
+    assert (batched.usages, batched.foreign) == (single.usages, single.foreign)
+    for name in ("system", "sample", "column", "repeat", "null_cost"):
+        assert np.array_equal(getattr(batched, name), getattr(single, name)), name
+    assert np.array_equal(batched.value, single.value, equal_nan=True)
+    assert list(batched.rows()) == list(single.rows())
+
+
+def test_payloads_added_to_a_run_read_without_them_are_those_of_a_read_with_them(tmp_path):
+    from ragassay.results.read import with_payloads
+
+    config, run_id = project(tmp_path, 4)
+    store = open_store(f"sqlite:///{config.parent / 'ragassay-results.db'}", create=False)
+    try:
+        plain = read_run(store, run_id)
+        with Statements() as counted:
+            added = with_payloads(store, plain)
+        whole = read_run(store, run_id, payloads=True)
+    finally:
+        store.close()
+    assert not any("run_samples" in s or "metric_values" in s for s in counted.seen)  # the outputs only
+    assert added.has_payloads and added.outputs == whole.outputs and added.context_texts == whole.context_texts
+    assert added.payload("bm25", "q001") == whole.payload("bm25", "q001") and added.payload("bm25", "q001").answer
+    assert added.score_table is plain.score_table and not plain.has_payloads

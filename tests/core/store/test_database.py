@@ -278,3 +278,31 @@ def test_a_run_is_read_back_in_chunks_and_by_samples(any_url, monkeypatch):
     assert sorted(found) == [("k", "s-q1"), ("k", "s-q2")]  # ok outputs only, these samples only
     assert found == {key: value for key, value in store.reusable_outputs("r2", ["k"]).items() if key in found}
     store.close()
+
+
+def test_batches_hold_the_records_in_their_order(any_url):
+    store = open_store(any_url)
+    make_run(store, "r1", samples=("a", "b", "c"))
+    units = [
+        UnitResult(
+            "sys",
+            q,
+            "ok",
+            RAGOutput(answer=q),
+            metrics=[
+                MetricValue(metric="m", value=0.5 + i / 10),
+                MetricValue(metric="u", value=None, unscored_reason="none"),
+            ],
+            judgements=[Judgement(judge="j", verdict="correct", score=1.0, usage=usage("openai/unpriced-y", 5))],
+        )
+        for i, q in enumerate(("a", "b", "c"))
+    ]
+    store.write_units("r1", units)
+    for kind, count in (("metric", 6), ("judge", 3)):
+        batched = [tuple(row) for batch in store.score_batches("r1", kind) for row in batch]
+        assert batched == list(store.score_records("r1", kind)) and len(batched) == count
+    for payloads in (False, True):
+        batched = [tuple(row) for batch in store.output_batches("r1", payloads=payloads) for row in batch]
+        assert batched == list(store.output_records("r1", payloads=payloads)) and len(batched) == 3
+        assert all(len(row) == 15 + payloads for row in batched)
+    store.close()
