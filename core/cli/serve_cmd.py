@@ -33,8 +33,9 @@ def serve_command(config_path: Path, db: str | None, host: str, port: int, token
     """Browse the stored runs in a web browser: runs, comparisons with intervals and verdicts, breakdowns,
     cost and latency, the failure browser, each sample with its contexts and judge explanations, robustness.
 
-    Read-only: no page writes to the results database. Pages read the database on every request, so a running
-    evaluation's new results show on refresh.
+    Read-only: no page writes to the results database. Every request asks the database for the run's version,
+    so a running evaluation's new results show on refresh; pages are prepared in the background (the newest
+    runs at start, a viewed run's other pages, a changed run again), so most loads find them ready.
     """
     from ..serve.server import check_bind
 

@@ -122,7 +122,11 @@ class RunReads:
         """The rows of ``query`` in batches of up to 10,000 of the driver's tuples, no Row objects: for queries
         of text, integer and float columns only, which need no conversion."""
         with self.engine.connect() as conn:
-            result = conn.execute(query)
+            if self.engine.dialect.name != "sqlite":  # a server-side cursor keeps memory flat on PostgreSQL
+                for part in conn.execution_options(yield_per=_BATCH).execute(query).partitions():
+                    yield [tuple(row) for row in part]
+                return
+            result = conn.execute(query)  # SQLite's cursor steps through the rows: memory stays flat
             try:
                 while batch := result.context.cursor.fetchmany(_BATCH):
                     yield batch
