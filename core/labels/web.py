@@ -238,7 +238,9 @@ def _done_page(request, queue: LabelQueue):
 
 
 def labelling_app(queue: LabelQueue, *, token: str | None):
-    """The ``ragassay serve`` app showing only ``queue`` (its routes, then :func:`blind_routes`)."""
+    """The ``ragassay serve`` app showing only ``queue`` (its routes, then :func:`blind_routes`). It prepares no
+    results page in the background: a labeller sees none."""
     from ..serve import create_app
 
-    return create_app(queue.store, token=token, extra=[*labelling_routes(queue), *blind_routes()])
+    extra = [*labelling_routes(queue), *blind_routes()]
+    return create_app(queue.store, token=token, extra=extra, prepare=False)
