@@ -11,7 +11,10 @@ answers every call after ``--latency-ms``; ``[project] concurrency`` and the gen
 3. what the rest of the process spent: before the first call (start-up, planning) and after the last (verdicts,
    store).
 
-    python benchmarks/judges_run.py [--samples 1000] [--concurrency 16] [--latency-ms 200]
+``--floor`` also times ``bare_openai_client.py``: the same calls made by the ``openai`` SDK alone (no ragassay),
+alternating with the ``ragassay run``; ``--repeat N`` measures each N times and prints medians and ranges.
+
+    python benchmarks/judges_run.py [--samples 1000] [--concurrency 16] [--latency-ms 200] [--floor] [--repeat N]
 
 ``benchmarks/judges.py`` measures the metric alone (``ascore`` called directly); this one measures the runner.
 """
@@ -23,6 +26,7 @@ import json
 import multiprocessing
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -93,38 +97,42 @@ def project(root: Path, url: str, samples: int, concurrency: int) -> Path:
     return config
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--samples", type=int, default=1000, help="questions (2 calls each: answer, judgement)")
-    parser.add_argument("--concurrency", type=int, default=16)
-    parser.add_argument("--latency-ms", type=float, default=200)
-    args = parser.parse_args()
+def measure(args: argparse.Namespace, floor: bool) -> dict[str, float]:
+    """One timed process against a fresh loopback server: ``ragassay run -q``, or with ``floor`` the bare SDK client
+    (``bare_openai_client.py``) making the same calls. Prints its figures and returns them."""
     latency = args.latency_ms / 1000
     env = {**os.environ, "OPENAI_API_KEY": "sk-benchmark-not-a-real-key"}
-    ragassay = Path(sys.executable).with_name("ragassay")
     with tempfile.TemporaryDirectory() as tmp:
         log_path = Path(tmp) / "calls.json"
         ready, stop = multiprocessing.Queue(), multiprocessing.Event()
         child = multiprocessing.Process(target=serve, args=(latency, ready, stop, str(log_path)), daemon=True)
         child.start()
         try:
-            config = project(Path(tmp), ready.get(timeout=30), args.samples, args.concurrency)
+            url = ready.get(timeout=30)
+            config = project(Path(tmp), url, args.samples, args.concurrency)
+            command = [str(Path(sys.executable).with_name("ragassay")), "run", str(config), "-q"]
+            if floor:
+                bare = Path(__file__).with_name("bare_openai_client.py")
+                command = [sys.executable, str(bare), url, str(args.samples), str(args.concurrency)]
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             started = time.time()
-            done = subprocess.run([str(ragassay), "run", str(config), "-q"], env=env, capture_output=True, text=True)
+            done = subprocess.run(command, env=env, capture_output=True, text=True)
             ended = time.time()
-            cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
         finally:
             stop.set()
             child.join(timeout=30)
         if done.returncode != 0:
-            sys.exit(f"ragassay run failed ({done.returncode}):\n{done.stderr[-2000:]}")
+            sys.exit(f"{command[1]} failed ({done.returncode}):\n{done.stderr[-2000:]}")
         log = json.loads(log_path.read_text())
     calls = len(log)
     first, last = min(s for s, _ in log), max(e for _, e in log)
     ideal = calls * latency / args.concurrency
     window, whole = last - first, ended - started
+    user, system = after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime
+    what = "bare openai SDK client (the floor, no ragassay)" if floor else "ragassay run"
     print(
-        f"ragassay run: {args.samples} samples, {calls} calls at {args.latency_ms:.0f} ms, concurrency "
+        f"{what}: {args.samples} samples, {calls} calls at {args.latency_ms:.0f} ms, concurrency "
         f"{args.concurrency}: ideal {ideal:.2f} s"
     )
     print(
@@ -135,10 +143,39 @@ def main() -> None:
         f"  whole process: {whole:.2f} s = ideal + {whole - ideal:.2f} s (goal <= ideal + 1.5 s); before the first "
         f"call {first - started:.2f} s, after the last {ended - last:.2f} s"
     )
-    print(
-        f"  ragassay process CPU: {cpu.ru_utime:.2f} s user + {cpu.ru_stime:.2f} s system "
-        f"({1000 * (cpu.ru_utime + cpu.ru_stime) / calls:.2f} ms per call)"
+    per_call = 1000 * (user + system) / calls
+    print(f"  process CPU: {user:.2f} s user + {system:.2f} s system ({per_call:.2f} ms per call)")
+    return {"window": window / ideal, "over": whole - ideal, "before": first - started, "after": ended - last}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--samples", type=int, default=1000, help="questions (2 calls each: answer, judgement)")
+    parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--latency-ms", type=float, default=200)
+    parser.add_argument(
+        "--floor",
+        action="store_true",
+        help="also time the bare openai SDK making the same calls (bare_openai_client.py), alternating with ragassay",
     )
+    parser.add_argument("--repeat", type=int, default=1, help="measurements of each process, alternating")
+    args = parser.parse_args()
+    kinds = [True, False] if args.floor else [False]
+    results: dict[bool, list[dict[str, float]]] = {kind: [] for kind in kinds}
+    for _ in range(args.repeat):
+        for floor in kinds:
+            results[floor].append(measure(args, floor))
+    if args.repeat > 1 or args.floor:
+        print("summary (median, range):")
+        for floor, runs in results.items():
+            print(f"  {'bare SDK' if floor else 'ragassay'}: " + ", ".join(_spread(runs, key) for key in runs[0]))
+
+
+def _spread(runs: list[dict[str, float]], key: str) -> str:
+    values = sorted(run[key] for run in runs)
+    unit = "x" if key == "window" else " s"
+    text = {"window": "window", "over": "whole process ideal +", "before": "before first call", "after": "after last"}
+    return f"{text[key]} {statistics.median(values):.3f}{unit} ({values[0]:.3f}-{values[-1]:.3f})"
 
 
 if __name__ == "__main__":
