@@ -20,14 +20,12 @@ from ragassay.llm import (
     LLMGenerator,
     LLMRequest,
     LLMResponse,
-    PerLoop,
+    RemoteBackend,
     RemoteOptions,
     RetryableError,
-    RetryPolicy,
     ToolCall,
     read_key,
     sdk_errors,
-    shards_for,
 )
 
 
@@ -38,15 +36,10 @@ class AnthropicOptions(RemoteOptions):
     max_tokens: int | None = Field(1024, ge=1, description="Most tokens to generate (the messages API needs one).")
 
 
-class AnthropicBackend(LLMBackend):
+class AnthropicBackend(RemoteBackend):
     """One Anthropic messages endpoint."""
 
     name = "anthropic"
-
-    def __init__(self, options: AnthropicOptions):
-        super().__init__(options.model)
-        self.options = options
-        self._clients = PerLoop(self._make_client, shards_for(options.concurrency))
 
     def identity(self) -> dict[str, Any]:
         return {"backend": self.name, "model": self.model, "tag": self.options.cache_tag}
@@ -54,19 +47,7 @@ class AnthropicBackend(LLMBackend):
     def endpoint(self) -> str:
         return self.options.base_url or "https://api.anthropic.com"
 
-    def retry_policy(self) -> RetryPolicy:
-        o = self.options
-        return RetryPolicy(
-            o.max_retries, o.backoff_s, o.max_backoff_s, o.max_retry_after_s, o.timeout_s, deadline_s=o.retry_deadline_s
-        )
-
-    def concurrency(self) -> int:
-        return self.options.concurrency
-
-    def requests_per_minute(self) -> int | None:
-        return self.options.requests_per_minute
-
-    def _make_client(self) -> Any:
+    def make_client(self) -> Any:
         anthropic = require("anthropic", "anthropic", "the anthropic generator")
         o = self.options
         required = o.base_url is None or o.api_key_env is not None  # a custom server may need no key
@@ -80,7 +61,7 @@ class AnthropicBackend(LLMBackend):
         anthropic = require("anthropic", "anthropic", "the anthropic generator")
         payload = self.payload(request)
         with sdk_errors(anthropic, self.options.timeout_s):
-            client = self._clients.get()
+            client = self.client()
             if self.options.stream:
                 return await self._streamed(anthropic, client, payload, request)
             # The SDK's raw route: its auth, errors and transport, without its typed request transform and

@@ -23,15 +23,13 @@ from ragassay.llm import (
     LLMGenerator,
     LLMRequest,
     LLMResponse,
-    PerLoop,
+    RemoteBackend,
     RemoteOptions,
     RetryableError,
-    RetryPolicy,
     ToolCall,
     read_key,
     schema_instructions,
     sdk_errors,
-    shards_for,
 )
 
 
@@ -73,15 +71,10 @@ def _tls_context(client_class: type, cert_file: str | None, cert_dir: str | None
     return make() if make is not None else None
 
 
-class OpenAIBackend(LLMBackend):
+class OpenAIBackend(RemoteBackend):
     """One OpenAI (or compatible, or Azure) endpoint."""
 
     name = "openai"
-
-    def __init__(self, options: OpenAIOptions):
-        super().__init__(options.model)
-        self.options = options
-        self._clients = PerLoop(self._make_client, shards_for(options.concurrency))
 
     def identity(self) -> dict[str, Any]:
         o = self.options
@@ -96,19 +89,7 @@ class OpenAIBackend(LLMBackend):
     def endpoint(self) -> str:
         return self.options.azure_endpoint or self.options.base_url or "https://api.openai.com/v1"
 
-    def retry_policy(self) -> RetryPolicy:
-        o = self.options
-        return RetryPolicy(
-            o.max_retries, o.backoff_s, o.max_backoff_s, o.max_retry_after_s, o.timeout_s, deadline_s=o.retry_deadline_s
-        )
-
-    def concurrency(self) -> int:
-        return self.options.concurrency
-
-    def requests_per_minute(self) -> int | None:
-        return self.options.requests_per_minute
-
-    def _make_client(self) -> Any:
+    def make_client(self) -> Any:
         openai = require("openai", "openai", "the openai generator")
         o = self.options
         env = o.api_key_env or ("AZURE_OPENAI_API_KEY" if o.azure_endpoint else "OPENAI_API_KEY")
@@ -135,7 +116,7 @@ class OpenAIBackend(LLMBackend):
         openai = require("openai", "openai", "the openai generator")
         payload = self.payload(request)
         with sdk_errors(openai, self.options.timeout_s):
-            client = self._clients.get()
+            client = self.client()
             if self.options.stream:
                 return await self._streamed(openai, client, payload, request)
             # The SDK's documented raw route: same auth, errors and transport, without its typed request

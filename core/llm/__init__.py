@@ -10,8 +10,8 @@ Judges and agentic RAG systems call models through a generator built from the co
 LLM judges and LLM-scored metrics build on ``LLMJudging`` with options on ``JudgeOptions`` (explanation first,
 validated replies, bounded re-asks, an identity; helpers ``fill`` and ``one_verdict``), or call ``ask_structured``
 directly. Backend plugins (openai, anthropic, local) also find here what they build on: ``LLMBackend``,
-``PerLoop``, ``shards_for``, ``read_key``, ``sdk_errors`` and the structured-output helpers. See docs/llm.md and
-docs/judges.md.
+``RemoteBackend`` (an HTTP backend on ``RemoteOptions``), ``PerLoop``, ``shards_for``, ``read_key``,
+``sdk_errors`` and the structured-output helpers. See docs/llm.md and docs/judges.md.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ _EXPORTS = {
     "ToolCall": "types",
     "ToolSpec": "types",
     "LLMBackend": "backend",
+    "RemoteBackend": "generator",
     "LLMClient": "client",
     "LLMGenerator": "generator",
     "LLMOptions": "generator",

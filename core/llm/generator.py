@@ -17,10 +17,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..components import Generation, GenerationRequest, Generator
 from ..errors import ConfigError
-from .backend import LLMBackend
+from .backend import LLMBackend, PerLoop, shards_for
 from .cache import open_cache
 from .client import LLMClient
 from .pricing import PriceTable
+from .retry import RetryPolicy
 from .settings import runtime_from_context
 from .types import ChatMessage, DecodingParams, LLMResponse, ToolSpec
 
@@ -80,6 +81,48 @@ class RemoteOptions(LLMOptions):
 
 
 _PARAM_KEYS = set(DecodingParams.model_fields) | {"sample_index"}
+
+
+class RemoteBackend(LLMBackend):
+    """Base class of backends reached over HTTP with :class:`~ragassay.llm.RemoteOptions` (or options built on
+    it): keeps ``options``, takes the retry policy and the rate limits from them, and keeps SDK clients per
+    event loop (:class:`PerLoop`, one per 8 concurrent calls). Subclasses set ``name``, implement
+    :meth:`make_client` and :meth:`complete`, and get a client there with ``self.client()``::
+
+        class MyBackend(RemoteBackend):
+            name = "mine"
+
+            def make_client(self):
+                return mysdk.AsyncClient(base_url=self.options.base_url, timeout=self.options.timeout_s)
+
+            async def complete(self, request):
+                reply = await self.client().generate(...)
+    """
+
+    def __init__(self, options: RemoteOptions):
+        super().__init__(options.model)
+        self.options = options
+        self._clients: PerLoop[Any] = PerLoop(self.make_client, shards_for(options.concurrency))
+
+    def make_client(self) -> Any:
+        """A new SDK client for the running event loop."""
+        raise NotImplementedError
+
+    def client(self) -> Any:
+        """A client of the running event loop (made on first use; shards handed out in turn)."""
+        return self._clients.get()
+
+    def retry_policy(self) -> RetryPolicy:
+        o = self.options
+        return RetryPolicy(
+            o.max_retries, o.backoff_s, o.max_backoff_s, o.max_retry_after_s, o.timeout_s, deadline_s=o.retry_deadline_s
+        )
+
+    def concurrency(self) -> int:
+        return self.options.concurrency
+
+    def requests_per_minute(self) -> int | None:
+        return self.options.requests_per_minute
 
 
 class LLMGenerator(Generator):
