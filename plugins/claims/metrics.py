@@ -29,6 +29,7 @@ from ragassay.plugins.judges.fact_check import DEFAULT_LEXICAL_THRESHOLD
 
 from . import judging
 from .checking import PARTS, ClaimRun, Texts, run_checks
+from .formulas import Readings
 from .offline import OfflineClaims
 from .prompts import CHECKING_PROMPT, EXTRACTION_PROMPT, FORMAT_RULES, PROMPT_VERSION
 from .replay import replayed, stored_checks
@@ -76,6 +77,18 @@ class OfflineOptions(_CommonOptions):
         le=1,
         description="Share of a claim's content words that must occur in the target text for Entailment.",
     )
+
+
+class ClaimMetricOptions(ClaimOptions):
+    """:class:`ClaimOptions` with the readings of the disputed definitions (not part of the shared checks)."""
+
+    readings: Readings = Field(default_factory=Readings, description="Readings of the disputed definitions.")
+
+
+class OfflineMetricOptions(OfflineOptions):
+    """:class:`OfflineOptions` with the readings of the disputed definitions (not part of the shared checks)."""
+
+    readings: Readings = Field(default_factory=Readings, description="Readings of the disputed definitions.")
 
 
 class _ClaimMetric(Metric):
@@ -230,7 +243,7 @@ def _tally(labels: Any) -> dict[str, int] | None:
 
 def _metric_class(spec: MetricSpec, offline: bool) -> type[_ClaimMetric]:
     base = _ClaimMetric if offline else _LLMClaimMetric
-    options = spec.options(OfflineOptions if offline else ClaimOptions)
+    options = OfflineMetricOptions if offline else ClaimMetricOptions
     name = f"rc_{spec.name}_offline" if offline else f"rc_{spec.name}"
     label = "; offline, weak" if offline else ""
     attributes = {

@@ -9,8 +9,6 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import BaseModel, Field, create_model
-
 from . import formulas
 from .formulas import Readings, Score
 
@@ -40,11 +38,6 @@ class MetricSpec:
     @property
     def source(self) -> str:
         return f"{SOURCE} {self.code}"
-
-    def options(self, base: type[BaseModel]) -> type[BaseModel]:
-        """``base`` with this metric's ``readings`` (the disputed definitions; excluded from the shared checks)."""
-        readings = (Readings, Field(default_factory=Readings, description="Readings of the disputed definitions."))
-        return create_model(f"{base.__name__}_{self.name}", __base__=base, readings=readings)
 
     def needs_with(self, readings: Readings | None) -> frozenset[str]:
         """The check lists this metric reads with ``readings`` (faithfulness' "figure" reading reads more)."""
