@@ -75,6 +75,8 @@ class Project:
         settings = {
             "llm": runtime_settings(self.config.llm, self.cache_dir, no_cache=self.no_cache),
             "results": self.results_url,  # the project's results database (the traces source reads it)
+            # the [dataset] section as configured, for a system that replays what its source read (trace_replay)
+            "dataset": {"source": self.config.dataset.source, "options": dict(self.config.dataset.options)},
         }
         return ComponentContext(
             project_dir=self.base_dir, cache_dir=self.cache_dir, registry=self.registry, settings=settings

@@ -6,6 +6,7 @@ name and version, session. ``trace_replay`` answers a sample with what the trace
 ids and scores, tokens, latency, the span tree): nothing is executed again (it declares ``replays``).
 
 Two deployed versions are two systems: ``trace_replay`` with ``version = "1.0"`` and with ``version = "1.1"``.
+A ``mapping`` set on the ``traces`` source is also the replay's, unless a system sets its own.
 With ``pair_by = "question"`` the samples are the distinct questions (normalised text) and each version answers
 with its own trace of that question, so the usual paired verdicts compare the versions on the questions both
 answered; a question one version never got fails that version's unit with the reason, and is left out of the
@@ -19,7 +20,7 @@ import hashlib
 from collections.abc import Iterator
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ragassay import (
     ConfigError,
@@ -76,6 +77,19 @@ def _store_url(options: Any, context) -> str:
     if not url:
         raise ConfigError("the traces store is unknown here: set options.store to the database holding the traces")
     return url
+
+
+def source_mapping(context) -> TraceMapping:
+    """The ``mapping`` option of the project's ``traces`` dataset source, so that it is written once; the standard
+    mapping when the source is another one or sets none."""
+    dataset = context.settings.get("dataset") or {}
+    if dataset.get("source") != "traces" or "mapping" not in (dataset.get("options") or {}):
+        return TraceMapping()
+    try:
+        return TraceMapping.model_validate(dataset["options"]["mapping"])
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise ConfigError(f"dataset.options.mapping: {problems}") from None
 
 
 def question_key(question: str) -> str:
@@ -161,8 +175,10 @@ class TraceReplayOptions(BaseModel):
     version: str | None = Field(
         None, description="Answer only with traces of this version (the mapping's version_attribute); unset: any."
     )
-    mapping: TraceMapping = Field(
-        default_factory=TraceMapping, description="How spans map onto the output; give the source's mapping."
+    mapping: TraceMapping | None = Field(
+        None,
+        description="How spans map onto the output; unset: the mapping of the project's traces dataset source "
+        "(the standard mapping when it sets none).",
     )
 
 
@@ -178,7 +194,8 @@ class TraceReplayRAG(RAGSystem):
     replays = True
 
     def prepare(self, corpus) -> None:
-        self.lookup = TraceLookup(_store_url(self.options, self.context), mapping=self.options.mapping)
+        mapping = self.options.mapping or source_mapping(self.context)
+        self.lookup = TraceLookup(_store_url(self.options, self.context), mapping=mapping)
         self.pending: dict[str, list[asyncio.Future]] = {}
 
     async def answer(self, sample: Sample) -> RAGOutput:

@@ -8,6 +8,11 @@ import json
 import shutil
 import sqlite3
 
+import pytest
+
+from ragassay import ConfigError, TraceMapping
+from ragassay.components import ComponentContext
+from ragassay.plugins.traces import source_mapping
 from ragassay.store import open_store
 from ragassay.traces.ingest import import_paths
 
@@ -189,3 +194,30 @@ def test_run_sample_flag_is_refused_for_a_source_without_the_option(tmp_path):
     assert not (root / "ragassay-results.db").exists()  # refused before anything is stored
     bad = ragassay_cli("run", str(root), "-q", "--where", "route")
     assert bad.returncode == 2 and "give KEY=VALUE" in bad.stderr
+
+
+def test_replay_uses_the_mapping_set_once_on_the_source_unless_a_system_sets_its_own(tmp_path):
+    traces = [request(openinference_trace(1, "What is the first retrieved?", "first retrieved"))]
+    systems = (
+        '[systems.inherits]\nrag = "trace_replay"\n[systems.standard]\nrag = "trace_replay"\noptions = { mapping = {} }'
+    )
+    # the source reads the retriever's documents, not the reranker's (the standard mapping prefers those)
+    options = 'mapping = { document_prefixes = ["retrieval.documents"] }'
+    root = _project(tmp_path / "p", traces, options=options, systems=systems)
+    result = ragassay_cli("run", str(root), "-q")
+    assert result.returncode == 0, result.stderr
+    rows = _rows(root, "select system, output_json from outputs order by system")
+    contexts = {system: json.loads(output)["context_ids"] for system, output in rows}
+    assert contexts["inherits"] == ["d1", "d2"]  # the retriever's documents, as the source's mapping says
+    assert contexts["standard"] != contexts["inherits"]  # the reranker's, under the mapping that system sets
+
+
+def test_the_source_mapping_is_read_from_the_project_settings():
+    settings = {"dataset": {"source": "traces", "options": {"mapping": {"answer_keys": ["app.answer"]}}}}
+    assert source_mapping(ComponentContext(settings=settings)).answer_keys == ["app.answer"]
+    other = {"dataset": {"source": "files", "options": {"mapping": {"answer_keys": ["app.answer"]}}}}
+    assert source_mapping(ComponentContext(settings=other)) == TraceMapping()
+    assert source_mapping(ComponentContext(settings={})) == TraceMapping()
+    typo = {"dataset": {"source": "traces", "options": {"mapping": {"answer_key": "x"}}}}
+    with pytest.raises(ConfigError, match=r"^dataset\.options\.mapping: answer_key: Extra inputs are not permitted$"):
+        source_mapping(ComponentContext(settings=typo))
