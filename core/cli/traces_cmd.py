@@ -53,14 +53,22 @@ def project_mapping(config_path: Path, db: str | None):
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @config_option
 @db_option
-@click.option("--no-check", is_flag=True, help="Skip mapping the stored traces afterwards (faster on large stores).")
+@click.option("--no-check", is_flag=True, help="Skip mapping the imported traces afterwards.")
+@click.option(
+    "--check-all",
+    is_flag=True,
+    help="Map every stored trace afterwards, not only those in PATHS (after a mapping change).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the counts as one JSON object.")
-def import_command(paths: tuple[Path, ...], config_path: Path, db: str | None, no_check: bool, as_json: bool) -> None:
+def import_command(
+    paths: tuple[Path, ...], config_path: Path, db: str | None, no_check: bool, check_all: bool, as_json: bool
+) -> None:
     """Store the OTLP traces of PATHS (files or folders): OTLP JSON, the Collector's file exporter output, JSON
     lines of resource spans, protobuf (.pb). Importing the same spans again stores nothing new.
 
-    Afterwards every stored trace is mapped (with the project's [dataset] mapping when its source is 'traces')
-    and those that cannot be mapped are counted and listed with the reason.
+    Afterwards the traces in PATHS (each whole, with spans stored before) are mapped, with the project's
+    [dataset] mapping when its source is 'traces', and those that cannot be mapped are counted and listed with
+    the reason; --check-all maps every stored trace.
     """
     from ..traces.ingest import import_paths
 
@@ -69,7 +77,8 @@ def import_command(paths: tuple[Path, ...], config_path: Path, db: str | None, n
         report = import_paths(store, list(paths))
         result = report.as_dict()
         if not no_check:
-            result.update(check_mapping(store, project_mapping(config_path, db)))
+            scope = None if check_all else report.trace_ids
+            result.update(check_mapping(store, project_mapping(config_path, db), scope))
     finally:
         store.close()
     if as_json:
@@ -84,23 +93,35 @@ def import_command(paths: tuple[Path, ...], config_path: Path, db: str | None, n
         _print_check(result)
 
 
-def check_mapping(store, mapping) -> dict:
-    """Map every stored trace: how many map, and the ones that do not with the reason (the first few)."""
+CHECK_CHUNK = 2_000  # trace ids read per query when only some traces are mapped
+
+
+def check_mapping(store, mapping, trace_ids: set[str] | None = None) -> dict:
+    """Map the stored traces of ``trace_ids`` (None: every stored trace): how many map, and the ones that do not
+    with the reason (the first few)."""
     from ..traces import Unmapped, scan_traces
 
+    if trace_ids is None:
+        items = scan_traces(store, mapping=mapping)
+    else:
+        ordered = sorted(trace_ids)
+        chunks = (ordered[i : i + CHECK_CHUNK] for i in range(0, len(ordered), CHECK_CHUNK))
+        items = (item for chunk in chunks for item in scan_traces(store, mapping=mapping, trace_ids=chunk))
     mappable, unmapped, shown = 0, 0, []
-    for item in scan_traces(store, mapping=mapping):
+    for item in items:
         if isinstance(item, Unmapped):
             unmapped += 1
             if len(shown) < SHOWN_UNMAPPED:
                 shown.append({"trace_id": item.trace_id, "reason": item.reason})
         else:
             mappable += 1
-    return {"mappable": mappable, "unmappable": unmapped, "unmappable_traces": shown}
+    scope = "stored" if trace_ids is None else "imported"
+    return {"mappable": mappable, "unmappable": unmapped, "unmappable_traces": shown, "checked": scope}
 
 
 def _print_check(result: dict) -> None:
-    click.echo(f"mapping: {result['mappable']:,} trace(s) map to a question and an answer")
+    scope = "every stored trace" if result["checked"] == "stored" else "the traces in these files"
+    click.echo(f"mapping: {result['mappable']:,} trace(s) map to a question and an answer (checked: {scope})")
     if result["unmappable"]:
         click.echo(f"warning: {result['unmappable']:,} stored trace(s) cannot be mapped (left out of runs):", err=True)
         for item in result["unmappable_traces"]:

@@ -28,6 +28,8 @@ class IngestReport:
     traces_before: int = 0
     traces_after: int = 0
     spans_total: int = 0
+    #: Ids of the traces the imported spans belong to (new or already stored).
+    trace_ids: set[str] = dataclasses.field(default_factory=set, repr=False)
 
     @property
     def traces_new(self) -> int:
@@ -64,6 +66,7 @@ def import_paths(store: Any, paths: list[Path], progress: Callable[[IngestReport
                 report.requests += 1
                 spans = spans_of(request, where)
                 report.spans_read += len(spans)
+                report.trace_ids.update(stored.trace_id for stored in spans)
                 batch += spans
                 if len(batch) >= BATCH_SPANS:
                     write_spans(conn, batch)
