@@ -3,9 +3,10 @@
 For each of ``SAMPLES`` questions, ``CONCURRENCY`` at once, it sends the two requests a ``ragassay run`` of that
 benchmark sends (the generator's answer, then the ``correctness`` judge's structured judgement, byte for byte the
 same bodies), through ``openai.AsyncOpenAI`` clients made as ragassay's ``openai`` backend makes them (one per 8
-concurrent calls and model, no SDK retries). It reads nothing, stores nothing and checks nothing but the judge's
-JSON, then ends the way the ``ragassay`` command ends (flushed output, :func:`os._exit`). Whatever a whole
-``ragassay run`` spends beyond this script is ragassay's; this script's own time is the SDK's and the machine's.
+concurrent calls and model, no SDK retries) and called as it calls them (the SDK's raw route). It reads nothing,
+stores nothing and checks nothing but the judge's JSON, then ends the way the ``ragassay`` command ends (flushed
+output, :func:`os._exit`). Whatever a whole ``ragassay run`` spends beyond this script is ragassay's; this
+script's own time is the SDK's and the machine's.
 
     python benchmarks/bare_openai_client.py URL SAMPLES CONCURRENCY
 """
@@ -49,23 +50,32 @@ JUDGED_SCHEMA = {
 
 
 async def sample(clients: dict[str, list], slot: int, index: int) -> None:
-    """One question: the answer, then the judgement of it (two dependent calls)."""
+    """One question: the answer, then the judgement of it (two dependent calls), through the SDK's documented raw
+    route (``client.post(..., cast_to=object)``), which ragassay's backend uses too: the SDK's auth, errors and
+    transport without its typed request transform and response model."""
     question = f"Who built reactor {index}?"
-    answer = await clients["answer"][slot % len(clients["answer"])].chat.completions.create(
-        model="gpt-4o-mini",
-        messages=[{"role": "system", "content": ANSWER_SYSTEM}, {"role": "user", "content": f"Question: {question}"}],
-        temperature=0.0,
+    asked = {
+        "model": "gpt-4o-mini",
+        "messages": [
+            {"role": "system", "content": ANSWER_SYSTEM},
+            {"role": "user", "content": f"Question: {question}"},
+        ],
+        "temperature": 0.0,
+    }
+    answer = await clients["answer"][slot % len(clients["answer"])].post(
+        "/chat/completions", body=asked, cast_to=object
     )
     prompt = JUDGE_PROMPT.format(
-        question=question, reference="Ada Lovelace Labs", answer=answer.choices[0].message.content
+        question=question, reference="Ada Lovelace Labs", answer=answer["choices"][0]["message"]["content"]
     )
-    judged = await clients["judge"][slot % len(clients["judge"])].chat.completions.create(
-        model="gpt-4o",
-        messages=[{"role": "user", "content": prompt}],
-        temperature=0.0,
-        response_format={"type": "json_schema", "json_schema": JUDGED_SCHEMA},
-    )
-    json.loads(judged.choices[0].message.content)["judgement"]
+    judged = {
+        "model": "gpt-4o",
+        "messages": [{"role": "user", "content": prompt}],
+        "temperature": 0.0,
+        "response_format": {"type": "json_schema", "json_schema": JUDGED_SCHEMA},
+    }
+    reply = await clients["judge"][slot % len(clients["judge"])].post("/chat/completions", body=judged, cast_to=object)
+    json.loads(reply["choices"][0]["message"]["content"])["judgement"]
 
 
 async def main(url: str, samples: int, concurrency: int) -> None:
