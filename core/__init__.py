@@ -119,6 +119,7 @@ _EXPORTS = {
     "read_traces": "ragassay.traces",
     "Trace": "ragassay.traces",
     "TraceMapping": "ragassay.traces",
+    "dataset_mapping": "ragassay.traces",
     "Unmapped": "ragassay.traces",
     "scan_traces": "ragassay.traces",
     "TraceLookup": "ragassay.traces",

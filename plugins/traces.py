@@ -20,7 +20,7 @@ import hashlib
 from collections.abc import Iterator
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from ragassay import (
     ConfigError,
@@ -33,6 +33,7 @@ from ragassay import (
     TraceLookup,
     TraceMapping,
     Unmapped,
+    dataset_mapping,
     describe_unmapped,
     hookimpl,
     normalize_answer,
@@ -83,13 +84,7 @@ def source_mapping(context) -> TraceMapping:
     """The ``mapping`` option of the project's ``traces`` dataset source, so that it is written once; the standard
     mapping when the source is another one or sets none."""
     dataset = context.settings.get("dataset") or {}
-    if dataset.get("source") != "traces" or "mapping" not in (dataset.get("options") or {}):
-        return TraceMapping()
-    try:
-        return TraceMapping.model_validate(dataset["options"]["mapping"])
-    except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-        raise ConfigError(f"dataset.options.mapping: {problems}") from None
+    return dataset_mapping(dataset.get("source", ""), dataset.get("options") or {})
 
 
 def question_key(question: str) -> str:

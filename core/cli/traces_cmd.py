@@ -32,21 +32,15 @@ def open_traces_db(config_path: Path, db: str | None):
 
 def project_mapping(config_path: Path, db: str | None):
     """The mapping of the project's ``traces`` dataset source, when it has one (default mapping otherwise)."""
-    from ..traces import TraceMapping
+    from ..traces import TraceMapping, dataset_mapping
 
     if db is not None:
         return TraceMapping()
     from ..config import load_config
-    from ..errors import ConfigError
 
     loaded = load_config(config_path)
     dataset = loaded.config.dataset
-    if dataset.source != "traces" or "mapping" not in dataset.options:
-        return TraceMapping()
-    try:
-        return TraceMapping.model_validate(dataset.options["mapping"])
-    except ValueError as exc:
-        raise ConfigError(f"{loaded.where('dataset.options.mapping')}: {exc}") from None
+    return dataset_mapping(dataset.source, dataset.options, loaded.where("dataset.options.mapping"))
 
 
 @traces_group.command("import")
@@ -72,13 +66,14 @@ def import_command(
     """
     from ..traces.ingest import import_paths
 
+    mapping = None if no_check else project_mapping(config_path, db)  # a bad mapping stops before the import
     store = open_traces_db(config_path, db)
     try:
         report = import_paths(store, list(paths))
         result = report.as_dict()
-        if not no_check:
+        if mapping is not None:
             scope = None if check_all else report.trace_ids
-            result.update(check_mapping(store, project_mapping(config_path, db), scope))
+            result.update(check_mapping(store, mapping, scope))
     finally:
         store.close()
     if as_json:

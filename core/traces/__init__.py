@@ -10,7 +10,7 @@ an answer and contexts (OpenInference and the OpenTelemetry GenAI semantic conve
 
 from __future__ import annotations
 
-from .mapping import MappingFailure, TraceMapping, map_trace, span_kind
+from .mapping import MappingFailure, TraceMapping, dataset_mapping, map_trace, span_kind
 from .model import SpanEvent, Trace, TraceContext, TraceSpan, TraceTokens, Unmapped
 from .reading import TraceLookup, describe_unmapped, open_traces_store, read_traces, scan_traces
 from .select import parse_sample, parse_where, sampled
@@ -25,6 +25,7 @@ __all__ = [
     "TraceSpan",
     "TraceTokens",
     "Unmapped",
+    "dataset_mapping",
     "describe_unmapped",
     "map_trace",
     "open_traces_store",

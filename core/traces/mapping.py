@@ -86,6 +86,23 @@ class TraceMapping(BaseModel):
     )
 
 
+def dataset_mapping(source: str, options: Any, where: str = "dataset.options.mapping") -> TraceMapping:
+    """The ``mapping`` a ``[dataset]`` section sets for its ``traces`` source (``source`` and ``options`` as
+    configured); the standard mapping when the source is another one or sets none. An invalid mapping is a
+    :class:`~ragassay.ConfigError` naming ``where`` and each wrong key."""
+    from pydantic import ValidationError
+
+    from ..errors import ConfigError
+
+    if source != "traces" or "mapping" not in (options or {}):
+        return TraceMapping()
+    try:
+        return TraceMapping.model_validate(options["mapping"])
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'mapping'}: {e['msg']}" for e in exc.errors())
+        raise ConfigError(f"{where}: {problems}") from None
+
+
 class MappingFailure(Exception):
     """A trace that cannot be mapped; the message is the reason."""
 

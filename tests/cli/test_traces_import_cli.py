@@ -51,3 +51,14 @@ def test_a_trace_completed_by_a_later_import_is_mapped_whole(tmp_path):
     assert (before["mappable"], before["unmappable"]) == (0, 1)  # its root span has not arrived yet
     after = json.loads(_import(tmp_path, tmp_path / "root.json", "--json").stdout)
     assert (after["mappable"], after["unmappable"]) == (1, 0)  # the root and the children stored before
+
+
+def test_a_bad_mapping_in_the_project_is_one_clear_error_before_anything_is_stored(tmp_path):
+    config = CONFIG.replace('source = "traces"', 'source = "traces"\noptions = { mapping = { answer_key = "x" } }')
+    (tmp_path / "ragassay.toml").write_text(config)
+    (tmp_path / "t.json").write_text(json.dumps(request(openinference_trace(1, "A?", "a"))))
+    result = CliRunner().invoke(cli, ["traces", "import", str(tmp_path / "t.json"), "-c", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "dataset.options.mapping: answer_key: Extra inputs are not permitted" in result.output
+    assert "Traceback" not in result.output
+    assert not (tmp_path / "ragassay-results.db").exists()
