@@ -8,6 +8,11 @@ Environment switches:
     Comma-separated entry-point names never to load.
 ``RAGASSAY_TRACE_PLUGINS``
     Set to ``1`` to print every plugin load and hook call to stderr.
+``RAGASSAY_PLUGIN_INDEX``
+    The plugin index file (:mod:`ragassay.plugin_index`), or ``off`` to load every plugin at start.
+
+The process-wide host (:func:`get_plugin_host`) is lazy: an entry point the plugin index knows is imported when
+one of its components is looked up, and every entry point is loaded before anything lists components or plugins.
 """
 
 from __future__ import annotations
@@ -18,11 +23,12 @@ import sys
 import traceback
 from collections.abc import Iterable
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 import pluggy
 
-from . import hookspecs
+from . import hookspecs, plugin_index
 from .errors import PluginError
 from .registry import BUILTIN_DISTRIBUTION, Registry
 
@@ -38,6 +44,7 @@ class PluginInfo:
     distribution: str
     version: str
     components: list[str] = dataclasses.field(default_factory=list)
+    key: str = ""  # the plugin index's key of its entry point ("" for an in-process plugin)
 
 
 @dataclasses.dataclass
@@ -55,24 +62,112 @@ class PluginFailure:
         return f"disable it with RAGASSAY_DISABLE_PLUGINS={self.name}, or reinstall {self.distribution or 'it'}"
 
 
+@dataclasses.dataclass
+class _EntryPoint:
+    """An allowed entry point of the ``ragassay`` group, with its distribution and index key."""
+
+    ep: metadata.EntryPoint
+    distribution: str
+    version: str
+
+    @property
+    def key(self) -> str:
+        return plugin_index.entry_key(self.ep.name, self.ep.value, self.distribution, self.version)
+
+
 class PluginHost:
-    """The plugin manager, the registry it filled, and what failed."""
+    """The plugin manager, the registry it filled, and what failed.
+
+    ``plugins`` and ``failures`` are complete: reading them loads any entry point a lazy host deferred.
+    """
 
     def __init__(self) -> None:
         self.pm = pluggy.PluginManager(ENTRY_POINT_GROUP)
         self.pm.add_hookspecs(hookspecs)
-        self.failures: list[PluginFailure] = []
-        self.registry = Registry(failures=self.failures)  # "not found" errors name the failed plugins
-        self.plugins: dict[str, PluginInfo] = {}
+        self._failures: list[PluginFailure] = []
+        self.registry = Registry(failures=self._failures)  # "not found" errors name the failed plugins
+        self._plugins: dict[str, PluginInfo] = {}
+        self._deferred: dict[str, tuple[_EntryPoint, list[str]]] = {}  # name -> (entry point, indexed components)
+        self._index: dict[str, list[str]] | None = None  # what the index file should say, when lazy
+        self._index_path: Path | None = None
         self.trace = os.environ.get("RAGASSAY_TRACE_PLUGINS", "") not in ("", "0")
+
+    @property
+    def plugins(self) -> dict[str, PluginInfo]:
+        """Every loaded plugin by entry-point name (deferred ones are loaded first)."""
+        self.load_deferred()
+        return self._plugins
+
+    @property
+    def failures(self) -> list[PluginFailure]:
+        """Every plugin that failed to load or register (deferred ones are loaded first)."""
+        self.load_deferred()
+        return self._failures
 
     # -- loading -------------------------------------------------------------------------------
 
-    def load_entry_points(self) -> None:
-        """Load every allowed entry point of the ``ragassay`` group, one at a time."""
+    def load_entry_points(self, *, lazy: bool = False) -> None:
+        """Load every allowed entry point of the ``ragassay`` group, one at a time.
+
+        With ``lazy``, an entry point the plugin index knows is only noted; it is loaded when the registry looks
+        up one of its components, or lists components (:mod:`ragassay.plugin_index`).
+        """
+        path = plugin_index.index_path() if lazy else None
+        index = plugin_index.read_index(path)
+        for entry in self._allowed_entry_points():
+            known = index.get(entry.key) if index is not None else None
+            if known is not None and entry.ep.name not in self._plugins:
+                self._deferred[entry.ep.name] = (entry, known)
+                self._trace(f"deferring plugin {entry.ep.name} (indexed: {', '.join(known) or 'nothing'})")
+                continue
+            self._load_entry_point(entry)
+        if path is None:
+            return
+        self._index_path = path
+        self._index = {entry.key: known for entry, known in self._deferred.values()}
+        self._index.update(self._loaded_entries)
+        if self._index != index:
+            plugin_index.write_index(path, self._index)
+        if self._deferred:
+            self.registry.resolver = self._resolve
+
+    def load_deferred(self, names: Iterable[str] | None = None) -> None:
+        """Load the deferred entry points (``names``, else all of them), in name order."""
+        for name in sorted(self._deferred if names is None else names):
+            if name in self._deferred:
+                self._load_deferred(name)
+        if not self._deferred:
+            self.registry.resolver = None
+
+    def _resolve(self, kind: str | None, name: str | None) -> None:
+        """The registry missed ``kind:name`` (None: it lists everything): load what the index says provides it."""
+        if kind is None:
+            self.load_deferred()
+            return
+        wanted = f"{kind}:{name}"
+        self.load_deferred([n for n, (_, known) in self._deferred.items() if wanted in known])
+
+    def _load_deferred(self, name: str) -> None:
+        entry, known = self._deferred.pop(name)
+        self._trace(f"loading deferred plugin {name}")
+        self._load_entry_point(entry)
+        loaded = self._loaded_entries.get(entry.key)
+        if loaded != known and self._index is not None:  # the plugin changed in place, or broke: re-index it
+            self._index.pop(entry.key, None)
+            if loaded is not None:
+                self._index[entry.key] = loaded
+            plugin_index.write_index(self._index_path, self._index)
+
+    @property
+    def _loaded_entries(self) -> dict[str, list[str]]:
+        """Index entries of the entry points loaded so far (in-process plugins have none)."""
+        return {info.key: list(info.components) for info in self._plugins.values() if info.key}
+
+    def _allowed_entry_points(self) -> list[_EntryPoint]:
         allow = _env_list("RAGASSAY_LOAD_PLUGINS")
         block = set(_env_list("RAGASSAY_DISABLE_PLUGINS") or [])
         origins: dict[int, tuple[str, str]] = {}  # by distribution: its metadata is parsed once, not per plugin
+        allowed = []
         for ep in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
             if (allow is not None and ep.name not in allow) or ep.name in block:
                 self._trace(f"skipping plugin {ep.name} (environment switch)")
@@ -80,20 +175,24 @@ class PluginHost:
             key = id(getattr(ep, "dist", None))
             if key not in origins:
                 origins[key] = _origin(ep)
-            dist, version = origins[key]
-            try:
-                module = ep.load()
-            except BaseException as exc:  # noqa: BLE001 - any import failure is recorded, never fatal
-                if isinstance(exc, KeyboardInterrupt):
-                    raise
-                self._record_failure(ep.name, dist, version, exc)
-                continue
-            self.add_plugin(module, name=ep.name, distribution=dist, version=version)
+            allowed.append(_EntryPoint(ep, *origins[key]))
+        return allowed
+
+    def _load_entry_point(self, entry: _EntryPoint) -> None:
+        try:
+            module = entry.ep.load()
+        except BaseException as exc:  # noqa: BLE001 - any import failure is recorded, never fatal
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            self._record_failure(entry.ep.name, entry.distribution, entry.version, exc)
+            return
+        if self.add_plugin(module, name=entry.ep.name, distribution=entry.distribution, version=entry.version):
+            self._plugins[entry.ep.name].key = entry.key
 
     def add_plugin(self, plugin: Any, *, name: str, distribution: str = "", version: str = "") -> bool:
         """Register one plugin object and its components; returns False (and records why) on failure."""
-        if name in self.plugins:
-            other = self.plugins[name]
+        if name in self._plugins:
+            other = self._plugins[name]
             self._record_failure(
                 name,
                 distribution,
@@ -116,7 +215,7 @@ class PluginHost:
             self.pm.unregister(plugin)
             self._record_failure(name, distribution, version, exc)
             return False
-        self.plugins[name] = info
+        self._plugins[name] = info
         self._trace(f"loaded plugin {name} ({distribution} {version}): {', '.join(info.components) or 'nothing'}")
         return True
 
@@ -143,7 +242,7 @@ class PluginHost:
     def _record_failure(self, name: str, dist: str, version: str, exc: BaseException) -> None:
         error = f"{type(exc).__name__}: {exc}"
         tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-        self.failures.append(PluginFailure(name, dist, version, error, tb))
+        self._failures.append(PluginFailure(name, dist, version, error, tb))
         self._trace(f"plugin {name} failed: {error}")
 
     def _trace(self, message: str) -> None:
@@ -165,8 +264,11 @@ def _origin(ep: metadata.EntryPoint) -> tuple[str, str]:
     return dist.metadata["Name"] or "", dist.version or ""
 
 
-def load_plugins(extra: Iterable[tuple[str, Any]] = (), *, entry_points: bool = True) -> PluginHost:
+def load_plugins(extra: Iterable[tuple[str, Any]] = (), *, entry_points: bool = True, lazy: bool = False) -> PluginHost:
     """Create a :class:`PluginHost`, load entry points (unless disabled) and extra in-process plugins.
+
+    With ``lazy`` (and no ``extra``), entry points the plugin index knows are loaded on first use
+    (:mod:`ragassay.plugin_index`).
 
     ``extra`` is a sequence of ``(name, plugin_object)``; they are treated as third-party plugins, so
     their components are addressed as ``name/component``. A plugin that is also installed (its entry point of
@@ -174,8 +276,9 @@ def load_plugins(extra: Iterable[tuple[str, Any]] = (), *, entry_points: bool = 
     recorded failure.
     """
     host = PluginHost()
+    extra = list(extra)
     if entry_points:
-        host.load_entry_points()
+        host.load_entry_points(lazy=lazy and not extra)
     for name, plugin in extra:
         if host.pm.get_plugin(name) is plugin:
             continue  # the same module, pip-installed and loaded from its entry point already
@@ -187,10 +290,10 @@ _default_host: PluginHost | None = None
 
 
 def get_plugin_host() -> PluginHost:
-    """The process-wide plugin host, loaded on first use."""
+    """The process-wide plugin host, made on first use; it loads each plugin when it is first needed."""
     global _default_host
     if _default_host is None:
-        _default_host = load_plugins()
+        _default_host = load_plugins(lazy=True)
     return _default_host
 
 

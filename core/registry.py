@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pydantic import BaseModel
@@ -38,11 +38,16 @@ class Registry:
 
     ``failures`` are the plugins that failed to load (objects with ``name``, ``error`` and ``hint``, such as
     ``PluginFailure``); a "not found" error names those that could have provided the missing component.
+
+    ``resolver``, when set, is called as ``resolver(kind, name)`` when a lookup misses, and as
+    ``resolver(None, None)`` before anything is listed; it may add components (a lazy plugin host loads the
+    plugins it deferred) and clears itself once nothing is left to load.
     """
 
     def __init__(self, failures: Sequence[Any] = ()) -> None:
         self._by_kind: dict[str, dict[str, ComponentInfo]] = {kind: {} for kind in KIND_BASES}
         self.failures = failures
+        self.resolver: Callable[[str | None, str | None], None] | None = None
 
     def add(self, kind: str, cls: type, *, plugin: str, distribution: str, version: str) -> ComponentInfo:
         """Validate ``cls`` as a ``kind`` component and add it; raises :class:`PluginError` if invalid."""
@@ -63,11 +68,23 @@ class Registry:
     def get(self, kind: str, name: str) -> ComponentInfo:
         """Look up a component; the error lists close matches and what is installed."""
         found = self._by_kind.get(kind, {}).get(name)
+        if found is None and self.resolver is not None:
+            self.resolver(kind, name)  # the plugins said to provide it
+            found = self._by_kind.get(kind, {}).get(name)
+        if found is None and self.resolver is not None:
+            self.complete()  # said wrongly, or not at all: every plugin
+            found = self._by_kind.get(kind, {}).get(name)
         if found is not None:
             return found
         raise ComponentNotFoundError(self.not_found_message(kind, name))
 
+    def complete(self) -> None:
+        """Have every plugin's components here (a lazy host loads what it deferred)."""
+        if self.resolver is not None:
+            self.resolver(None, None)
+
     def not_found_message(self, kind: str, name: str) -> str:
+        self.complete()
         names = sorted(self._by_kind.get(kind, {}))
         close = difflib.get_close_matches(name, names, n=1, cutoff=0.5)
         if not close:  # a bare third-party name: suggest its namespaced form
@@ -91,9 +108,11 @@ class Registry:
         return list(self._by_kind)
 
     def of_kind(self, kind: str) -> list[ComponentInfo]:
+        self.complete()
         return [self._by_kind[kind][n] for n in sorted(self._by_kind.get(kind, {}))]
 
     def all(self) -> list[ComponentInfo]:
+        self.complete()
         return [info for kind in self._by_kind for info in self.of_kind(kind)]
 
 

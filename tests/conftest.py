@@ -7,7 +7,11 @@ system); the runner, store, config and metrics under test are always the real on
 from __future__ import annotations
 
 import asyncio
+import atexit
 import json
+import os
+import shutil
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -21,6 +25,12 @@ from ragassay.plugin_manager import load_plugins
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO.parent / "shared" / "data"
+
+# The plugin index (ragassay.plugin_index) of this test session: ragassay commands the tests start find it
+# through the environment, and the user's own cache folder is left alone.
+_PLUGIN_INDEX = tempfile.mkdtemp(prefix="ragassay-test-plugin-index-")
+atexit.register(shutil.rmtree, _PLUGIN_INDEX, True)
+os.environ.setdefault("RAGASSAY_PLUGIN_INDEX", os.path.join(_PLUGIN_INDEX, "index.json"))
 
 
 class EchoOptions(BaseModel):
@@ -213,7 +223,7 @@ def cli_env(plugin_site: Path | None = None, **extra: str) -> dict[str, str]:
     """Environment for running the real ``ragassay`` CLI in a subprocess."""
     import os
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RAGASSAY_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAGASSAY_") or k == "RAGASSAY_PLUGIN_INDEX"}
     if plugin_site is not None:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(plugin_site), env.get("PYTHONPATH", "")]))
     env.update(extra)

@@ -28,7 +28,11 @@ def new_plugin(*args: str):
 
 def clean_env() -> dict[str, str]:
     """The environment without ragassay switches or a PYTHONPATH that could hide what is installed."""
-    return {k: v for k, v in os.environ.items() if not k.startswith("RAGASSAY_") and k != "PYTHONPATH"}
+    return {
+        k: v
+        for k, v in os.environ.items()
+        if (not k.startswith("RAGASSAY_") or k == "RAGASSAY_PLUGIN_INDEX") and k != "PYTHONPATH"
+    }
 
 
 def run(args: list[str], cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess:

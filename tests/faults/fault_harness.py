@@ -194,7 +194,7 @@ def integrity_problems(url: str) -> list[str]:
 
 def environment(**extra: str) -> dict[str, str]:
     """The environment of a child ``ragassay``: no RAGASSAY_* settings of the caller."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RAGASSAY_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAGASSAY_") or k == "RAGASSAY_PLUGIN_INDEX"}
     env.update(extra)
     return env
 
