@@ -66,9 +66,15 @@ def require(module: str, extra: str, purpose: str = ""):
     >>> np = require("numpy", "local")  # doctest: +SKIP
     """
     import importlib
+    import sys
+
+    if module in sys.modules:
+        return sys.modules[module]
+    from .collector import loading
 
     try:
-        return importlib.import_module(module)
+        with loading():  # the ragassay command imports with the garbage collector paused (ragassay.collector)
+            return importlib.import_module(module)
     except ImportError as exc:  # pragma: no cover - depends on the environment
         what = f" for {purpose}" if purpose else ""
         raise MissingDependencyError(

@@ -28,7 +28,7 @@ from typing import Any
 
 import pluggy
 
-from . import hookspecs, plugin_index
+from . import collector, hookspecs, plugin_index
 from .errors import PluginError
 from .registry import BUILTIN_DISTRIBUTION, Registry
 
@@ -180,7 +180,8 @@ class PluginHost:
 
     def _load_entry_point(self, entry: _EntryPoint) -> None:
         try:
-            module = entry.ep.load()
+            with collector.loading():  # the ragassay command imports with the garbage collector paused
+                module = entry.ep.load()
         except BaseException as exc:  # noqa: BLE001 - any import failure is recorded, never fatal
             if isinstance(exc, KeyboardInterrupt):
                 raise

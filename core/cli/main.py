@@ -123,9 +123,10 @@ _add_commands()
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point (``ragassay``, ``python -m ragassay``): runs the command, then ends the process
     without the interpreter's teardown where that is safe (:mod:`ragassay.cli.process_exit`)."""
-    from . import collection, process_exit
+    from .. import collector
+    from . import process_exit
 
-    collection.use_in_this_process()
+    collector.use_in_this_process()
     try:
         cli.main(args=argv if argv is not None else sys.argv[1:], prog_name="ragassay")
     except SystemExit as exc:

@@ -57,7 +57,7 @@ def end_process(exc: SystemExit) -> None:
 
 
 def ordinary_exit() -> None:
-    """Before the interpreter's ordinary exit: undo :func:`gc.freeze` (ragassay.cli.collection), so that its
+    """Before the interpreter's ordinary exit: undo :func:`gc.freeze` (ragassay.collector), so that its
     teardown finalizes every object, frozen or not, as it would without the freezing."""
     gc.unfreeze()
 
@@ -77,7 +77,7 @@ def _release_open_resources() -> None:
     import sqlite3
 
     files, connections = _subclasses(_io._IOBase), _subclasses(sqlite3.Connection)
-    gc.unfreeze()  # gc.get_objects() does not list frozen objects (ragassay.cli.collection freezes some)
+    gc.unfreeze()  # gc.get_objects() does not list frozen objects (ragassay.collector freezes some)
     for obj in [o for o in gc.get_objects() if type(o) in files or type(o) in connections]:
         try:
             if type(obj) in connections:

@@ -117,9 +117,9 @@ def run_command(
     Results are stored as they are produced; re-running the same config resumes, skipping completed work.
     Only one process works on a config's run at a time: a second one refuses, or waits with --wait.
     """
-    from . import collection
+    from .. import collector
 
-    with collection.loading():  # the modules and plugins, with the garbage collector paused (cli/collection.py)
+    with collector.loading():  # the modules, with the garbage collector paused (ragassay.collector)
         from ..api import run
         from ..config import load_config
         from ..executor import with_executor
@@ -153,7 +153,7 @@ def run_command(
             wait=wait,
             on_wait=_say_waiting,
             on_start=on_start,
-            on_result=collection.freezing_once(on_result),  # after the SDK the first call imported
+            on_result=collector.freezing_once(on_result),  # after the SDK the first call imported
             repeats=repeats,
             budget=budget,
             sequential=sequential,

@@ -24,7 +24,7 @@ db.execute("pragma journal_mode=wal")
 db.execute("create table t (x)")
 db.execute("insert into t values (42)")
 db.commit()
-gc.freeze()  # as `ragassay run` does (ragassay.cli.collection): frozen objects are not in gc.get_objects()
+gc.freeze()  # as `ragassay run` does (ragassay.collector): frozen objects are not in gc.get_objects()
 atexit.register(lambda: print("atexit ran", flush=True))
 
 class Torn:

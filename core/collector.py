@@ -1,4 +1,4 @@
-"""How ``ragassay run`` sets Python's cyclic garbage collector (the CLI only; the library leaves it alone).
+"""How the ``ragassay`` command sets Python's cyclic garbage collector (the CLI only; the library leaves it alone).
 
 A run loads about 250,000 long-lived objects: modules, classes and pydantic models of ragassay, SQLAlchemy and
 the plugins, and at the first model call those of the LLM SDK. Python's full collections walk every one of them
@@ -12,6 +12,10 @@ everything as usual (ragassay.cli.process_exit).
 
 - :func:`loading` pauses the collector while the run's modules and plugins load, then moves everything alive
   into the permanent generation (:func:`gc.freeze`) and resumes it. Loading modules makes next to no garbage.
+  The command's own modules load in one such block; each plugin the lazy plugin host imports later
+  (:mod:`ragassay.plugin_index`), and each dependency :func:`ragassay.require` imports on first use (the LLM
+  SDK at the first model call), loads in one of its own: without it, a full collection (35-45 ms) ran inside
+  the SDK's import, before the first call.
 - :func:`freezing_once` returns a callback that freezes once more at the run's first result, after the SDK
   that the first call imported. Cyclic garbage of that moment (the first units' objects still in flight) is
   then never collected, a one-time amount; everything made later is collected as usual.
