@@ -20,9 +20,10 @@ the system's ``answer``; units of a lexical retriever run one at a time on the e
 while their queries wait for a shared embedding batch, so for them this understates the rate, by up to the
 concurrency), and, when it spans over a second, its units over the time its outputs took to arrive (the work is
 ordered system by system: from the previous system's last output, or the first output's start, to its own last
-output, as the store's ``created_at`` stamps them every 0.25 s). The direct script's is queries over its query
-loop (with the query embedding for dense, and both parts for hybrid). Peak RSS is each process's own
-(``os.wait4``), the process started by a small launcher so that it does not inherit this script's high-water mark.
+output, as the store's ``created_at`` stamps them, batch by batch, every 0.25-1 s). The direct script's is
+queries over its query loop (with the query embedding for dense, and both parts for hybrid). Peak RSS is each
+process's own (``os.wait4``), the process started by a small launcher so that it does not inherit this script's
+high-water mark.
 
     python benchmarks/retrieval_scale.py [--docs 5000] [--queries 300] [--systems keyword,bm25,dense,hybrid]
         [--seed 0] [--keep DIR]

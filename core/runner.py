@@ -17,6 +17,7 @@ work is made chunk by chunk from that spool and the store (:mod:`ragassay.work`)
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import hashlib
@@ -30,6 +31,7 @@ from .components import ComponentContext, Corpus, DerivedMetric, RAGSystem
 from .config import LoadedConfig
 from .errors import ConfigError, RagassayError
 from .executor import Executor, LocalExecutor
+from .flushing import WriteBuffer, with_quiet_writes
 from .llm.budget import Budget, BudgetLedger, using
 from .processing import (
     ItemInputs,
@@ -59,9 +61,6 @@ from .systems import (
     with_compat,
 )
 from .work import WorkStream
-
-FLUSH_EVERY_S = 0.25
-FLUSH_BATCH = 512
 
 
 def digest(value: str) -> str:
@@ -429,25 +428,23 @@ class Runner:
         else:
             processor = UnitProcessor(self.scorers, built, self.repeats, no_answer_reasons(self.plan.systems))
             stream = self._local_batches(processor, todo)
-        buffer: list[UnitResult] = []
-        last_flush = time.perf_counter()
+        buffer = WriteBuffer(lambda results: self.store.write_units(run_id, results, self.write_context))
         try:
-            async for results, stored in stream:
-                for result in results:
-                    digest_ = result if isinstance(result, UnitDigest) else UnitDigest.of(result)
-                    self._count(summary, digest_)
-                    self.on_result(result if isinstance(result, UnitResult) else digest_.as_result())
-                if not stored:
-                    buffer += results
-                due = batches is not None and batches.seen(results)
-                if due or len(buffer) >= FLUSH_BATCH or time.perf_counter() - last_flush >= FLUSH_EVERY_S:
-                    self.store.write_units(run_id, buffer, self.write_context)
-                    buffer, last_flush = [], time.perf_counter()
-                    if due:
-                        batches.stored()
+            async with contextlib.aclosing(with_quiet_writes(stream, buffer)) as items:  # ragassay.flushing
+                async for results, stored in items:
+                    for result in results:
+                        digest_ = result if isinstance(result, UnitDigest) else UnitDigest.of(result)
+                        self._count(summary, digest_)
+                        self.on_result(result if isinstance(result, UnitResult) else digest_.as_result())
+                    if not stored:
+                        buffer.add(results)
+                    due = batches is not None and batches.seen(results)
+                    if due or buffer.required():
+                        buffer.flush()
+                        if due:
+                            batches.stored()
         finally:
-            if buffer:
-                self.store.write_units(run_id, buffer, self.write_context)
+            buffer.flush()
 
     async def _local_batches(self, processor: UnitProcessor, todo: Iterable[WorkItem]):
         """Results of the local executor, item by item, as (results, already stored) pairs."""
