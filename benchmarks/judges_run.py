@@ -160,6 +160,7 @@ def main() -> None:
     )
     parser.add_argument("--repeat", type=int, default=1, help="measurements of each process, alternating")
     args = parser.parse_args()
+    _say_plugin_index()
     kinds = [True, False] if args.floor else [False]
     results: dict[bool, list[dict[str, float]]] = {kind: [] for kind in kinds}
     for _ in range(args.repeat):
@@ -169,6 +170,16 @@ def main() -> None:
         print("summary (median, range):")
         for floor, runs in results.items():
             print(f"  {'bare SDK' if floor else 'ragassay'}: " + ", ".join(_spread(runs, key) for key in runs[0]))
+
+
+def _say_plugin_index() -> None:
+    """Whether the runs find the plugin index (ragassay.plugin_index); without it the first run loads every plugin
+    and writes the index, so its start-up is about 0.15 s longer than the others'."""
+    from ragassay.plugin_index import index_path, read_index
+
+    path = index_path()
+    found = "off" if path is None else "present" if read_index(path) is not None else "absent (the first run writes it)"
+    print(f"plugin index: {found}")
 
 
 def _spread(runs: list[dict[str, float]], key: str) -> str:
