@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
+import threading
 import traceback
 from collections.abc import Iterable
 from importlib import metadata
@@ -90,6 +91,7 @@ class PluginHost:
         self._deferred: dict[str, tuple[_EntryPoint, list[str]]] = {}  # name -> (entry point, indexed components)
         self._index: dict[str, list[str]] | None = None  # what the index file should say, when lazy
         self._index_path: Path | None = None
+        self._lock = threading.RLock()
         self.trace = os.environ.get("RAGASSAY_TRACE_PLUGINS", "") not in ("", "0")
 
     @property
@@ -123,21 +125,24 @@ class PluginHost:
             self._load_entry_point(entry)
         if path is None:
             return
-        self._index_path = path
+        # with an environment switch only some entry points were seen: the index is read, never rewritten
+        switched = _env_list("RAGASSAY_LOAD_PLUGINS") is not None or bool(_env_list("RAGASSAY_DISABLE_PLUGINS"))
+        self._index_path = None if switched else path
         self._index = {entry.key: known for entry, known in self._deferred.values()}
         self._index.update(self._loaded_entries)
         if self._index != index:
-            plugin_index.write_index(path, self._index)
+            plugin_index.write_index(self._index_path, self._index)
         if self._deferred:
             self.registry.resolver = self._resolve
 
     def load_deferred(self, names: Iterable[str] | None = None) -> None:
         """Load the deferred entry points (``names``, else all of them), in name order."""
-        for name in sorted(self._deferred if names is None else names):
-            if name in self._deferred:
-                self._load_deferred(name)
-        if not self._deferred:
-            self.registry.resolver = None
+        with self._lock:  # a lookup from another thread waits for the plugin, never sees it half registered
+            for name in sorted(self._deferred if names is None else names):
+                if name in self._deferred:
+                    self._load_deferred(name)
+            if not self._deferred:
+                self.registry.resolver = None
 
     def _resolve(self, kind: str | None, name: str | None) -> None:
         """The registry missed ``kind:name`` (None: it lists everything): load what the index says provides it."""

@@ -137,3 +137,14 @@ def test_an_unreadable_index_is_ignored(index):
     assert plugin_index.read_index(index) is None
     host = load_plugins(lazy=True)
     assert "bm25" in loaded(host)
+
+
+def test_an_environment_switch_uses_the_index_but_never_rewrites_it(index, monkeypatch):
+    load_plugins(lazy=True)
+    before = index.read_text()
+    monkeypatch.setenv("RAGASSAY_DISABLE_PLUGINS", "keyword")
+    host = load_plugins(lazy=True)
+    assert loaded(host) == set() and host.registry.get("retriever", "bm25").plugin == "bm25"
+    with pytest.raises(ComponentNotFoundError):
+        host.registry.get("retriever", "keyword")
+    assert index.read_text() == before
