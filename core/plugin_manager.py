@@ -30,6 +30,7 @@ from typing import Any
 import pluggy
 
 from . import collector, hookspecs, plugin_index
+from .entry_points import installed
 from .errors import PluginError
 from .registry import BUILTIN_DISTRIBUTION, Registry
 
@@ -173,7 +174,7 @@ class PluginHost:
         block = set(_env_list("RAGASSAY_DISABLE_PLUGINS") or [])
         origins: dict[int, tuple[str, str]] = {}  # by distribution: its metadata is parsed once, not per plugin
         allowed = []
-        for ep in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+        for ep in sorted(installed(ENTRY_POINT_GROUP), key=lambda e: e.name):
             if (allow is not None and ep.name not in allow) or ep.name in block:
                 self._trace(f"skipping plugin {ep.name} (environment switch)")
                 continue

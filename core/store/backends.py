@@ -63,9 +63,9 @@ def backend_for(url: str) -> Callable[..., Any] | None:
 
 
 def _entry_point(scheme: str) -> Callable[..., Any] | None:
-    from importlib.metadata import entry_points
+    from ..entry_points import installed
 
-    for entry in entry_points(group=ENTRY_POINT_GROUP, name=scheme):
+    for entry in installed(ENTRY_POINT_GROUP, scheme):
         try:
             return entry.load()
         except Exception as exc:  # a broken package: say which, never a traceback

@@ -400,9 +400,9 @@ def current_version(conn: Connection) -> int:
 
 def migrate(conn: Connection, target: int) -> list[int]:
     """Apply the migrations above the current version up to ``target``; returns the versions applied."""
-    applied = []
+    applied, current = [], current_version(conn)
     for version, _description, function in MIGRATIONS:
-        if version <= current_version(conn) or version > target:
+        if version <= current or version > target:
             continue
         function(conn)
         conn.execute(schema_version.delete())
