@@ -78,6 +78,12 @@ class Registry:
             return found
         raise ComponentNotFoundError(self.not_found_message(kind, name))
 
+    def __getstate__(self) -> dict[str, Any]:
+        """A copy for another process (a Ray worker) has every component and no resolver: the copy could not load
+        what this process's plugin host deferred."""
+        self.complete()
+        return {**self.__dict__, "resolver": None}
+
     def complete(self) -> None:
         """Have every plugin's components here (a lazy host loads what it deferred)."""
         if self.resolver is not None:

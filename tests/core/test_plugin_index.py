@@ -148,3 +148,16 @@ def test_an_environment_switch_uses_the_index_but_never_rewrites_it(index, monke
     with pytest.raises(ComponentNotFoundError):
         host.registry.get("retriever", "keyword")
     assert index.read_text() == before
+
+
+def test_a_lazy_registry_pickles_whole_and_without_its_resolver(index):
+    """Ray sends the registry to its workers (with cloudpickle): the copy holds every component, and no way back
+    to this host (whose lock cannot be pickled)."""
+    pickle = pytest.importorskip("cloudpickle")
+
+    load_plugins(lazy=True)
+    host = load_plugins(lazy=True)
+    copy = pickle.loads(pickle.dumps(host.registry))
+    assert copy.resolver is None and host.registry.resolver is None
+    assert copy.get("retriever", "keyword").cls is host.registry.get("retriever", "keyword").cls
+    assert len(copy.all()) == len(load_plugins().registry.all())
