@@ -7,14 +7,9 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from ragassay.cli import breakdown_cmd
 from ragassay.cli.main import cli
 
 from conftest import BASIC_CONFIG, QA, write_project
-
-for _command in breakdown_cmd.COMMANDS:  # until main.py registers them; a no-op afterwards
-    if _command.name not in cli.commands:
-        cli.add_command(_command)
 
 
 def invoke(*args: str, columns: int = 80):

@@ -24,6 +24,30 @@ def test_help_is_fast_and_imports_nothing_heavy():
     assert result.returncode == 0 and "compare" in result.stdout and "plugins" in result.stdout
 
 
+def test_every_command_is_listed_and_only_the_one_asked_for_is_imported():
+    import importlib
+    import pkgutil
+
+    import ragassay.cli
+    from ragassay.cli.main import COMMAND_MODULES
+
+    defined = {}
+    for info in pkgutil.iter_modules(ragassay.cli.__path__):
+        module = importlib.import_module(f"ragassay.cli.{info.name}")
+        if info.name.endswith("_cmd") and info.name != "traces_results_cmd":  # traces' subcommands
+            defined |= {command.name: info.name for command in module.COMMANDS}
+    assert COMMAND_MODULES == defined
+    code = (
+        "import sys\nfrom ragassay.cli.main import cli\n"
+        "assert cli.get_command(None, 'nothing') is None and cli.get_command(None, 'run').name == 'run'\n"
+        "print(sorted(m for m in sys.modules if m.endswith('_cmd')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "['ragassay.cli.run_cmd']"
+    listed = ragassay_cli("--help").stdout
+    assert all(name in listed for name in COMMAND_MODULES)
+
+
 def test_a_quiet_run_imports_no_numpy_or_rich_before_its_first_call():
     # what `ragassay run -q` imports before its first model call (the API, the runner, every plugin) and after
     # its last (the returned run's handle): numpy, pandas and rich wait for the verdicts and tables
