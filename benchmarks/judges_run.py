@@ -12,7 +12,8 @@ answers every call after ``--latency-ms``; ``[project] concurrency`` and the gen
    store).
 
 ``--floor`` also times ``bare_openai_client.py``: the same calls made by the ``openai`` SDK alone (no ragassay),
-alternating with the ``ragassay run``; ``--repeat N`` measures each N times and prints medians and ranges.
+alternating with the ``ragassay run``, and ragassay's own share: per pair, the run's figures minus the SDK's;
+``--repeat N`` measures each N times and prints medians and ranges.
 
     python benchmarks/judges_run.py [--samples 1000] [--concurrency 16] [--latency-ms 200] [--floor] [--repeat N]
 
@@ -170,6 +171,8 @@ def main() -> None:
         print("summary (median, range):")
         for floor, runs in results.items():
             print(f"  {'bare SDK' if floor else 'ragassay'}: " + ", ".join(_spread(runs, key) for key in runs[0]))
+    if args.floor:
+        _say_share(results[True], results[False])
 
 
 def _say_plugin_index() -> None:
@@ -180,6 +183,17 @@ def _say_plugin_index() -> None:
     path = index_path()
     found = "off" if path is None else "present" if read_index(path) is not None else "absent (the first run writes it)"
     print(f"plugin index: {found}")
+
+
+def _say_share(floor: list[dict[str, float]], runs: list[dict[str, float]]) -> None:
+    """ragassay's own share: per alternating pair (same load), the ragassay run's figure minus the SDK's."""
+    shares = [{key: run[key] - bare[key] for key in ("over", "before", "after")} for bare, run in zip(floor, runs)]
+    text = {"over": "whole process", "before": "before first call", "after": "after last"}
+    parts = []
+    for key, label in text.items():
+        values = sorted(share[key] for share in shares)
+        parts.append(f"{label} {statistics.median(values):+.3f} s ({values[0]:+.3f} to {values[-1]:+.3f})")
+    print("  ragassay's own share (per pair, ragassay minus the SDK; median, range): " + ", ".join(parts))
 
 
 def _spread(runs: list[dict[str, float]], key: str) -> str:

@@ -18,16 +18,19 @@ from .phases import PhaseProgress
 from .plugin_manager import PluginHost, get_plugin_host, load_plugins
 from .project import Project
 from .runner import Runner, RunSummary, plan_run
-from .store import open_store, store_url
-from .store.database import ResultsStore, UnitResult
-from .store.lease import Holder
+from .store.new_file import NewFileLost
+from .store.units import UnitResult
 
 if TYPE_CHECKING:  # the results model imports numpy: on first use, after the run (ragassay run -q never needs it)
     from .results.handle import Run
+    from .store.database import ResultsStore
+    from .store.lease import Holder
 
 
 def results_store(loaded: LoadedConfig) -> ResultsStore:
     """Open the results database a config points at."""
+    from .store import open_store, store_url
+
     project = loaded.config.project
     return open_store(store_url(project.results, loaded.base_dir), retry_s=project.results_retry_s)
 
@@ -90,32 +93,55 @@ def run(
     plan = plan_run(project)
     if on_plan is not None:
         on_plan(plan)
-    store = project.open_store()
+    options = {
+        "on_result": on_result,
+        "description": description,
+        "repeats": repeats,
+        "budget": _budget(budget),
+        "sequential": _sequential(sequential, project.config.evaluation.sequential),
+        "baseline": baseline,
+    }
+    store = _new_file(project) or project.open_store()
     try:
-        with store.lease(plan.fingerprint(), wait=wait, on_wait=on_wait) as lease:
-            for note in lease.notes:
-                plan.context.warn(note)
-            runner = Runner(
-                plan,
-                store,
-                executor=executor_for(project.config, store),
-                on_result=on_result,
-                description=description,
-                lease=lease,
-                repeats=repeats,
-                budget=_budget(budget),
-                sequential=_sequential(sequential, project.config.evaluation.sequential),
-                baseline=baseline,
-            )
-            summary = run_interruptibly(lambda: runner.run(new=new, on_start=on_start))
-            if lease.lost:
-                summary.warnings.append(lease.lost)
-            summary.warnings += store.recoveries  # outages of the database that the run waited out
-            from .results.handle import Run
-
-            return Run(summary.run_id, project.results_url, summary)
+        return _run_in(store, project, plan, new=new, wait=wait, on_wait=on_wait, on_start=on_start, **options)
+    except NewFileLost as lost:  # another process took the new file's run first: as if it had been there
+        store.close()
+        store = project.open_store()
+        return _run_in(
+            store, project, plan, new=new, wait=wait, on_wait=on_wait, on_start=on_start, **options, ledger=lost.ledger
+        )
     finally:
         store.close()
+
+
+def _new_file(project: Project) -> Any:
+    """A :class:`~ragassay.store.new_file.NewResultsFile` when the run's results file does not exist yet (its
+    first calls then go out while the file is created), with the local executor; else None."""
+    if project.config.project.executor != "local":
+        return None
+    from .store.new_file import claim_new_file
+    from .store.urls import RESULTS_KEY
+
+    return claim_new_file(project.results_url, key=RESULTS_KEY, retry_s=project.config.project.results_retry_s)
+
+
+def _run_in(store: Any, project: Project, plan: Any, *, new, wait, on_wait, on_start, **options: Any) -> Run:
+    """Take the run's lease in ``store`` and run ``plan`` there (``options``: the :class:`Runner`'s)."""
+    with store.lease(plan.fingerprint(), wait=wait, on_wait=on_wait) as lease:
+        for note in lease.notes:
+            plan.context.warn(note)
+        runner = Runner(plan, store, executor=executor_for(project.config, store), lease=lease, **options)
+        try:
+            summary = run_interruptibly(lambda: runner.run(new=new, on_start=on_start))
+        except NewFileLost as lost:
+            lost.ledger = runner.ledger  # the calls already made count against the session's budget
+            raise
+        if lease.lost:
+            summary.warnings.append(lease.lost)
+        summary.warnings += store.recoveries  # outages of the database that the run waited out
+        from .results.handle import Run
+
+        return Run(summary.run_id, project.results_url, summary)
 
 
 def _budget(budget: Any) -> Any:

@@ -46,6 +46,10 @@ class StoreError(RagassayError):
     """The results database cannot be opened, migrated or read."""
 
 
+class LeaseHeldError(StoreError):
+    """Another live process holds the lease of this run (the message says who and what to do)."""
+
+
 class StoreUnavailableError(StoreError):
     """The results database failed for a reason outside ragassay: a full disk, a read-only file, a denied
     permission, a server that stayed away past the retry deadline. The message names the database (password

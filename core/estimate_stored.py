@@ -40,13 +40,17 @@ def stored_work(plan: Any) -> StoredWork:
     there is no database yet or no such run; a database that cannot be opened is said in ``note``). Never
     creates a database."""
     from .errors import StoreError
-    from .store import open_store, store_url
+    from .store.urls import sqlite_file, store_url
 
     project = plan.loaded.config.project
+    url = store_url(project.results, plan.loaded.base_dir)
+    path = sqlite_file(url)
+    if path is not None and not path.exists():
+        return StoredWork(None, {})  # no database yet (and no SQLAlchemy import for finding that out)
+    from .store import open_store
+
     try:
-        store = open_store(
-            store_url(project.results, plan.loaded.base_dir), create=False, retry_s=project.results_retry_s
-        )
+        store = open_store(url, create=False, retry_s=project.results_retry_s)
     except StoreError as exc:
         missing = str(exc).startswith("no results database")
         return StoredWork(None, {}, "" if missing else f"stored work not subtracted: {exc}")

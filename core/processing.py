@@ -9,7 +9,7 @@ The runner splits its work in two so that the second half can run anywhere:
   (:mod:`ragassay.distributed.executor`), where it is built once per worker.
 
 Both halves exchange plain picklable data: :class:`WorkItem`, :class:`ItemInputs`, and
-:class:`~ragassay.store.database.UnitResult` lists.
+:class:`~ragassay.store.units.UnitResult` lists.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from .errors import RagassayError
 from .llm.budget import BudgetExhausted
 from .models import Judgement, MetricValue, RAGOutput, Sample
 from .scoring import Scorers, describe
-from .store.database import StoredUnit, UnitResult
+from .store.units import StoredUnit, UnitResult
 
 
 @dataclasses.dataclass

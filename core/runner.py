@@ -24,7 +24,7 @@ import hashlib
 import json
 import time
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import __version__
 from .components import ComponentContext, Corpus, DerivedMetric, RAGSystem
@@ -50,8 +50,7 @@ from .registry import Registry
 from .scoring import Scorers, describe
 from .sequential_options import SequentialSettings
 from .spool import SampleSpool, partial_text
-from .store.database import ResultsStore, StoredUnit, UnitResult, WriteContext
-from .store.lease import Lease
+from .store.units import StoredUnit, UnitResult, WriteContext
 from .systems import (
     ResolvedComponent,
     ResolvedSystem,
@@ -61,6 +60,10 @@ from .systems import (
     with_compat,
 )
 from .work import WorkStream
+
+if TYPE_CHECKING:
+    from .store.database import ResultsStore
+    from .store.lease import Lease
 
 
 def digest(value: str) -> str:
@@ -374,9 +377,9 @@ class Runner:
             if not isinstance(rag, Exception):
                 summary.warnings += [f"{name}: {w}" for w in rag.check_samples(self.plan.samples)]
         status = "interrupted"
+        if self.ledger is None and self.budget is not None:
+            self.ledger = BudgetLedger(self.budget, self.write_context.prices)
         ledger = self.ledger
-        if ledger is None and self.budget is not None:
-            ledger = BudgetLedger(self.budget, self.write_context.prices)
         try:
             status = "complete"
             if self.sequential is not None:

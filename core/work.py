@@ -18,12 +18,15 @@ import dataclasses
 import hashlib
 import itertools
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .models import Sample
 from .processing import WorkItem
 from .spool import SampleSpool
-from .store.database import ResultsStore, StoredUnit
+from .store.units import StoredUnit
+
+if TYPE_CHECKING:
+    from .store.database import ResultsStore
 
 CHUNK = 500  # samples per chunk
 

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import atexit
 import functools
-import hashlib
-import json
 import threading
 import time
 from pathlib import Path
@@ -38,9 +36,8 @@ from sqlalchemy import (
 from sqlalchemy.exc import DatabaseError, IntegrityError, OperationalError
 
 from ..errors import StoreError
-from .types import LLMRequest, LLMResponse
-
-CACHE_FORMAT = 1
+from .cache_keys import CACHE_FORMAT
+from .types import LLMResponse
 
 metadata = MetaData()
 responses = Table(
@@ -62,39 +59,6 @@ _SQLITE_PUT = (
     "output_tokens, created_at) VALUES (:key, :backend, :model, :response_json, :input_tokens, "
     ":output_tokens, :created_at)"
 )
-
-
-def cache_key(identity: dict[str, Any] | str, request: LLMRequest) -> str:
-    """sha256 hex digest of the canonical JSON of ``identity`` (backend, model, ...) and ``request``.
-
-    Pydantic models serialise their fields in declaration order, so only free-form dicts (identity, tool
-    parameters, the response schema) need sorting to be canonical; fields left at their defaults are omitted,
-    so adding a field with a default to a message or to the decoding parameters keeps existing keys valid.
-    ``identity`` may be given already canonicalised (see :func:`canonical`).
-    """
-    parts = [str(CACHE_FORMAT), identity if isinstance(identity, str) else canonical(identity)]
-    if request.tools or request.response_schema is not None:
-        parts.append(
-            canonical(
-                {
-                    "tools": [t.model_dump() for t in request.tools],
-                    "response": [request.response_name, request.response_schema] if request.response_schema else None,
-                }
-            )
-        )
-    sampled = request.params.temperature > 0
-    parts.append(
-        request.model_dump_json(
-            include={"messages", "tool_choice", "params", "repeat"} | ({"sample_index"} if sampled else set()),
-            exclude_defaults=True,
-        )
-    )
-    return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()
-
-
-def canonical(value: Any) -> str:
-    """Compact JSON with sorted keys."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
 class ResponseCache:

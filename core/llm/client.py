@@ -16,7 +16,7 @@ import functools
 import json
 import weakref
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
@@ -24,7 +24,7 @@ from ..errors import ProviderError, RagassayError
 from ..models import TokenUsage
 from .backend import LLMBackend
 from .budget import current as current_budget
-from .cache import ResponseCache, cache_key, canonical
+from .cache_keys import cache_key, canonical
 from .keys import scrub
 from .limits import limiter_for
 from .meter import record as record_usage
@@ -33,6 +33,9 @@ from .repeats import current_repeat
 from .retry import call_with_retries
 from .structured import StructuredOutputError, check_tool_calls, feedback, parse_model
 from .types import ChatMessage, DecodingParams, LLMRequest, LLMResponse, ToolSpec
+
+if TYPE_CHECKING:
+    from .cache import ResponseCache
 
 
 @dataclasses.dataclass

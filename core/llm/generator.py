@@ -18,7 +18,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..components import Generation, GenerationRequest, Generator
 from ..errors import ConfigError
 from .backend import LLMBackend, PerLoop, shards_for
-from .cache import open_cache
 from .client import LLMClient
 from .pricing import PriceTable
 from .retry import RetryPolicy
@@ -145,7 +144,11 @@ class LLMGenerator(Generator):
         """The client (cache, limits, retries, accounting) around this generator's backend."""
         if self._client is None:
             runtime = runtime_from_context(self.context)
-            cache = open_cache(runtime.cache_url) if runtime.cache and self.options.cache else None
+            cache = None
+            if runtime.cache and self.options.cache:
+                from .cache import open_cache  # SQLAlchemy: only a run that caches imports it for its calls
+
+                cache = open_cache(runtime.cache_url)
             self._client = LLMClient(
                 self.make_backend(),
                 cache=cache,

@@ -5,12 +5,43 @@ versioned (``schema_version`` table) and upgraded by ordered migrations in :mod:
 
 Another backend implements :mod:`ragassay.store.protocols` (what a run writes, what ``read_run`` reads) and is
 registered by URL scheme with :func:`register_backend` (or the ``ragassay.stores`` entry-point group).
+
+The names below are imported on first use: importing this package imports no SQLAlchemy (``ragassay run``
+makes its first calls into a new results file before SQLAlchemy is imported, :mod:`ragassay.store.new_file`).
 """
 
-from .backends import register_backend, unregister_backend
-from .connect import open_store
-from .database import ResultsStore
-from .schema import SCHEMA_VERSION
-from .urls import store_url
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .backends import register_backend, unregister_backend
+    from .connect import open_store
+    from .database import ResultsStore
+    from .schema import SCHEMA_VERSION
+    from .urls import store_url
+
+_WHERE = {
+    "ResultsStore": "database",
+    "open_store": "connect",
+    "register_backend": "backends",
+    "unregister_backend": "backends",
+    "SCHEMA_VERSION": "schema",
+    "store_url": "urls",
+}
 
 __all__ = ["ResultsStore", "open_store", "register_backend", "store_url", "unregister_backend", "SCHEMA_VERSION"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

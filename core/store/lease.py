@@ -28,17 +28,13 @@ from sqlalchemy import delete, insert, select, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
-from ..errors import StoreError
+from ..errors import LeaseHeldError, StoreError
 from .healing import Healer
 from .schema import run_leases
 
 HEARTBEAT_EVERY_S = 5.0
 STALE_AFTER_S = 60.0
 POLL_EVERY_S = 0.5
-
-
-class LeaseHeldError(StoreError):
-    """Another live process holds the lease of this run (the message says who and what to do)."""
 
 
 @dataclasses.dataclass(frozen=True)

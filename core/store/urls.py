@@ -52,6 +52,16 @@ def expand(url: str, key: str = RESULTS_KEY) -> str:
     return _VARIABLE.sub(value, url)
 
 
+def sqlite_file(url: str, key: str = RESULTS_KEY) -> Path | None:
+    """The file of a plain SQLite file URL (``sqlite:///PATH``, no ``?`` options, not ``:memory:``), variables
+    expanded; None for any other URL."""
+    real = expand(url, key)
+    if not real.startswith("sqlite:///") or "?" in real:
+        return None
+    path = Path(real.removeprefix("sqlite:///"))
+    return None if not path.name or path.name == ":memory:" else path
+
+
 def redact(url: str) -> str:
     """``url`` as it may be shown or stored: a literal password becomes ``***``; a password given as an
     environment variable (``${VAR}``) is kept as written. Paths and URLs without a password are unchanged."""

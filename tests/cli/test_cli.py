@@ -66,6 +66,19 @@ def test_a_quiet_run_imports_no_numpy_or_rich_before_its_first_call():
         results.nothing  # noqa: B018
 
 
+def test_the_run_path_imports_no_sqlalchemy_until_the_store_is_opened():
+    # a run into a new results file makes its first calls before SQLAlchemy is imported (ragassay.store.new_file)
+    code = (
+        "import sys, ragassay.api, ragassay.runner, ragassay.cli.run_cmd, ragassay.llm.client, ragassay.store\n"
+        "import ragassay.llm.generator, ragassay.estimate_stored, ragassay.store.new_file\n"
+        "print([m for m in sys.modules if m.startswith('sqlalchemy')])\n"
+        "from ragassay.store import open_store, ResultsStore\n"
+        "print(open_store.__module__, ResultsStore.__module__, 'sqlalchemy' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.splitlines() == ["[]", "ragassay.store.connect ragassay.store.database True"]
+
+
 def test_init_writes_a_valid_starter_and_refuses_to_overwrite(tmp_path):
     result = ragassay_cli("init", str(tmp_path))
     assert result.returncode == 0, result.stderr

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import sqlite3
 
-from ragassay.llm.cache import CACHE_FORMAT, ResponseCache, cache_key, close_caches, open_cache
+from ragassay.llm.cache import ResponseCache, close_caches, open_cache
+from ragassay.llm.cache_keys import CACHE_FORMAT, cache_key
 from ragassay.llm.types import ChatMessage, DecodingParams, LLMRequest, LLMResponse, ToolSpec
 from ragassay.models import TokenUsage
 

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from ragassay.llm import current_repeat, repeating
-from ragassay.llm.cache import cache_key
+from ragassay.llm.cache_keys import cache_key
 from ragassay.llm.types import ChatMessage, DecodingParams, LLMRequest
 
 

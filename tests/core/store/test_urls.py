@@ -100,3 +100,13 @@ def test_a_literal_password_never_reaches_the_stored_config(tmp_path):
     stored = json.loads(store.get_run("r1")["config_json"])
     assert stored["project"] == {"results": "postgresql+psycopg://me:***@db.example/r", "name": "p"}
     store.close()
+
+
+def test_sqlite_file_is_the_path_of_a_plain_sqlite_file_url_only(tmp_path, monkeypatch):
+    from ragassay.store.urls import sqlite_file
+
+    monkeypatch.setenv("RESULTS_DIR", str(tmp_path))
+    assert sqlite_file("sqlite:///${RESULTS_DIR}/r.db") == tmp_path / "r.db"
+    assert sqlite_file(f"sqlite:///{tmp_path}/r.db") == tmp_path / "r.db"
+    for url in ("sqlite:///:memory:", "sqlite://", f"sqlite:///{tmp_path}/r.db?timeout=5", "postgresql://h/db"):
+        assert sqlite_file(url) is None, url
