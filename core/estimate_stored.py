@@ -18,7 +18,7 @@ CHUNK = 500  # samples read back per query batch (as :mod:`ragassay.work`)
 @dataclasses.dataclass
 class StoredWork:
     """The stored units of the run being resumed: (system, question id) ->
-    :class:`~ragassay.store.database.StoredUnit`."""
+    :class:`~ragassay.store.units.StoredUnit`."""
 
     run_id: str | None
     units: dict[tuple[str, str], Any]

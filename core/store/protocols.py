@@ -6,7 +6,7 @@ implements them too and is opened by URL scheme (:func:`ragassay.store.register_
 ``ragassay.store`` reaches past these methods (no engine, no SQL), so the runner, the executors and the read
 model work on any backend unchanged.
 
-Rows cross the boundary as plain values: :class:`~ragassay.store.database.UnitResult` going in, tuples in the
+Rows cross the boundary as plain values: :class:`~ragassay.store.units.UnitResult` going in, tuples in the
 column order of :data:`~ragassay.store.reads.OUTPUT_COLUMNS`, :data:`~ragassay.store.reads.METRIC_COLUMNS`
 and :data:`~ragassay.store.reads.JUDGEMENT_COLUMNS` coming out.
 
@@ -85,7 +85,7 @@ class ResultsWriter(Protocol):
         """Whether another run stored an ok output under one of these system keys."""
 
     def stored_units_of(self, run_id: str, systems: Sequence[str], question_ids: Sequence[str]) -> dict:
-        """(system, question_id) -> :class:`~ragassay.store.database.StoredUnit` for what is stored of these
+        """(system, question_id) -> :class:`~ragassay.store.units.StoredUnit` for what is stored of these
         units (only the units that have an output)."""
 
     def reusable_outputs(
@@ -110,7 +110,7 @@ class ResultsWriter(Protocol):
         """Every stored judgement of output ``output_id``, all repeats."""
 
     def write_units(self, run_id: str, results: Sequence[Any], context: Any, *, replace_existing: bool = False):
-        """Store a batch of :class:`~ragassay.store.database.UnitResult` in one transaction: all of it or none,
+        """Store a batch of :class:`~ragassay.store.units.UnitResult` in one transaction: all of it or none,
         and written again after a failure without storing anything twice. ``replace_existing``: a fresh
         output replaces any output stored for the same unit (a unit redone elsewhere)."""
 

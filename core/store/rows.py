@@ -12,7 +12,7 @@ from .migrations import output_columns
 
 
 def output_row(run_id: str, r: Any, now: float, prices: Any, texts: dict[str, str] | None = None) -> dict[str, Any]:
-    """The ``outputs`` row of a fresh :class:`~ragassay.store.database.UnitResult`.
+    """The ``outputs`` row of a fresh :class:`~ragassay.store.units.UnitResult`.
 
     ``texts``: with a dict, the output's contexts are stored by key (:func:`ragassay.store.contexts.pack`) and
     their texts added to it for the caller to store in ``context_texts``; without, inline (other backends)."""

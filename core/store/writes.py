@@ -47,7 +47,7 @@ def write_batch(
     replace_existing: bool = False,
     healer: Healer | None = None,
 ) -> None:
-    """Write ``results`` (:class:`~ragassay.store.database.UnitResult`) in one transaction; with
+    """Write ``results`` (:class:`~ragassay.store.units.UnitResult`) in one transaction; with
     ``replace_existing``, delete the stored outputs of the same units first and retry on a concurrent conflict.
 
     :param healer: retries transient failures and explains permanent ones (default: no retries).
