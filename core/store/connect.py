@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -181,11 +183,25 @@ def _open_failure(exc: DatabaseError, shown: str, where: str, url: str, key: str
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor = dbapi_connection.cursor()
-    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA busy_timeout=10000")
+    _write_ahead_log(cursor)
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA busy_timeout=10000")
     cursor.close()
+
+
+def _write_ahead_log(cursor: Any, patience_s: float = 10.0) -> None:
+    """``PRAGMA journal_mode=WAL``. Several processes opening a new file at once: SQLite may refuse the switch
+    with "database is locked" at once, without its busy wait, while another connection makes it; try again."""
+    deadline = time.monotonic() + patience_s
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
 
 
 def _sqlite_read_only_pragmas(dbapi_connection: Any, _record: Any) -> None:

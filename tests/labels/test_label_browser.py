@@ -150,13 +150,31 @@ def _driver():
 
 
 def _press(driver, key: str, navigates: bool = True) -> None:
-    from selenium.webdriver.support import expected_conditions
     from selenium.webdriver.support.ui import WebDriverWait
 
     body = driver.find_element("tag name", "body")
     body.send_keys(key)
     if navigates:
-        WebDriverWait(driver, 30).until(expected_conditions.staleness_of(body))
+        WebDriverWait(driver, 30).until(_gone(body))
+
+
+def _gone(element):
+    """Whether ``element``'s page has been left. Chromium answers a question about a node of a page being torn
+    down with "stale element" or, in a race, "unhandled inspector error": both mean the page is gone."""
+    from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
+
+    def check(_driver) -> bool:
+        try:
+            element.is_enabled()
+        except StaleElementReferenceException:
+            return True
+        except WebDriverException as exc:
+            if "inspector error" not in str(exc):
+                raise
+            return True
+        return False
+
+    return check
 
 
 def _shown(driver) -> tuple[int, int]:
