@@ -122,6 +122,7 @@ class NewResultsFile:
         with self._start_lock:
             never_started, self._started = not self._started, True
         if never_started:
+            self._opened.set()  # nothing will open it now: nothing waits for that
             with contextlib.suppress(OSError):
                 if self.path.stat().st_size == 0:
                     self.path.unlink()

@@ -238,6 +238,7 @@ def test_only_a_new_plain_sqlite_file_in_an_existing_folder_is_claimed(tmp_path,
     assert isinstance(new, NewResultsFile) and (tmp_path / "r.db").stat().st_size == 0
     assert new.find_run("f") is None and not new.has_outputs("r") and not new.has_reusable("r", ["k"])
     new.close()  # never opened: the empty file goes
+    new.close()  # once only
     assert not (tmp_path / "r.db").exists()
     (tmp_path / "there.db").write_bytes(b"")
     monkeypatch.setenv("RESULTS_DIR", str(tmp_path))
