@@ -41,16 +41,16 @@ class CacheOnly:
 def cache_pass(plan: Any) -> StoredWork:
     """What the response cache answers in full for ``plan``: the units a cache-only pass stored (``note`` says
     why there is none: the cache is off, or empty)."""
-    from .interruptible import run_interruptibly
-    from .runner import Runner
-    from .store import open_store
-
     llm = plan.context.settings["llm"]
     if not llm.get("cache"):
         return StoredWork(None, {}, "the LLM response cache is off: no cache hits to subtract")
     url = llm.get("cache_url") or ""
     if url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).exists():
         return StoredWork(None, {})  # no cache yet: nothing in it
+    from .interruptible import run_interruptibly
+    from .runner import Runner
+    from .store import open_store
+
     with tempfile.TemporaryDirectory(prefix="ragassay-cache-pass-") as folder:
         store = open_store(f"sqlite:///{Path(folder) / 'cache-pass.db'}")
         try:

@@ -8,6 +8,7 @@ answer calls the test's ``on_call`` (what "another process" does in between, or 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
 import threading
 
@@ -82,8 +83,9 @@ def project(tmp_path):
     return write_project(tmp_path, CONFIG, qa=QA, docs={})
 
 
-def results(config) -> sqlite3.Connection:
-    return sqlite3.connect(config.parent / "ragassay-results.db")
+def results(config) -> contextlib.closing[sqlite3.Connection]:
+    """The project's results file, read with the stdlib (closed after the ``with``)."""
+    return contextlib.closing(sqlite3.connect(config.parent / "ragassay-results.db"))
 
 
 def fingerprint(config) -> str:
