@@ -8,10 +8,10 @@ times:
 - cold: nothing prepared (each load on a fresh app without its preparer, and no resample draws kept in the
   process: the run is read and the page's analyses computed, as by a server that does not prepare pages);
 - prepared: the load after a write to the run (a status set again: a new version) once the app's preparer
-  (ragassay.serve.prepare) has prepared that version's pages: what a refresh during a running evaluation finds
+  (ragassay.present.serve.prepare) has prepared that version's pages: what a refresh during a running evaluation finds
   when the evaluation writes less often than the pages take to prepare;
 - warm: a load of an unchanged run (the app asks the run's version, then reuses the run and the page's
-  analyses it kept for that version; see ragassay.serve.cache).
+  analyses it kept for that version; see ragassay.present.serve.cache).
 
 It also prints the time from each write to the pages being prepared (the preparer polls versions every second).
 
@@ -56,7 +56,7 @@ def fresh_client(store, prepare: bool = False):
     client is used as a context manager (the app's lifespan)."""
     from starlette.testclient import TestClient
 
-    from ragassay.serve import create_app
+    from ragassay.present.serve import create_app
 
     return TestClient(create_app(store, token=None, prepare=prepare), base_url="http://127.0.0.1")
 

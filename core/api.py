@@ -12,17 +12,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .config import LoadedConfig
-from .executor import executor_for
-from .interruptible import run_interruptibly
+from .engine.executor import executor_for
+from .engine.interruptible import run_interruptibly
+from .engine.project import Project
+from .engine.runner import Runner, RunSummary, plan_run
 from .phases import PhaseProgress
 from .plugin_manager import PluginHost, get_plugin_host, load_plugins
-from .project import Project
-from .runner import Runner, RunSummary, plan_run
 from .store.new_file import NewFileLost
 from .store.units import UnitResult
 
 if TYPE_CHECKING:  # the results model imports numpy: on first use, after the run (ragassay run -q never needs it)
-    from .results.handle import Run
+    from .notebook import Run
     from .store.database import ResultsStore
     from .store.lease import Holder
 
@@ -56,7 +56,7 @@ def run(
 ) -> Run:
     """Run (or resume) the evaluation a config describes and return it as a :class:`~ragassay.Run`.
 
-    The run carries the :class:`~ragassay.runner.RunSummary` of this call (``run.summary``; its fields are
+    The run carries the :class:`~ragassay.engine.runner.RunSummary` of this call (``run.summary``; its fields are
     readable on the run: ``run.run_id``, ``run.failed``, ``run.completed``, ``run.warnings``, ...) and reads
     its comparison, verdicts, frames and HTML report from the results database (docs/notebooks.md).
 
@@ -70,7 +70,7 @@ def run(
         it) and then resume; by default raise :class:`~ragassay.store.lease.LeaseHeldError`.
     :param repeats: score every model-calling metric and judge this many times per output (``run --repeat``);
         the spread across repeats is reported by :mod:`ragassay.analysis.variance`.
-    :param on_plan: called with the :class:`~ragassay.runner.RunPlan` once it is planned, before anything runs
+    :param on_plan: called with the :class:`~ragassay.engine.runner.RunPlan` once it is planned, before anything runs
         (``ragassay gate`` checks its baseline there); an exception it raises stops the run.
     :param on_progress: called with each :class:`~ragassay.PhaseProgress` that components report while the
         systems are built (chunking, indexing, corpus embedding); ``ragassay run`` shows them.
@@ -79,7 +79,7 @@ def run(
     :param budget: a :class:`~ragassay.llm.budget.Budget` (or its dict) for this session, in place of
         ``[evaluation] budget``; a session stopped by it has ``run.summary.budget_limited`` set (docs/llm.md).
     :param sequential: True (``run --sequential``: ``[evaluation] sequential``, else its defaults), or a
-        :class:`~ragassay.sequential_options.SequentialSettings` (or its dict) in its place; None: as configured;
+        :class:`~ragassay.config.sequential.SequentialSettings` (or its dict) in its place; None: as configured;
         False: off even when configured.
         What it decided is ``run.summary.sequential`` (docs/statistics.md, Stopping early).
     :param baseline: the system a sequential run tests the others against (default: the first system).
@@ -139,7 +139,7 @@ def _run_in(store: Any, project: Project, plan: Any, *, new, wait, on_wait, on_s
         if lease.lost:
             summary.warnings.append(lease.lost)
         summary.warnings += store.recoveries  # outages of the database that the run waited out
-        from .results.handle import Run
+        from .notebook import Run
 
         return Run(summary.run_id, project.results_url, summary)
 
@@ -151,7 +151,7 @@ def _budget(budget: Any) -> Any:
 
 
 def _sequential(value: Any, configured: Any) -> Any:
-    from .sequential_options import SequentialSettings
+    from .config.sequential import SequentialSettings
 
     if value is None or value is False:
         return value  # None: as configured; False: off

@@ -152,10 +152,10 @@ class Component:
         self.context = context or ComponentContext()
 
     def call_pattern(self, sample: Sample, hints: Any) -> Any:
-        """Hook for ``ragassay estimate`` (:mod:`ragassay.estimate`): the model calls this component makes for
-        ``sample``, as a :class:`~ragassay.estimate.CallPattern` (exact, or a range where the count depends on
+        """Hook for ``ragassay estimate`` (:mod:`ragassay.engine.estimate.rows`): the model calls this component
+        makes for ``sample``, as a :class:`~ragassay.models.CallPattern` (exact, or a range where the count depends on
         the content), or None when it does not say (the estimate then reports it as unknown, never as 0).
-        ``hints`` (:class:`~ragassay.estimate.Hints`) carries the assumed answer and context lengths. A component
+        ``hints`` (:class:`~ragassay.models.Hints`) carries the assumed answer and context lengths. A component
         that calls a model through an :class:`~ragassay.llm.LLMGenerator` builds its pattern with
         :meth:`LLMGenerator.calls <ragassay.llm.LLMGenerator.calls>`."""
         return None

@@ -7,6 +7,7 @@ reference_context_ids, is_answerable; contexts, context_ids, answer).
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -224,3 +225,37 @@ class SystemSpec(BaseModel):
 
 
 Status = Literal["ok", "failed"]
+
+
+# -- what a component's model calls will be (ragassay estimate, docs/llm.md) ------------------------------------
+
+#: :attr:`CallPattern.tokenizer` of prompt tokens estimated as characters / 4.
+CHARS_RULE = "chars/4"
+
+
+@dataclasses.dataclass
+class CallPattern:
+    """The model calls a component makes for one sample (what :meth:`Component.call_pattern` returns).
+
+    ``calls_high`` None: no upper bound is known. ``prompt_chars``: characters sent over all the sample's calls
+    (at ``calls_low`` calls). ``output_tokens``: most output tokens per call (None: not bounded by an option).
+    ``model``: the ``backend/model`` key the calls go to (for the price)."""
+
+    calls_low: int
+    calls_high: int | None
+    prompt_chars: int
+    output_tokens: int | None
+    model: str | None
+    note: str = ""
+    shared: str | None = None  # calls identical to those of any component with the same key (the cache serves them)
+    prompt_tokens: int | None = None  # the prompts' tokens by the model's tokenizer (None: characters / 4)
+    tokenizer: str = CHARS_RULE  # how prompt tokens are counted
+
+
+@dataclasses.dataclass
+class Hints:
+    """What an estimate assumes of a sample's run-time inputs (see the module docstring)."""
+
+    answer_chars: int
+    context_chars: int | None  # all retrieved contexts together; None: unknown
+    contexts: int | None = None  # how many retrieved contexts (top_k); None: unknown

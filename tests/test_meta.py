@@ -217,88 +217,112 @@ def test_no_import_circle():
         pytest.fail(f"import circle: {' -> '.join(error.args[1])}")
 
 
-#: (importer prefix, imported prefixes it must not use): the layers, from the contract up to the commands.
-FORBIDDEN = [
+#: The wings of the house, bottom to top (docs/concepts.md, "The map of the house"): a module may import its own
+#: rank and below. The root package's modules are the contract (and the plugin machinery), except the API on top.
+LAYERS: list[tuple[str, tuple[str, ...]]] = [
+    ("contract", ("ragassay", "ragassay.labels")),
+    ("model layer", ("ragassay.llm",)),
+    ("config", ("ragassay.config",)),
+    ("store", ("ragassay.store",)),
+    ("engine", ("ragassay.engine", "ragassay.traces")),
+    ("read model", ("ragassay.results",)),
+    ("analyses", ("ragassay.analysis",)),
+    ("presentation", ("ragassay.present", "ragassay.unitxt")),
     (
-        "ragassay.analysis",
-        (
-            "ragassay.store",
-            "ragassay.results.read",
-            "ragassay.results.frames",
-            "ragassay.results.handle",
-            "ragassay.runner",
-            "ragassay.api",
-            "ragassay.html_report",
-            "ragassay.testing",
-            "ragassay.cli",
-        ),
+        "commands and API",
+        ("ragassay.cli", "ragassay.testing", "ragassay.api", "ragassay.notebook", "ragassay.__main__"),
     ),
-    ("ragassay.results.model", ("ragassay.store", "ragassay.analysis", "ragassay.cli")),
-    (
-        "ragassay.store",
-        (
-            "ragassay.analysis",
-            "ragassay.results",
-            "ragassay.runner",
-            "ragassay.api",
-            "ragassay.html_report",
-            "ragassay.testing",
-            "ragassay.cli",
-        ),
-    ),
-    ("ragassay.html_report", ("ragassay.cli", "ragassay.testing")),
-    ("ragassay.serve", ("ragassay.cli", "ragassay.testing")),
-    ("ragassay.testing", ("ragassay.cli",)),
-    ("ragassay.llm", ("ragassay.analysis", "ragassay.results", "ragassay.cli")),
 ]
-#: Below the analysis layer, only these leaf modules of the analysis package may be imported (config sections,
-#: the seeded sampling the dataset sources share, and the anytime-valid procedure a sequential run checks after
-#: each batch: pure functions over numpy arrays that import nothing above them).
-ANALYSIS_LEAVES = {
-    "ragassay.analysis.settings",
-    "ragassay.analysis.sampling",
-    "ragassay.analysis.sequential",
-    "ragassay.analysis.sequential_replay",
+#: The upward imports the layering allows, each with its reason (at most three: the house is layered, not a mesh).
+LAYERING_TABLE: dict[tuple[str, str], str] = {
+    ("ragassay.engine.sequential.plan", "ragassay.analysis.sequential"): (
+        "a sequential run checks the anytime-valid procedure after each batch: pure functions over arrays"
+    ),
+    ("ragassay.engine.sequential.plan", "ragassay.analysis.sequential_replay"): (
+        "the check a live sequential run takes after each batch is the one its replay takes, so both decide alike"
+    ),
 }
-ABOVE_ANALYSIS = (
-    "ragassay.analysis",
-    "ragassay.results",
-    "ragassay.html_report",
-    "ragassay.serve",
-    "ragassay.cli",
-    "ragassay.testing",
-    "ragassay.api",
-    "ragassay.__main__",
-    "ragassay.unitxt",
-)
+#: Wings that must not reach another one at all, whatever the ranks: the analyses are pure functions of the read
+#: model, the presentation renders what they return, and neither opens a store or runs anything.
+NEVER: list[tuple[str, tuple[str, ...]]] = [
+    ("ragassay.results", ("ragassay.store", "ragassay.engine")),
+    ("ragassay.analysis", ("ragassay.store", "ragassay.engine", "ragassay.traces")),
+    ("ragassay.present", ("ragassay.store", "ragassay.engine", "ragassay.traces", "ragassay.testing")),
+]
 
 
 def _under(name: str, prefix: str) -> bool:
     return name == prefix or name.startswith(prefix + ".")
 
 
+def rank(module: str) -> int:
+    """The layer of ``module``: the longest prefix in :data:`LAYERS` that it is under."""
+    best, best_len = -1, -1
+    for index, (_name, prefixes) in enumerate(LAYERS):
+        for prefix in prefixes:
+            if _under(module, prefix) and len(prefix) > best_len:
+                best, best_len = index, len(prefix)
+    return best
+
+
+def test_every_module_has_a_layer():
+    unplaced = [m for m in import_graph() if m.startswith("ragassay") and rank(m) < 0]
+    assert not unplaced, f"modules in no layer of LAYERS: {unplaced}"
+
+
 def test_no_upward_import():
     graph = import_graph()
     found = []
     for importer, imported in sorted(graph.items()):
-        for prefix, banned in FORBIDDEN:
+        for module in sorted(imported):
+            if _under(module, "ragassay.plugins") or _under(module, "ragassay.reference_rags"):
+                if not (_under(importer, "ragassay.plugins") or _under(importer, "ragassay.reference_rags")):
+                    found.append(f"{importer} -> {module} (core never imports a plugin)")
+                continue
+            if _under(importer, "ragassay.plugins") or _under(importer, "ragassay.reference_rags"):
+                continue  # plugins import the public facade only (test_plugins_import_only_the_public_facade)
+            if rank(module) > rank(importer) and (importer, module) not in LAYERING_TABLE:
+                found.append(f"{importer} ({LAYERS[rank(importer)][0]}) -> {module} ({LAYERS[rank(module)][0]})")
+        for prefix, banned in NEVER:
             if _under(importer, prefix):
                 found += [f"{importer} -> {m}" for m in sorted(imported) if any(_under(m, b) for b in banned)]
-        if not _under(importer, "ragassay.cli") and importer != "ragassay.__main__":
-            found += [f"{importer} -> {m}" for m in sorted(imported) if _under(m, "ragassay.cli")]
-        if not any(_under(importer, p) for p in ("ragassay.plugins", "ragassay.reference_rags")):
-            found += [
-                f"{importer} -> {m}"
-                for m in imported
-                if _under(m, "ragassay.plugins") or _under(m, "ragassay.reference_rags")
-            ]
-        if not any(_under(importer, p) for p in ABOVE_ANALYSIS):
-            found += [
-                f"{importer} -> {m}"
-                for m in sorted(imported)
-                if _under(m, "ragassay.analysis") and m not in ANALYSIS_LEAVES
-            ]
     assert not found, "imports against the layering:\n" + "\n".join(found)
+
+
+def test_the_layering_table_is_short_and_used():
+    assert len(LAYERING_TABLE) <= 3
+    graph = import_graph()
+    unused = [f"{a} -> {b}" for a, b in LAYERING_TABLE if b not in graph.get(a, ())]
+    assert not unused, f"entries of the layering table that nothing uses: {unused}"
+
+
+def folder(module: str) -> str:
+    """The folder of ``module``: its package below ``ragassay`` (``ragassay.engine.estimate.rows`` ->
+    ``ragassay.engine.estimate``); a module of the root package is its own node."""
+    files = _module_files()
+    path = files[module]
+    if path.name == "__init__.py":
+        return module
+    return module.rpartition(".")[0] if module.count(".") > 1 else module
+
+
+def test_no_import_circle_between_folders():
+    import graphlib
+
+    graph: dict[str, set[str]] = {}
+    for importer, imported in import_graph().items():
+        node = folder(importer)
+        graph.setdefault(node, set()).update(folder(m) for m in imported if folder(m) != node)
+    try:
+        list(graphlib.TopologicalSorter(graph).static_order())
+    except graphlib.CycleError as error:
+        pytest.fail(f"import circle between folders: {' -> '.join(error.args[1])}")
+
+
+def test_the_root_holds_the_contract_only():
+    """The root package keeps the contract, the plugin machinery and the API: at most 22 modules."""
+    root = [p.name for p in (REPO / "core").glob("*.py")]
+    assert len(root) <= 22, sorted(root)
 
 
 def test_cli_modules_render_only():

@@ -56,10 +56,12 @@ def test_wheel_maps_folders_to_the_ragassay_package(wheel):
         "ragassay/plugins/bm25.py",
         "ragassay/reference_rags/naive.py",
         "ragassay/py.typed",
-        "ragassay/labels/web.py",
+        "ragassay/present/serve/label_app.py",
+        "ragassay/engine/runner.py",
+        "ragassay/config/analysis.py",
         "ragassay/rubrics/preference.toml",
-        "ragassay/serve/templates/label.html",
-        "ragassay/serve/static/labelling.js",
+        "ragassay/present/templates/label.html",
+        "ragassay/present/static/labelling.js",
     ):
         assert expected in names, expected
     assert not any(n.startswith(("core/", "plugins/", "tests/", "reference_rags/")) for n in names)

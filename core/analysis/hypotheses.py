@@ -22,11 +22,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
+from ..config.analysis import Hypothesis, SamplingSettings
+from ..sampling import stratified_subset, unbalanced_subset
 from .bootstrap import difference_ci
 from .groups import GAP, Outcome, Scores, categorize, score
 from .modular import blame_counts, context_blame, ground_truth_blame, has_references, without_lm_failures
-from .sampling import stratified_subset, unbalanced_subset
-from .settings import Hypothesis, SamplingSettings
 
 YES, NO, NOT_DETECTABLE = "yes", "no", "not detectable"
 DIFFERENCE_SEED = 0

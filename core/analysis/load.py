@@ -12,10 +12,10 @@ from collections import Counter
 
 from pydantic import ValidationError
 
+from ..config.analysis import AnalysisSection
 from ..errors import ConfigError, StoreError
 from ..models import RAGOutput, Sample
 from .groups import Outcome
-from .settings import AnalysisSection
 
 
 @dataclasses.dataclass

@@ -1,7 +1,7 @@
 """What the verdicts of a run that is not complete stand on: ``partial: N of M samples, ...``.
 
-A run processes its samples in ``[evaluation] order`` (:meth:`ragassay.runner.Runner.samples`): by default the
-seeded order (ascending sha256 of the seed and the question id, :func:`ragassay.spool.order_key`), so a run
+A run processes its samples in ``[evaluation] order`` (:meth:`ragassay.engine.runner.Runner.samples`): by default the
+seeded order (ascending sha256 of the seed and the question id, :func:`ragassay.sampling.order_key`), so a run
 stopped early (Ctrl-C, a crash, a budget) has scored the first N samples of a random permutation: a uniform random
 subset of size N (up to the few samples in flight when it stopped), and its means and verdicts are unbiased
 estimates of the full run's. In file order the first N samples are whatever the file put first, which can differ
@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..spool import partial_text
+from ..sampling import partial_text
 
 DEFAULT_SEED = 42  # [evaluation] seed when the stored config does not name one
 SEEDED_STATUSES = ("budget-limited", "settled")  # stored before [evaluation] order: these always ran seeded
@@ -56,7 +56,7 @@ def samples_done(run: Any) -> int:
 
 def partial_note(run: Any) -> str | None:
     """The partial note of ``run`` (a :class:`ragassay.results.RunData`): None for a complete run (or a settled
-    sequential one, which explains itself); else :func:`ragassay.spool.partial_text` with the run's state, e.g.
+    sequential one, which explains itself); else :func:`ragassay.sampling.partial_text` with the run's state, e.g.
     ``partial: 40 of 200 samples, a uniform random subset (seed 42); interrupted: run again to resume``."""
     info = run.info
     total = len(run.question_ids)

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import dataclasses
 
+from ..config.analysis import AnalysisSection
 from ..errors import ConfigError, RagassayError
 from .groups import GAP, Outcome, Scores, categorize, score
 from .hypotheses import ClusterRow, hypothesis_table
 from .load import RunOutcomes, run_outcomes
 from .modular import blame_counts, context_blame, ground_truth_blame, has_references, without_lm_failures
-from .settings import AnalysisSection
 
 GAP_EXAMPLES = 5
 MAX_GROUPS = 8  # a field with 2 to this many distinct values gets an automatic breakdown

@@ -1,5 +1,5 @@
 """What a sequential run decided and what stopping early saved, from its stored record (``spec["sequential"]``,
-written by :mod:`ragassay.sequential_run`) and its usage.
+written by :mod:`ragassay.engine.sequential.plan`) and its usage.
 
 **Saved** is a projection: for each system, the per-sample mean of what its processed samples spent (its own
 model calls, tokens and cost plus those of its metrics and judges) times the samples it was not processed on.

@@ -1,13 +1,13 @@
 """Replaying a sequential run on scores already known: which comparison settled where, and what it saved.
 
 Given every system's per-sample values of each metric (one order for all: the seeded order of a
-sequential run, :func:`ragassay.spool.seeded_order`, when ``seed`` is given), each
+sequential run, :func:`ragassay.sampling.seeded_order`, when ``seed`` is given), each
 comparison of the decision family runs the rules of :mod:`ragassay.analysis.sequential` at level alpha / m, m the
 number of comparisons (Bonferroni: every sequence covers its mean at all times with probability 1 - alpha / m,
 so all of them do with probability at least 1 - alpha, whichever comparison stops when). A system is judged
 until every comparison it takes part in (as candidate or as baseline) has settled; the calls saved count one
 judge call per sample, system and metric of that system (the judges of a run, each called once per answer).
-:func:`check` is the one step a live sequential run takes after each batch (:mod:`ragassay.sequential_run`), so
+:func:`check` is the one step a live sequential run takes after each batch (:mod:`ragassay.engine.sequential.plan`), so
 replaying a complete run predicts exactly where a live one stops.
 """
 
@@ -18,8 +18,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from ..sequential_options import SequentialSettings
-from ..spool import seeded_order
+from ..config.sequential import SequentialSettings
+from ..sampling import seeded_order
 from .sequential import DECISIONS, bounds, check_range, checkpoints, settle
 
 OPEN = "open"  # a comparison of a live run not settled yet (more samples to come)
@@ -89,7 +89,7 @@ def replay(
 ) -> Replay:
     """Replay the sequential procedure on ``values[system][metric]`` (per-sample, NaN = unscored, one length
     for all, in the order of ``question_ids``; default ids "0", "1", ...), in the order a sequential run with
-    ``[evaluation] seed = seed`` processes them (:func:`ragassay.spool.seeded_order`; None: as given). Replaying
+    ``[evaluation] seed = seed`` processes them (:func:`ragassay.sampling.seeded_order`; None: as given). Replaying
     a complete run's scores gives exactly the decisions, stopping points and samples judged of a live
     sequential run with the same settings and seed."""
     settings = settings or SequentialSettings()

@@ -56,7 +56,7 @@ def align_command(judge, config_path, db, run_ref, labels, rubric, k, seed, rule
     """Align JUDGE to people's labels with K exemplars; report the held-out change; write the variant."""
     from ..analysis.align_run import align_judge
     from ..analysis.jsonable import jsonable
-    from ..project import Project
+    from ..engine.project import Project
 
     fmt = output_format(fmt)
     project = Project.load(config_path)

@@ -15,7 +15,7 @@ from .render import esc
 def _locate(config_path: Path) -> tuple[str, Path]:
     """(response cache URL, cache folder) of the config at ``config_path``."""
     from ..config import load_config
-    from ..project import Project
+    from ..engine.project import Project
 
     project = Project(load_config(config_path))  # paths only: no plugin is loaded
     return project.llm_cache_url, project.cache_dir

@@ -1,4 +1,5 @@
-"""``ragassay estimate``: the model calls, tokens and cost of a run, before any call (:mod:`ragassay.estimate`)."""
+"""``ragassay estimate``: the model calls, tokens and cost of a run, before any call
+(:mod:`ragassay.engine.estimate.rows`)."""
 
 from __future__ import annotations
 
@@ -32,11 +33,11 @@ def estimate_command(config: Path | None, config_path: Path, fmt: str, pilot: in
     Only --pilot makes model calls (it says how many).
     """
     from ..config import load_config
-    from ..estimate import as_csv, as_json, as_markdown, estimate, footer_lines
-    from ..estimate_cache import cache_pass
-    from ..estimate_pilot import apply_pilot, run_pilot
-    from ..estimate_stored import stored_work
-    from ..runner import plan_run
+    from ..engine.estimate.cache import cache_pass
+    from ..engine.estimate.pilot import apply_pilot, run_pilot
+    from ..engine.estimate.rows import as_csv, as_json, as_markdown, estimate, footer_lines
+    from ..engine.estimate.stored import stored_work
+    from ..engine.runner import plan_run
 
     plan = plan_run(load_config(project_path(config, config_path)))
     try:

@@ -124,7 +124,7 @@ def _gate(config: Path, *, baseline: str, metrics, mode, margin, on_inconclusive
         result = gate(candidate, baseline_run, settings, baseline_source=base.source, same_run=base.same(run_id))
         html_path = options["html_path"]
         if html_path is not None:
-            from ..html_report import build_report
+            from ..present.html_report import build_report
 
             html_path.write_text(build_report(base.store, [run_id], alpha=alpha, seed=seed), encoding="utf-8")
     finally:

@@ -46,7 +46,7 @@ def generate_command(
 
     Name the project with --config (CONFIG, positional, means the same).
     """
-    from ..project import Project
+    from ..engine.project import Project
 
     project = Project.load(project_path(config, config_path))  # [llm] cache and prices apply here too
     loaded = project.loaded

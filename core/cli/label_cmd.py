@@ -59,9 +59,9 @@ def label_command(
     from ..errors import require
     from ..labels import load_rubric
     from ..labels.queue import run_items
-    from ..labels.web import LabelQueue, labelling_app
-    from ..serve import serve_app
-    from ..serve.server import check_bind
+    from ..present.serve import serve_app
+    from ..present.serve.label_app import LabelQueue, labelling_app
+    from ..present.serve.server import check_bind
 
     check_bind(host, token)
     for module in ("starlette", "uvicorn", "jinja2", "itsdangerous", "python_multipart"):

@@ -279,8 +279,8 @@ def make_progress(quiet: bool, every_s: float) -> PlainProgress | BarProgress | 
 
 def system_count(loaded) -> int | None:
     """How many systems a loaded config declares, grids expanded (None when it cannot tell: the run will say why)."""
+    from ..engine.systems import expand_systems
     from ..errors import RagassayError
-    from ..systems import expand_systems
 
     try:
         return len(expand_systems(loaded.config, loaded))

@@ -25,7 +25,7 @@ import re
 import textwrap
 from typing import Any
 
-from ..tables import Column, Table, number_text  # noqa: F401 - re-exported: commands import them from here
+from ..present.tables import Column, Table, number_text  # noqa: F401 - re-exported: commands import them from here
 from ..text import terminal_safe
 
 FORMATS = ("rich", "json", "csv", "markdown")

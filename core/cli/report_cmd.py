@@ -82,7 +82,7 @@ def _newest_run(store) -> str:
 
 def _write_html(store, run_ids: list[str], path: Path, family=(), **settings) -> None:
     from ..errors import ConfigError
-    from ..html_report import build_report
+    from ..present.html_report import build_report
 
     page = build_report(store, run_ids, **settings)
     try:

@@ -1,7 +1,7 @@
 """``ragassay robustness RUN``: the robustness profile of a run with perturbed systems (docs/robustness.md).
 
 Reads the run once with payloads (:func:`ragassay.results.read_run`), computes
-:func:`ragassay.analysis.robustness.profile` and renders it (:mod:`ragassay.robustness_tables`).
+:func:`ragassay.analysis.robustness.profile` and renders it (:mod:`ragassay.present.robustness_tables`).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def robustness_command(run: str, config_path: Path, db: str | None, fmt: str | N
     """
     from ..analysis.jsonable import jsonable
     from ..analysis.robustness import profile
-    from ..robustness_tables import profile_tables
+    from ..present.robustness_tables import profile_tables
     from .render import emit
 
     fmt = output_format(fmt)

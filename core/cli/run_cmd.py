@@ -122,8 +122,8 @@ def run_command(
     with collector.loading():  # the modules, with the garbage collector paused (ragassay.collector)
         from ..api import run
         from ..config import load_config
-        from ..executor import with_executor
-        from ..interruptible import exit_interrupted
+        from ..engine.executor import with_executor
+        from ..engine.interruptible import exit_interrupted
         from ..llm.budget import Budget
         from ..plugin_manager import get_plugin_host
         from .progress import build_callbacks, make_progress, progress_every, run_callbacks, system_count
@@ -134,7 +134,7 @@ def run_command(
     progress = make_progress(quiet, progress_every(progress_every_s))
     loaded = with_executor(load_config(project_path(config, config_path)), executor, address, workers)
     if sample is not None or where:
-        from ..source_flags import with_source_options
+        from ..engine.source_flags import with_source_options
 
         loaded = with_source_options(loaded, get_plugin_host().registry, sample=sample, where=where)
     announce, on_result = run_callbacks(progress, system_count(loaded))
@@ -225,9 +225,9 @@ BUDGET_LIMITED_EXIT = 3  # the run stopped at its budget (docs/llm.md, Estimates
 def _print_estimate(plan, *, resume: bool) -> None:
     """The model calls, tokens and cost the run will make (nothing when no component calls a model); with
     ``resume``, less what the run it resumes has stored."""
+    from ..engine.estimate.rows import estimate, summary_lines
+    from ..engine.estimate.stored import stored_work
     from ..errors import RagassayError
-    from ..estimate import estimate, summary_lines
-    from ..estimate_stored import stored_work
 
     try:
         lines = summary_lines(estimate(plan, stored_work(plan) if resume else None))

@@ -37,14 +37,14 @@ def serve_command(config_path: Path, db: str | None, host: str, port: int, token
     so a running evaluation's new results show on refresh; pages are prepared in the background (the newest
     runs at start, a viewed run's other pages, a changed run again), so most loads find them ready.
     """
-    from ..serve.server import check_bind
+    from ..present.serve.server import check_bind
 
     if token == GENERATE:
         import secrets
 
         token = secrets.token_urlsafe(24)
     check_bind(host, token)
-    from ..serve import create_app, serve_app
+    from ..present.serve import create_app, serve_app
 
     store = open_results(config_path, db)
     try:

@@ -131,7 +131,7 @@ _TONE_STYLE = {"good": "green", "warn": "yellow", "bad": "red"}
 
 def _print_claims(out, metrics: list[dict]) -> None:
     """The claims of the output and their marks, from the first metric that stores claim checks."""
-    from ..claim_view import claim_view, find_checks
+    from ..present.claim_view import claim_view, find_checks
 
     found = find_checks((m["metric"], m.get("details")) for m in metrics)
     if found is None:

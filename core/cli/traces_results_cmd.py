@@ -53,7 +53,7 @@ def trend_command(run: str, config_path: Path, db: str | None, fmt: str | None, 
     """
     from ..analysis.jsonable import jsonable
     from ..analysis.trend import trend
-    from ..trend_tables import series_tables, trend_table
+    from ..present.trend_tables import series_tables, trend_table
     from .render import emit
 
     fmt = output_format(fmt)

@@ -67,7 +67,7 @@ class ResponseCache:
     def __init__(self, url: str):
         self.url = url  # as written: shown by `ragassay cache stats`, a ${VAR} secret never expanded there
         if "://" in url and "$" in url:  # a server URL with its secret in the environment
-            from ..store.urls import expand
+            from ..environment import expand
 
             url = expand(url, "[llm] cache_path")
         if url.startswith("sqlite:///"):

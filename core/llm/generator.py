@@ -166,14 +166,14 @@ class LLMGenerator(Generator):
         *,
         messages: Sequence[Sequence[dict[str, Any]]] | None = None,
     ) -> Any:
-        """A :class:`~ragassay.estimate.CallPattern` of ``low``..``high`` calls to this generator sending
+        """A :class:`~ragassay.models.CallPattern` of ``low``..``high`` calls to this generator sending
         ``prompt_chars`` characters in all (for :meth:`Component.call_pattern <ragassay.Component.call_pattern>`
         hooks; no network).
 
         ``messages``: the chat messages of each of the ``low`` calls (run-time texts as
         :func:`ragassay.llm.answer_text` assumes them); with them, a generator whose :meth:`token_counter` knows
         its model's tokenizer counts the prompt tokens with it (else they are characters / 4)."""
-        from ..estimate import CallPattern
+        from ..models import CallPattern
 
         key = f"{self.make_backend().name}/{self.options.model}"
         pattern = CallPattern(low, high, prompt_chars, self.options.max_tokens, key, note)

@@ -28,7 +28,7 @@ WINDOW_S = 60.0
 
 
 class SharedBudget(Protocol):
-    """Slots for (backend, endpoint) shared by several processes; see :mod:`ragassay.distributed.budget`.
+    """Slots for (backend, endpoint) shared by several processes; see :mod:`ragassay.engine.ray_budget`.
 
     ``acquire`` waits (first come, first served) until a call may start under both ``limit`` (calls in flight)
     and ``rpm`` (starts per minute; None: no bound), counts the start, and returns a token; the smallest limits
@@ -178,7 +178,7 @@ def set_shared_budget(budget: SharedBudget | None) -> None:
     """Install ``budget`` for this whole process (every thread and event loop), or uninstall it with None.
 
     While one is installed, :func:`limiter_for` takes every slot from it instead of the per-loop limiters. A
-    Ray worker installs one at start with :func:`ragassay.distributed.budget.install_ray_budget`.
+    Ray worker installs one at start with :func:`ragassay.engine.ray_budget.install_ray_budget`.
     """
     global _shared
     _shared = budget

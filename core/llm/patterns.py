@@ -2,7 +2,7 @@
 
 A hook says which model calls a component makes for one sample, from the prompts it would send, filled with
 the sample and with the run-time texts that are not known before the run (the answer, the retrieved contexts)
-assumed as :class:`~ragassay.estimate.Hints` says. :func:`asks` counts the asks of a judge or LLM metric the way
+assumed as :class:`~ragassay.models.Hints` says. :func:`asks` counts the asks of a judge or LLM metric the way
 :mod:`ragassay.llm.judging` makes them (structured output: the schema is sent too; corrective re-asks are the
 range's upper end); :func:`answer_text` and :func:`context_texts` are the assumed run-time texts::
 
@@ -68,7 +68,7 @@ def asks(
     extra_chars: int = 0,
     note: str = "",
 ) -> Any:
-    """A :class:`~ragassay.estimate.CallPattern` of one ask per prompt to ``generator`` (None when it cannot say:
+    """A :class:`~ragassay.models.CallPattern` of one ask per prompt to ``generator`` (None when it cannot say:
     a generator that is not an :class:`~ragassay.llm.LLMGenerator`).
 
     With a ``response_model`` (structured output, :func:`ragassay.llm.ask_structured`) each ask sends the schema

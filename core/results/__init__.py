@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .usage import Usage
 
 #: Where each name lives; imported on first use (the model imports numpy, which ``ragassay run`` does not need
-#: before its first call, and ``ragassay.results.handle`` is imported by every run: PEP 562).
+#: before its first call, and ``ragassay.notebook`` is imported by every run: PEP 562).
 _EXPORTS = {
     "OutputRecord": ".model",
     "RunData": ".model",

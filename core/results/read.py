@@ -22,7 +22,7 @@ from .scores import TableBuilder
 from .usage import Usage
 
 _STATE_RUNNING, _STATE_COMPLETE, _STATE_INTERRUPTED = "running", "complete", "interrupted"
-SETTLED = "settled"  # a sequential run that stopped once every comparison was settled (ragassay.sequential_run)
+SETTLED = "settled"  # a sequential run that stopped once every comparison was settled (ragassay.engine.sequential.plan)
 BUDGET_LIMITED = "budget-limited"  # a run session stopped by its budget (ragassay.llm.budget)
 _BATCH = 10_000  # score records added to the table at a time
 

@@ -58,7 +58,7 @@ class ResultsStore(RunReads, LabelStore):
 
         ``samples``: :class:`Sample` objects or ``(question_id, sample JSON)`` pairs, streamed: they are
         inserted :data:`SAMPLES_PER_INSERT` at a time within the one transaction, never all held at once. They
-        must be readable again from the start (a list, or :meth:`ragassay.spool.SampleSpool.pairs`): a retried
+        must be readable again from the start (a list, or :meth:`ragassay.engine.spool.SampleSpool.pairs`): a retried
         transaction inserts them again.
         """
         if iter(samples) is samples:

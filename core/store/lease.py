@@ -253,7 +253,8 @@ def run_state(run: dict[str, Any], holder: Holder | None) -> tuple[str, str]:
 
     ``running``: a live process holds its lease; ``complete``: it finished with every unit stored;
     ``budget-limited``: its last session stopped at its budget (:mod:`ragassay.llm.budget`);
-    ``settled``: a sequential run that stopped once every comparison was settled (:mod:`ragassay.sequential_run`);
+    ``settled``: a sequential run that stopped once every comparison was settled
+    (:mod:`ragassay.engine.sequential.plan`);
     ``interrupted``: no live lease and work is missing (a crash, Ctrl-C, ``kill -9``), so a re-run resumes it.
     """
     if holder is not None:

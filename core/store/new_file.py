@@ -22,7 +22,7 @@ SQLite file, a URL with a registered store backend, or the Ray executor: the sto
 The one case that costs something: another process starting the same config on the same new file within those
 first moments. Whichever takes the run's lease first runs it. If that is the other process, this one raises
 :class:`NewFileLost` at its first write, dropping the results it had (those of the calls made before that write,
-as when a write fails: at most about a second of them, :mod:`ragassay.flushing`), and :func:`ragassay.api.run`
+as when a write fails: at most about a second of them, :mod:`ragassay.engine.flushing`), and :func:`ragassay.api.run`
 starts again the ordinary way: it refuses, or with ``--wait`` waits and resumes what the other process stored.
 Those calls count against the session's budget.
 """

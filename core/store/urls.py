@@ -12,14 +12,10 @@ written is what runs store and what messages show; a literal password in it is s
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
-from ..errors import ConfigError
-
-RESULTS_KEY = "[project] results"
-_VARIABLE = re.compile(r"\$(?:\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)\}|(?P<bare>[A-Za-z_][A-Za-z0-9_]*))")
+from ..environment import RESULTS_KEY, VARIABLE, expand  # noqa: F401 - expand, RESULTS_KEY: re-exported
 
 
 def store_url(results: str, base_dir: Path) -> str:
@@ -31,25 +27,6 @@ def store_url(results: str, base_dir: Path) -> str:
     if not path.is_absolute():
         path = base_dir / path
     return f"sqlite:///{path}"
-
-
-def expand(url: str, key: str = RESULTS_KEY) -> str:
-    """``url`` with ``${VAR}`` / ``$VAR`` replaced by the environment's values.
-
-    :param key: where the URL was written, named in the error.
-    :raises ConfigError: a variable is not set.
-    """
-
-    def value(match: re.Match) -> str:
-        name = match.group("braced") or match.group("bare")
-        if name not in os.environ:
-            raise ConfigError(
-                f"{key} names the environment variable {name}, which is not set. Set it (export {name}=...) "
-                f"before running, or write the URL without it."
-            )
-        return os.environ[name]
-
-    return _VARIABLE.sub(value, url)
 
 
 def sqlite_file(url: str, key: str = RESULTS_KEY) -> Path | None:
@@ -74,7 +51,7 @@ def redact(url: str) -> str:
         parsed = make_url(url)
     except (ArgumentError, ValueError):
         return re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", url)
-    if parsed.password is None or _VARIABLE.fullmatch(str(parsed.password)):
+    if parsed.password is None or VARIABLE.fullmatch(str(parsed.password)):
         return url
     return parsed.render_as_string(hide_password=True)
 
@@ -87,7 +64,7 @@ def redact_text(text: str, url: str) -> str:
         password = make_url(url).password
     except Exception:  # noqa: BLE001 - not a URL: nothing to hide
         return text
-    if not password or _VARIABLE.fullmatch(str(password)):
+    if not password or VARIABLE.fullmatch(str(password)):
         return text
     return text.replace(str(password), "***")
 

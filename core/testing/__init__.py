@@ -129,7 +129,7 @@ def run_project(
     """
     from ..api import results_store
     from ..config import load_config
-    from ..runner import Runner, plan_run
+    from ..engine.runner import Runner, plan_run
 
     root = Path(root)
     data = {key: dict(value) if isinstance(value, Mapping) else value for key, value in config.items()}

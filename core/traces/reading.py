@@ -16,7 +16,7 @@ SHOWN_UNMAPPED = 10
 
 
 def open_traces_store(project_or_store: Any, *, create: bool = False):
-    """A results store from a store, a :class:`~ragassay.project.Project`, a config path or folder, or a
+    """A results store from a store, a :class:`~ragassay.engine.project.Project`, a config path or folder, or a
     SQLAlchemy URL; returns (store, whether the caller must close it)."""
     if hasattr(project_or_store, "engine"):
         return project_or_store, False

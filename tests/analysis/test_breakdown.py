@@ -31,7 +31,7 @@ def run(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def frames(run):
-    from ragassay.results.frames import frames_of
+    from ragassay.present.frames import frames_of
 
     return frames_of(run)
 

@@ -8,7 +8,7 @@ from pydantic import ValidationError
 from ragassay.analysis.groups import Outcome
 from ragassay.analysis.hypotheses import cluster_of, evaluate_hypothesis, hypothesis_table
 from ragassay.analysis.jsonable import jsonable
-from ragassay.analysis.settings import Hypothesis, SamplingSettings
+from ragassay.config.analysis import Hypothesis, SamplingSettings
 
 LONG = Hypothesis(name="long queries hurt", attribute="query_length", robust=["short"], non_robust=["long"])
 

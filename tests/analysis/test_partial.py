@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from ragassay.analysis.partial import stored_order_seed
-from ragassay.spool import partial_text
+from ragassay.sampling import partial_text
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,7 @@ import random
 from collections import Counter
 
 from ragassay.analysis.groups import Outcome
-from ragassay.analysis.sampling import (
+from ragassay.sampling import (
     keep_unbalanced,
     stratified_subset,
     stratify_group,

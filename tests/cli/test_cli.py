@@ -52,7 +52,7 @@ def test_a_quiet_run_imports_no_numpy_or_rich_before_its_first_call():
     # what `ragassay run -q` imports before its first model call (the API, the runner, every plugin) and after
     # its last (the returned run's handle): numpy, pandas and rich wait for the verdicts and tables
     code = (
-        "import sys, ragassay.api, ragassay.cli.run_cmd, ragassay.results.handle\n"
+        "import sys, ragassay.api, ragassay.cli.run_cmd, ragassay.notebook\n"
         "from ragassay.plugin_manager import get_plugin_host\n"
         "assert not get_plugin_host().failures\n"
         "print([x for x in ('numpy', 'pandas', 'rich', 'scipy') if x in sys.modules])"
@@ -69,8 +69,8 @@ def test_a_quiet_run_imports_no_numpy_or_rich_before_its_first_call():
 def test_the_run_path_imports_no_sqlalchemy_until_the_store_is_opened():
     # a run into a new results file makes its first calls before SQLAlchemy is imported (ragassay.store.new_file)
     code = (
-        "import sys, ragassay.api, ragassay.runner, ragassay.cli.run_cmd, ragassay.llm.client, ragassay.store\n"
-        "import ragassay.llm.generator, ragassay.estimate_stored, ragassay.store.new_file\n"
+        "import sys, ragassay.api, ragassay.engine.runner, ragassay.cli.run_cmd, ragassay.llm.client, ragassay.store\n"
+        "import ragassay.llm.generator, ragassay.engine.estimate.stored, ragassay.store.new_file\n"
         "print([m for m in sys.modules if m.startswith('sqlalchemy')])\n"
         "from ragassay.store import open_store, ResultsStore\n"
         "print(open_store.__module__, ResultsStore.__module__, 'sqlalchemy' in sys.modules)"

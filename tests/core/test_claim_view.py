@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ragassay.claim_view import claim_view, find_checks
+from ragassay.present.claim_view import claim_view, find_checks
 
 E, N, C = "Entailment", "Neutral", "Contradiction"
 

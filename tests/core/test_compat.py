@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from ragassay.engine.systems import with_compat
 from ragassay.plugin_manager import load_plugins
 from ragassay.refs import ComponentRef
-from ragassay.systems import with_compat
 
 
 def test_project_compat_fills_unset_options_only():

@@ -7,8 +7,8 @@ import textwrap
 import pytest
 
 from ragassay.config import load_config, parse_config
+from ragassay.engine.systems import expand_systems, resolve_systems
 from ragassay.errors import ComponentNotFoundError, ConfigError
-from ragassay.systems import expand_systems, resolve_systems
 
 
 def write(tmp_path, text, name="ragassay.toml"):
@@ -51,8 +51,8 @@ def test_bad_value_names_key_path_and_value():
 
 
 def test_no_systems_is_an_error_when_running_but_not_when_generating(tmp_path):
+    from ragassay.engine.project import Project
     from ragassay.plugin_manager import load_plugins
-    from ragassay.project import Project
 
     parse_config({}, "ragassay.toml")  # a config that only generates samples needs no system
     project = Project.load(load_config(write(tmp_path, "[dataset]\nsource = 'files'\n")), load_plugins().registry)

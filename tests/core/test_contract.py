@@ -18,11 +18,11 @@ from ragassay import DerivedMetric, Metric, MetricResult, RAGSystem, Retriever, 
 from ragassay.analysis.comparison import compare
 from ragassay.api import results_store
 from ragassay.config import load_config
+from ragassay.engine.runner import Runner, plan_run
 from ragassay.errors import ComponentNotFoundError, ConfigError
 from ragassay.models import RAGOutput
 from ragassay.plugin_manager import load_plugins
 from ragassay.results import read_run
-from ragassay.runner import Runner, plan_run
 
 from conftest import QA, write_project
 
@@ -427,7 +427,7 @@ def test_dataset_limit_streams_the_source(tmp_path, kit):
 
 
 def test_generating_needs_no_systems_and_uses_the_llm_section(tmp_path):
-    from ragassay.project import Project
+    from ragassay.engine.project import Project
 
     path = write_project(
         tmp_path,
@@ -445,8 +445,8 @@ def test_generating_needs_no_systems_and_uses_the_llm_section(tmp_path):
 
 
 def test_chunk_ids_count_as_matching_their_document():
+    from ragassay.engine.reference_check import check_reference_ids
     from ragassay.models import Document, Sample
-    from ragassay.reference_check import check_reference_ids
 
     check = check_reference_ids(
         [Sample(question_id="q", question="?", reference_context_ids=["a.md#2", "b.md"])],

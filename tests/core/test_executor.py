@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from ragassay.executor import LocalExecutor
+from ragassay.engine.executor import LocalExecutor
 
 
 def test_bounded_concurrency_and_every_item_once():

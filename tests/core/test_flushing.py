@@ -7,8 +7,8 @@ import contextlib
 
 import pytest
 
-from ragassay import flushing
-from ragassay.flushing import WriteBuffer, with_quiet_writes
+from ragassay.engine import flushing
+from ragassay.engine.flushing import WriteBuffer, with_quiet_writes
 
 
 @pytest.fixture

@@ -25,9 +25,9 @@ from ragassay.components import (
     Retriever,
 )
 from ragassay.config import load_config
+from ragassay.engine.runner import Runner, plan_run
 from ragassay.models import Chunk, Document, Judgement, RAGOutput, Sample, ScoredChunk
 from ragassay.plugin_manager import load_plugins
-from ragassay.runner import Runner, plan_run
 from ragassay.store.contexts import unpack
 
 

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from ragassay.spool import seeded_order
+from ragassay.sampling import seeded_order
 
 from conftest import cli_env, ragassay_cli
 from processes import N, lease_count, scalar, slow_project, wait_for_outputs, wait_for_text

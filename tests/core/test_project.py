@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ragassay.project import Project
+from ragassay.engine.project import Project
 
 from conftest import BASIC_CONFIG, write_project
 

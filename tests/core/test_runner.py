@@ -10,9 +10,9 @@ import pytest
 from ragassay.analysis.comparison import compare
 from ragassay.api import results_store
 from ragassay.config import load_config
+from ragassay.engine.runner import Runner, plan_run
 from ragassay.errors import DatasetError
 from ragassay.results import read_run
-from ragassay.runner import Runner, plan_run
 
 from conftest import EchoRAG, write_project
 

@@ -152,8 +152,8 @@ def test_sequential_reaches_the_full_runs_verdict_with_fewer_calls_and_prints_th
 def _replayed(run) -> list[dict]:
     """The full run replayed with the config's sequential settings and seed, as the run stores it."""
     from ragassay.analysis.sequential_replay import Comparison, replay
-    from ragassay.sequential_options import SequentialSettings
-    from ragassay.sequential_run import settled_json
+    from ragassay.config.sequential import SequentialSettings
+    from ragassay.engine.sequential.plan import settled_json
 
     values = {s: {"judge:correctness": run.values(s, "judge:correctness")} for s in run.systems}
     family = [Comparison("b", "a", "judge:correctness", 0.0, 1.0)]

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from ragassay.config import load_config
+from ragassay.engine.source_flags import parse_where, with_source_options
 from ragassay.errors import ConfigError
 from ragassay.plugin_manager import get_plugin_host
-from ragassay.source_flags import parse_where, with_source_options
 
 
 def test_a_key_given_twice_takes_either_value():

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from ragassay.engine.spool import SampleSpool
 from ragassay.models import Sample
-from ragassay.spool import SampleSpool
 
 SAMPLES = [
     Sample(question_id="tab\there", question="line one\nline two\ttabbed", reference_answers=["Zürich — ✓"]),
@@ -37,7 +37,7 @@ def test_iterators_are_independent_and_the_observer_sees_every_sample():
 
 
 def test_shuffled_is_the_seeded_hash_order_for_any_size_and_keeps_every_sample():
-    from ragassay.spool import order_key
+    from ragassay.sampling import order_key
 
     for n in (0, 1, 3000):
         samples = [Sample(question=f"q{i}", question_id=f"id{i}") for i in range(n)]

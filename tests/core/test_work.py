@@ -11,11 +11,11 @@ import tracemalloc
 import pytest
 
 from ragassay import DatasetSource, Sample, hookimpl
-from ragassay import work as work_module
 from ragassay.api import results_store
 from ragassay.config import load_config
+from ragassay.engine import work as work_module
+from ragassay.engine.runner import Runner, plan_run
 from ragassay.plugin_manager import load_plugins
-from ragassay.runner import Runner, plan_run
 
 from conftest import EchoRAG, Testkit, write_project
 
@@ -122,7 +122,7 @@ def test_chunks_of_two_samples_store_what_one_chunk_stores(tmp_path, kit, monkey
 def test_the_plan_and_its_work_stream_hold_no_more_memory_for_more_samples(tmp_path, kit, monkeypatch):
     monkeypatch.setattr("ragassay.seen.IN_MEMORY", 500)  # unique-id checks spill to a file early
     monkeypatch.setattr("ragassay.seen.BATCH", 500)
-    monkeypatch.setattr("ragassay.spool._BLOCK", 1 << 16)  # both sizes read the spool in full blocks
+    monkeypatch.setattr("ragassay.engine.spool._BLOCK", 1 << 16)  # both sizes read the spool in full blocks
 
     def peak(samples: int) -> int:
         root = tmp_path / str(samples)

@@ -26,7 +26,7 @@ def _worker_class():
         def install(self, budget, holder_id: str) -> int:
             import os
 
-            from ragassay.distributed.budget import install_ray_budget
+            from ragassay.engine.ray_budget import install_ray_budget
 
             self.budget = install_ray_budget(budget, holder_id)
             return os.getpid()
@@ -67,7 +67,7 @@ def _reply(request) -> Turn:
 
 
 def test_slots_are_granted_first_come_first_served_across_workers():
-    from ragassay.distributed.budget import LLMBudget
+    from ragassay.engine.ray_budget import LLMBudget
 
     async def main():
         budget, key, order = LLMBudget(), ("openai", "u"), []
@@ -92,7 +92,7 @@ def test_slots_are_granted_first_come_first_served_across_workers():
 
 
 def test_the_smallest_declared_limits_win_and_release_holder_frees_a_workers_slots():
-    from ragassay.distributed.budget import LLMBudget
+    from ragassay.engine.ray_budget import LLMBudget
 
     async def main():
         budget, key = LLMBudget(), ("anthropic", "u")
@@ -117,7 +117,7 @@ def test_the_smallest_declared_limits_win_and_release_holder_frees_a_workers_slo
 
 
 def test_a_full_window_grants_the_next_start_when_the_oldest_leaves():
-    from ragassay.distributed.budget import LLMBudget
+    from ragassay.engine.ray_budget import LLMBudget
 
     async def main():
         budget, key = LLMBudget(window_s=0.3), ("openai", "u")
@@ -162,7 +162,7 @@ def workers(ray_session):
 
 
 def _budget(ray, window_s: float = 60.0):
-    from ragassay.distributed.budget import create_llm_budget
+    from ragassay.engine.ray_budget import create_llm_budget
 
     return create_llm_budget(name=f"budget-{uuid.uuid4().hex[:8]}", window_s=window_s)
 

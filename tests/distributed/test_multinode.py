@@ -22,9 +22,9 @@ from pathlib import Path
 import pytest
 
 from ragassay.config import load_config
-from ragassay.executor import executor_for, with_executor
-from ragassay.project import Project
-from ragassay.runner import Runner, plan_run
+from ragassay.engine.executor import executor_for, with_executor
+from ragassay.engine.project import Project
+from ragassay.engine.runner import Runner, plan_run
 
 from conftest import write_project
 

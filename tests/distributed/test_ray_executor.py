@@ -15,9 +15,9 @@ import time
 import pytest
 
 from ragassay.config import load_config
-from ragassay.executor import with_executor
-from ragassay.project import Project
-from ragassay.runner import Runner, plan_run
+from ragassay.engine.executor import with_executor
+from ragassay.engine.project import Project
+from ragassay.engine.runner import Runner, plan_run
 
 from conftest import cli_env, write_project
 from ray_cluster import ray_env
@@ -87,7 +87,7 @@ def _run(config, host, executor, *, on_result=None, holder=None):
     project = Project.load(loaded, host.registry)
     plan = plan_run(project)
     store = project.open_store()
-    from ragassay.executor import executor_for
+    from ragassay.engine.executor import executor_for
 
     runner_executor = executor_for(loaded.config, store)
     if holder is not None:
@@ -398,7 +398,7 @@ def test_rays_own_log_records_reach_stderr_as_one_plain_line(ray_cluster):
     import io
     import logging
 
-    from ragassay.distributed.executor import connect
+    from ragassay.engine.ray_executor import connect
 
     _join(ray_cluster)
     connect(ray_cluster.address)

@@ -8,7 +8,7 @@ import json
 from sqlalchemy import create_engine, text
 
 import ragassay
-from ragassay.runner import plan_run
+from ragassay.engine.runner import plan_run
 from ragassay.store import SCHEMA_VERSION
 from ragassay.store.contexts import unpack
 

@@ -12,7 +12,7 @@ import sys
 import pytest
 
 import ragassay
-from ragassay.html_report import build_report
+from ragassay.present.html_report import build_report
 from ragassay.store.locate import open_results
 
 from conftest import BASIC_CONFIG, QA, cli_env, ragassay_cli, write_project
@@ -86,7 +86,7 @@ def test_same_run_gives_the_same_bytes_in_another_process(planted, tmp_path):
     assert build_report(store, [run_id], seed=3) == page
     url = store.engine.url.render_as_string(hide_password=False)
     script = (
-        "import sys; from ragassay.store import open_store; from ragassay.html_report import build_report; "
+        "import sys; from ragassay.store import open_store; from ragassay.present.html_report import build_report; "
         f"sys.stdout.write(build_report(open_store({url!r}), [{run_id!r}], seed=3))"
     )
     env = cli_env(PYTHONHASHSEED="12345")

@@ -15,7 +15,7 @@ pytestmark = CHROMIUM_MARKS
 
 @pytest.fixture(scope="module")
 def report_file(tmp_path_factory) -> Path:
-    from ragassay.html_report import build_report
+    from ragassay.present.html_report import build_report
 
     folder = tmp_path_factory.mktemp("chromium")
     store, run_id = write_planted_run(folder / "results.db")

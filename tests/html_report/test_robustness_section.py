@@ -7,7 +7,7 @@ from analysis.robustness_project import make_run
 
 from ragassay.api import results_store
 from ragassay.config import load_config
-from ragassay.html_report import build_report
+from ragassay.present.html_report import build_report
 
 
 @pytest.fixture(scope="module")

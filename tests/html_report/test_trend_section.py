@@ -6,7 +6,7 @@ from traces.trace_runs import DAYS, PER_DAY, make_run
 
 from ragassay.api import results_store
 from ragassay.config import load_config
-from ragassay.html_report import build_report
+from ragassay.present.html_report import build_report
 
 
 def page_of(folder, run_id):

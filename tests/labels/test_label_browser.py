@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from ragassay.serve import create_app
+from ragassay.present.serve import create_app
 
 from conftest import cli_env
 from labels_helpers import PLANT, RUN_ID, SYSTEMS, judge_says_correct, open_label_store
@@ -124,7 +124,7 @@ def _label_app(store, rubric: str, annotator: str):
     """The app ``ragassay label`` serves, made in this process."""
     from ragassay.labels import load_rubric
     from ragassay.labels.queue import run_items
-    from ragassay.labels.web import LabelQueue, labelling_app
+    from ragassay.present.serve.label_app import LabelQueue, labelling_app
 
     scale = load_rubric(rubric)
     items = run_items(store, RUN_ID, scale, sample=ITEMS, seed=SEED)

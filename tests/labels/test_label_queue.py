@@ -11,7 +11,7 @@ import pytest
 from ragassay.errors import ConfigError
 from ragassay.labels import load_rubric
 from ragassay.labels.queue import run_items
-from ragassay.labels.web import LabelQueue, labelling_app
+from ragassay.present.serve.label_app import LabelQueue, labelling_app
 
 from labels_helpers import OTHER_RUN_ID, PLANT, RUN_ID, SYSTEMS, VERDICT_TEXT, open_label_store, write_label_run
 

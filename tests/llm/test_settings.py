@@ -9,13 +9,13 @@ import pytest
 
 from ragassay.components import ComponentContext, GenerationRequest
 from ragassay.config import load_config
+from ragassay.engine.runner import plan_run
 from ragassay.errors import ConfigError
 from ragassay.llm.backend import LLMBackend
 from ragassay.llm.cache import close_caches
 from ragassay.llm.generator import LLMGenerator
 from ragassay.llm.settings import LLMSection, cache_url, runtime_from_context, runtime_settings
 from ragassay.llm.types import LLMResponse
-from ragassay.runner import plan_run
 
 
 def test_cache_url_resolves_paths_under_the_cache_dir():

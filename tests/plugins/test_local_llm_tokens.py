@@ -13,11 +13,11 @@ import pytest
 
 from ragassay.api import results_store
 from ragassay.config import load_config
-from ragassay.estimate import as_markdown, estimate
+from ragassay.engine.estimate.rows import as_markdown, estimate
+from ragassay.engine.runner import Runner, plan_run
 from ragassay.llm import LLMGenerator
 from ragassay.llm.cache import close_caches
 from ragassay.plugin_manager import get_plugin_host
-from ragassay.runner import Runner, plan_run
 from tests.conftest import write_project
 from tests.plugins.test_local_llm import tiny_model  # noqa: F401 - the fixture
 

@@ -8,9 +8,9 @@ import sqlite3
 
 import ragassay
 from ragassay.components import Corpus
+from ragassay.engine.runner import plan_run
 from ragassay.models import Document, Sample
 from ragassay.plugin_manager import load_plugins
-from ragassay.runner import plan_run
 
 from conftest import write_project
 

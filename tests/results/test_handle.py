@@ -6,8 +6,8 @@ import pytest
 
 import ragassay
 from ragassay.analysis.verdicts import decide, decide_values
+from ragassay.notebook import cells_table
 from ragassay.results import read_run
-from ragassay.results.handle import cells_table
 from ragassay.store import open_store
 
 from conftest import BASIC_CONFIG, write_project

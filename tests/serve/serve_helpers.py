@@ -15,7 +15,7 @@ def client(store, *, token: str | None = None, extra=(), base_url: str = LOOPBAC
     """A :class:`starlette.testclient.TestClient` of ``create_app(store, token=token, extra=extra)``."""
     from starlette.testclient import TestClient
 
-    from ragassay.serve import create_app
+    from ragassay.present.serve import create_app
 
     return TestClient(create_app(store, token=token, extra=list(extra)), base_url=base_url)
 

@@ -8,7 +8,7 @@ import pytest
 from html_report.html_report_helpers import CHROMIUM_MARKS, PLANT, PLANTED_SYSTEM, chromium_driver, write_planted_run
 from serve_helpers import live_server
 
-from ragassay.serve import create_app
+from ragassay.present.serve import create_app
 
 pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install selenium)")
 pytestmark = CHROMIUM_MARKS

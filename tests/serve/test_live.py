@@ -10,7 +10,7 @@ import pytest
 from html_report.html_report_helpers import write_planted_run
 from serve_helpers import live_server
 
-from ragassay.serve import create_app
+from ragassay.present.serve import create_app
 
 
 @pytest.fixture

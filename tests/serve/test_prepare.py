@@ -17,9 +17,9 @@ from sqlalchemy import event
 from starlette.testclient import TestClient
 from test_serve_cache import RUN_ID, _below, _unit, growing  # noqa: F401 (the fixture)
 
-from ragassay.serve import create_app
-from ragassay.serve.cache import RunCache
-from ragassay.serve.prepare import Preparer
+from ragassay.present.serve import create_app
+from ragassay.present.serve.cache import RunCache
+from ragassay.present.serve.prepare import Preparer
 
 RUN = "/runs/planted-run-0001"
 DEFAULT_PAGES = [RUN, f"{RUN}/cost", f"{RUN}/breakdowns", f"{RUN}/failures"]
@@ -138,7 +138,7 @@ def test_a_failing_preparation_is_logged_and_the_thread_goes_on(growing, caplog)
 
 
 def _filters(**given):
-    from ragassay.serve.failures import Filters
+    from ragassay.present.serve.failures import Filters
 
     return Filters(**given)
 

@@ -7,7 +7,7 @@ from html_report.html_report_helpers import write_planted_run
 from serve_helpers import client
 
 from ragassay.errors import ConfigError
-from ragassay.serve.server import check_bind
+from ragassay.present.serve.server import check_bind
 
 TOKEN = "s3cret-token-0123456789"
 
@@ -62,7 +62,7 @@ def test_every_answer_forbids_foreign_scripts_and_caching(store):
 
 
 def test_no_route_writes(store):
-    from ragassay.serve import create_app
+    from ragassay.present.serve import create_app
 
     app = create_app(store, token=None)
     methods = {m for route in app.routes for m in (getattr(route, "methods", None) or ())}

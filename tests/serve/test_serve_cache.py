@@ -15,7 +15,7 @@ from serve_helpers import client
 from sqlalchemy import event
 
 from ragassay.models import MetricValue, RAGOutput, Sample
-from ragassay.serve.cache import RunEntry
+from ragassay.present.serve.cache import RunEntry
 from ragassay.store.database import UnitResult
 
 RUN = "/runs/planted-run-0001"

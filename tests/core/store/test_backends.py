@@ -354,7 +354,7 @@ def test_the_cli_lists_and_compares_a_run_on_the_backend(tmp_path, memory_backen
 
 def test_a_ray_run_on_a_store_workers_cannot_open_refuses_workers_writing():
     from ragassay.config import RaySection
-    from ragassay.distributed.executor import RayExecutor
+    from ragassay.engine.ray_executor import RayExecutor
     from ragassay.errors import ConfigError
 
     with pytest.raises(ConfigError, match='write = "workers"'):

@@ -16,11 +16,11 @@ import pytest
 
 from ragassay import RAGOutput, RAGSystem, hookimpl
 from ragassay.api import run
+from ragassay.engine.project import Project
+from ragassay.engine.runner import plan_run
 from ragassay.errors import LeaseHeldError, StoreError
 from ragassay.plugin_manager import load_plugins
-from ragassay.project import Project
 from ragassay.reference_rags.baselines import NoRetrievalRAG
-from ragassay.runner import plan_run
 from ragassay.store import open_store, store_url
 from ragassay.store.lease import acquire
 from ragassay.store.new_file import NewResultsFile, claim_new_file
@@ -215,7 +215,7 @@ def test_a_run_stopped_before_its_first_call_is_recorded_as_with_the_file_opened
 def test_a_preparation_that_holds_the_loop_still_gets_the_lease_while_it_holds_it(project, monkeypatch):
     import time
 
-    from ragassay.runner import Runner
+    from ragassay.engine.runner import Runner
 
     leases = []
     build = Runner._build_systems

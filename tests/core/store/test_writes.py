@@ -290,7 +290,7 @@ def test_a_run_whose_batch_write_fails_says_why_and_a_rerun_completes(project):
 def test_a_transient_failure_while_creating_a_run_stores_every_sample_on_the_retry(url, tmp_path, monkeypatch):
     """create_run is retried whole after a transient error in its samples INSERT: the retry reads the spooled
     samples again from the start, so the run gets all of them (an iterator would have given none)."""
-    from ragassay.spool import SampleSpool
+    from ragassay.engine.spool import SampleSpool
 
     store = open_store(url)
     monkeypatch.setattr(store.healer, "sleep", lambda _s: None)

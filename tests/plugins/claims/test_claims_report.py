@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 import ragassay
 from ragassay.cli.main import cli
-from ragassay.html_report import build_report
+from ragassay.present.html_report import build_report
 from ragassay.store.locate import open_results
 
 from claims_llm import REFERENCE

@@ -22,10 +22,10 @@ import ragassay
 from ragassay.api import results_store
 from ragassay.cli.main import cli
 from ragassay.config import load_config
-from ragassay.html_report.robustness import robustness_section
+from ragassay.present.sections.robustness import robustness_section
+from ragassay.present.templating import section_html
 from ragassay.reference_rags.naive import DEFAULT_SYSTEM_PROMPT, HARDENED_SYSTEM_PROMPT
 from ragassay.results import read_run
-from ragassay.serve.templating import section_html
 
 from servers.context_following import REFUSAL, ContextFollowing
 from servers.openai_chat import OpenAIChatServer

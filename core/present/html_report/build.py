@@ -1,0 +1,140 @@
+"""Assemble the HTML report of stored runs: one self-contained page (see docs/results.md, "HTML report").
+
+Each run is read once (:func:`ragassay.results.read_run`) and every section renders an analysis of that one
+object (:func:`ragassay.analysis.report.run_report`); the failure browser adds one read of the chosen samples'
+outputs. Nothing here computes a statistic, and nothing builds markup: the sections are data
+(:mod:`ragassay.present.blocks`) rendered by the templates ``ragassay serve`` uses (``report.html``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..blocks import Section
+from ..sections.breakdowns import breakdowns_section, correlation_section
+from ..sections.browser import WORST_PER_SYSTEM, sample_entry
+from ..sections.robustness import robustness_section
+from ..sections.tables import (
+    comparison_section,
+    cost_section,
+    grammar_section,
+    latency_section,
+    pairs_section,
+    verdict_section,
+)
+from ..sections.trend import trend_section
+
+
+def build_report(
+    store,
+    run_ids: list[str],
+    *,
+    baseline: str | None = None,
+    alpha: float = 0.05,
+    seed: int = 0,
+    worst: int = WORST_PER_SYSTEM,
+) -> str:
+    """The HTML report of the stored runs ``run_ids`` (ids or unique prefixes), as one string.
+
+    Per run: the verdicts, the comparison and paired verdict tables (with ``baseline``, ``alpha`` and ``seed``),
+    latency and the frontier, breakdowns and box plots by the declared sample fields, the cost view, the metric
+    correlation matrix and, for grouped samples, the GRAMMAR view; then the failure browser over the ``worst``
+    samples of each system. The same runs and arguments give the same bytes.
+    """
+    from ...analysis.worst import worst_samples
+    from ...results import read_payloads, read_run
+    from ..templating import render_text
+
+    runs = [read_run(store, ref, payloads="grouped") for ref in run_ids]
+    shown, nav, cases = [], [], []
+    for index, run in enumerate(runs):
+        suffix = f"-{index + 1}" if len(runs) > 1 else ""
+        shown.append(
+            {
+                "suffix": suffix,
+                "info": run.info,
+                "systems": run.systems,
+                "sections": run_sections(run, baseline, alpha, seed),
+            }
+        )
+        nav.append((f"run{suffix}", f"run {run.id[:12]}"))
+        chosen = worst_samples(run, worst)
+        payloads = _payloads(run, chosen) if run.has_payloads else read_payloads(store, run.id, chosen)
+        prefix = f"{run.id[:8]}/" if len(runs) > 1 else ""
+        cases += _cases(run, chosen, payloads, prefix)
+    nav.append(("browser", "failure browser"))
+    title = "ragassay report: " + ", ".join(f"{r.info.project} run {r.id[:12]}" for r in runs)
+    data, legend = _browser(cases, runs, worst)
+    page = render_text(
+        "report.html", standalone=True, title=title, nav=nav, runs=shown, browser=data, browser_legend=legend
+    )
+    return page + "\n"
+
+
+def run_sections(run, baseline, alpha: float, seed: int) -> list[Section]:
+    """The sections of one run, in page order (robustness only for a run with perturbed systems)."""
+    from ...analysis.report import run_report
+    from ...analysis.sentences import verdict_sentences
+
+    report = run_report(run, baseline=baseline, alpha=alpha, seed=seed)
+    part = report.comparison.runs[0]
+    verdicts = part.verdicts
+    sections = [
+        verdict_section(verdicts, verdict_sentences(verdicts)),
+        comparison_section(verdicts, report.comparison.hidden),
+        pairs_section(verdicts),
+        latency_section(part),
+        breakdowns_section(run, report.breakdowns),
+        cost_section(report.cost, report.cost_reason),
+        correlation_section(run),
+        grammar_section(report.grammar, report.grammar_reason),
+        robustness_section(run, alpha, seed),
+        trend_section(run, alpha, seed),
+    ]
+    return [s for s in sections if s is not None]
+
+
+def _payloads(run, question_ids: list[str]) -> dict:
+    return {(s, q): run.payload(s, q) for s in run.systems for q in question_ids}
+
+
+def _cases(run, chosen: list[str], payloads: dict, prefix: str) -> list[dict[str, Any]]:
+    wanted = set(chosen)
+    scores: dict[str, list] = {q: [] for q in chosen}
+    for s in run.ordered_scores():
+        if s.repeat == 0 and s.question_id in wanted:
+            scores[s.question_id].append(s)
+    cases = []
+    for q in chosen:
+        entry = sample_entry(run, run.samples[run.position[q]], payloads, scores[q])
+        entry["id"] = prefix + entry["id"]
+        cases.append(entry)
+    return cases
+
+
+def _browser(cases: list[dict[str, Any]], runs: list, worst: int) -> tuple[dict[str, Any], str]:
+    systems = list(dict.fromkeys(e["system"] for case in cases for e in case["systems"]))
+    metrics = list(dict.fromkeys(m["name"] for case in cases for e in case["systems"] for m in e["metrics"]))
+    metrics += list(dict.fromkeys(m["name"] for case in cases for e in case["systems"] for m in e["judgements"]))
+    verdicts = sorted({m["verdict"] for c in cases for e in c["systems"] for m in e["judgements"] if m["verdict"]})
+    if any(e["status"] == "failed" for c in cases for e in c["systems"]):
+        verdicts.append("failed")
+    total = sum(r.info.sample_count for r in runs)
+    data = {"systems": systems, "metrics": metrics, "verdicts": verdicts, "samples": _finite(cases)}
+    legend = (
+        f"The {worst} worst samples of each system (mean rank over all metrics, unscored last): {len(cases):,} of "
+        f"{total:,} samples, every system's output for each. Reference contexts are marked REFERENCE."
+    )
+    return data, legend
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with every non-finite float written as a string (JSON has no NaN or infinity)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
