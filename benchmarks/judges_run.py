@@ -13,9 +13,12 @@ answers every call after ``--latency-ms``; ``[project] concurrency`` and the gen
 
 ``--floor`` also times ``bare_openai_client.py``: the same calls made by the ``openai`` SDK alone (no ragassay),
 alternating with the ``ragassay run``, and ragassay's own share: per pair, the run's figures minus the SDK's;
-``--repeat N`` measures each N times and prints medians and ranges.
+``--before PYTHON`` also times the ``ragassay`` of another installation (e.g. a virtual environment with an
+earlier revision installed, as ``benchmarks/same_outputs.py --keep DIR`` leaves one), alternating with this one,
+and the change per pair; ``--repeat N`` measures each N times and prints medians and ranges.
 
-    python benchmarks/judges_run.py [--samples 1000] [--concurrency 16] [--latency-ms 200] [--floor] [--repeat N]
+    python benchmarks/judges_run.py [--samples 1000] [--concurrency 16] [--latency-ms 200] [--floor]
+        [--before PYTHON] [--repeat N]
 
 ``benchmarks/judges.py`` measures the metric alone (``ascore`` called directly); this one measures the runner.
 """
@@ -98,9 +101,10 @@ def project(root: Path, url: str, samples: int, concurrency: int) -> Path:
     return config
 
 
-def measure(args: argparse.Namespace, floor: bool) -> dict[str, float]:
-    """One timed process against a fresh loopback server: ``ragassay run -q``, or with ``floor`` the bare SDK client
-    (``bare_openai_client.py``) making the same calls. Prints its figures and returns them."""
+def measure(args: argparse.Namespace, floor: bool, python: str = sys.executable) -> dict[str, float]:
+    """One timed process against a fresh loopback server: ``ragassay run -q`` (the one installed beside
+    ``python``), or with ``floor`` the bare SDK client (``bare_openai_client.py``) making the same calls. Prints its
+    figures and returns them."""
     latency = args.latency_ms / 1000
     env = {**os.environ, "OPENAI_API_KEY": "sk-benchmark-not-a-real-key"}
     with tempfile.TemporaryDirectory() as tmp:
@@ -111,7 +115,7 @@ def measure(args: argparse.Namespace, floor: bool) -> dict[str, float]:
         try:
             url = ready.get(timeout=30)
             config = project(Path(tmp), url, args.samples, args.concurrency)
-            command = [str(Path(sys.executable).with_name("ragassay")), "run", str(config), "-q"]
+            command = [str(Path(python).with_name("ragassay")), "run", str(config), "-q"]
             if floor:
                 bare = Path(__file__).with_name("bare_openai_client.py")
                 command = [sys.executable, str(bare), url, str(args.samples), str(args.concurrency)]
@@ -131,7 +135,7 @@ def measure(args: argparse.Namespace, floor: bool) -> dict[str, float]:
     ideal = calls * latency / args.concurrency
     window, whole = last - first, ended - started
     user, system = after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime
-    what = "bare openai SDK client (the floor, no ragassay)" if floor else "ragassay run"
+    what = "bare openai SDK client (the floor, no ragassay)" if floor else f"ragassay run ({python})"
     print(
         f"{what}: {args.samples} samples, {calls} calls at {args.latency_ms:.0f} ms, concurrency "
         f"{args.concurrency}: ideal {ideal:.2f} s"
@@ -159,20 +163,29 @@ def main() -> None:
         action="store_true",
         help="also time the bare openai SDK making the same calls (bare_openai_client.py), alternating with ragassay",
     )
+    parser.add_argument(
+        "--before",
+        metavar="PYTHON",
+        help="also time the ragassay installed beside this python (an earlier revision), alternating with this one",
+    )
     parser.add_argument("--repeat", type=int, default=1, help="measurements of each process, alternating")
     args = parser.parse_args()
     _say_plugin_index()
-    kinds = [True, False] if args.floor else [False]
-    results: dict[bool, list[dict[str, float]]] = {kind: [] for kind in kinds}
+    kinds = (["sdk"] if args.floor else []) + (["before"] if args.before else []) + ["ragassay"]
+    results: dict[str, list[dict[str, float]]] = {kind: [] for kind in kinds}
     for _ in range(args.repeat):
-        for floor in kinds:
-            results[floor].append(measure(args, floor))
-    if args.repeat > 1 or args.floor:
+        for kind in kinds:
+            python = args.before if kind == "before" else sys.executable
+            results[kind].append(measure(args, kind == "sdk", python))
+    if args.repeat > 1 or len(kinds) > 1:
         print("summary (median, range):")
-        for floor, runs in results.items():
-            print(f"  {'bare SDK' if floor else 'ragassay'}: " + ", ".join(_spread(runs, key) for key in runs[0]))
+        names = {"sdk": "bare SDK", "before": f"before ({args.before})", "ragassay": "ragassay"}
+        for kind, runs in results.items():
+            print(f"  {names[kind]}: " + ", ".join(_spread(runs, key) for key in runs[0]))
     if args.floor:
-        _say_share(results[True], results[False])
+        _say_share(results["sdk"], results["ragassay"], "ragassay's own share (per pair, ragassay minus the SDK")
+    if args.before:
+        _say_share(results["before"], results["ragassay"], "the change (per pair, this ragassay minus the before")
 
 
 def _say_plugin_index() -> None:
@@ -185,15 +198,16 @@ def _say_plugin_index() -> None:
     print(f"plugin index: {found}")
 
 
-def _say_share(floor: list[dict[str, float]], runs: list[dict[str, float]]) -> None:
-    """ragassay's own share: per alternating pair (same load), the ragassay run's figure minus the SDK's."""
+def _say_share(floor: list[dict[str, float]], runs: list[dict[str, float]], title: str) -> None:
+    """Per alternating pair (same load): the ragassay run's figure minus the other process's (the SDK's, or an
+    earlier revision's)."""
     shares = [{key: run[key] - bare[key] for key in ("over", "before", "after")} for bare, run in zip(floor, runs)]
     text = {"over": "whole process", "before": "before first call", "after": "after last"}
     parts = []
     for key, label in text.items():
         values = sorted(share[key] for share in shares)
         parts.append(f"{label} {statistics.median(values):+.3f} s ({values[0]:+.3f} to {values[-1]:+.3f})")
-    print("  ragassay's own share (per pair, ragassay minus the SDK; median, range): " + ", ".join(parts))
+    print(f"  {title}; median, range): " + ", ".join(parts))
 
 
 def _spread(runs: list[dict[str, float]], key: str) -> str:

@@ -18,7 +18,6 @@ from .engine.project import Project
 from .engine.runner import Runner, RunSummary, plan_run
 from .phases import PhaseProgress
 from .plugin_manager import PluginHost, get_plugin_host, load_plugins
-from .store.new_file import NewFileLost
 from .store.units import UnitResult
 
 if TYPE_CHECKING:  # the results model imports numpy: on first use, after the run (ragassay run -q never needs it)
@@ -101,28 +100,11 @@ def run(
         "sequential": _sequential(sequential, project.config.evaluation.sequential),
         "baseline": baseline,
     }
-    store = _new_file(project) or project.open_store()
+    store = project.open_store()
     try:
         return _run_in(store, project, plan, new=new, wait=wait, on_wait=on_wait, on_start=on_start, **options)
-    except NewFileLost as lost:  # another process took the new file's run first: as if it had been there
-        store.close()
-        store = project.open_store()
-        return _run_in(
-            store, project, plan, new=new, wait=wait, on_wait=on_wait, on_start=on_start, **options, ledger=lost.ledger
-        )
     finally:
         store.close()
-
-
-def _new_file(project: Project) -> Any:
-    """A :class:`~ragassay.store.new_file.NewResultsFile` when the run's results file does not exist yet (its
-    first calls then go out while the file is created), with the local executor; else None."""
-    if project.config.project.executor != "local":
-        return None
-    from .store.new_file import claim_new_file
-    from .store.urls import RESULTS_KEY
-
-    return claim_new_file(project.results_url, key=RESULTS_KEY, retry_s=project.config.project.results_retry_s)
 
 
 def _run_in(store: Any, project: Project, plan: Any, *, new, wait, on_wait, on_start, **options: Any) -> Run:
@@ -131,11 +113,7 @@ def _run_in(store: Any, project: Project, plan: Any, *, new, wait, on_wait, on_s
         for note in lease.notes:
             plan.context.warn(note)
         runner = Runner(plan, store, executor=executor_for(project.config, store), lease=lease, **options)
-        try:
-            summary = run_interruptibly(lambda: runner.run(new=new, on_start=on_start))
-        except NewFileLost as lost:
-            lost.ledger = runner.ledger  # the calls already made count against the session's budget
-            raise
+        summary = run_interruptibly(lambda: runner.run(new=new, on_start=on_start))
         if lease.lost:
             summary.warnings.append(lease.lost)
         summary.warnings += store.recoveries  # outages of the database that the run waited out

@@ -74,11 +74,8 @@ def require(module: str, extra: str, purpose: str = ""):
 
     if module in sys.modules:
         return sys.modules[module]
-    from .collector import loading
-
     try:
-        with loading():  # the ragassay command imports with the garbage collector paused (ragassay.collector)
-            return importlib.import_module(module)
+        return importlib.import_module(module)
     except ImportError as exc:  # pragma: no cover - depends on the environment
         what = f" for {purpose}" if purpose else ""
         raise MissingDependencyError(

@@ -11,8 +11,14 @@ Environment switches:
 ``RAGASSAY_PLUGIN_INDEX``
     The plugin index file (:mod:`ragassay.plugin_index`), or ``off`` to load every plugin at start.
 
-The process-wide host (:func:`get_plugin_host`) is lazy: an entry point the plugin index knows is imported when
-one of its components is looked up, and every entry point is loaded before anything lists components or plugins.
+The process-wide host (:func:`get_plugin_host`) loads every allowed entry point when it is made, as pytest and llm
+do. The ``ragassay`` command asks for lazy loading instead (:func:`defer_plugin_imports`, called by its process
+policy, :mod:`ragassay.cli.process`): an entry point the plugin index knows is then imported when one of its
+components is looked up, and every entry point is loaded before anything lists components or plugins.
+
+Two installed entry points with the same name: ragassay's own, else the first in the order of (distribution name,
+version, target), is loaded and the other is refused (a recorded failure naming both), eager or lazy, in every
+process alike.
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ from typing import Any
 
 import pluggy
 
-from . import collector, hookspecs, plugin_index
+from . import hookspecs, plugin_index
 from .entry_points import installed
 from .errors import PluginError
 from .registry import BUILTIN_DISTRIBUTION, Registry
@@ -174,7 +180,7 @@ class PluginHost:
         block = set(_env_list("RAGASSAY_DISABLE_PLUGINS") or [])
         origins: dict[int, tuple[str, str]] = {}  # by distribution: its metadata is parsed once, not per plugin
         allowed = []
-        for ep in sorted(installed(ENTRY_POINT_GROUP), key=lambda e: e.name):
+        for ep in installed(ENTRY_POINT_GROUP):
             if (allow is not None and ep.name not in allow) or ep.name in block:
                 self._trace(f"skipping plugin {ep.name} (environment switch)")
                 continue
@@ -182,12 +188,29 @@ class PluginHost:
             if key not in origins:
                 origins[key] = _origin(ep)
             allowed.append(_EntryPoint(ep, *origins[key]))
-        return allowed
+        allowed.sort(key=lambda e: (e.ep.name, not is_builtin(e.distribution), e.distribution, e.version, e.ep.value))
+        return self._refuse_duplicates(allowed)
+
+    def _refuse_duplicates(self, entries: list[_EntryPoint]) -> list[_EntryPoint]:
+        """The first entry point of each name (``entries`` are sorted); the others are recorded failures. Decided
+        before anything is loaded or deferred, so the same one wins in every process, eager or lazy."""
+        kept: list[_EntryPoint] = []
+        for entry in entries:
+            if kept and kept[-1].ep.name == entry.ep.name:
+                first = kept[-1]
+                error = PluginError(
+                    f"plugin name '{entry.ep.name}' is installed twice: {first.distribution} {first.version} "
+                    f"({first.ep.value}) is loaded, {entry.distribution} {entry.version} ({entry.ep.value}) is not; "
+                    "uninstall one of them"
+                )
+                self._record_failure(entry.ep.name, entry.distribution, entry.version, error)
+                continue
+            kept.append(entry)
+        return kept
 
     def _load_entry_point(self, entry: _EntryPoint) -> None:
         try:
-            with collector.loading():  # the ragassay command imports with the garbage collector paused
-                module = entry.ep.load()
+            module = entry.ep.load()
         except BaseException as exc:  # noqa: BLE001 - any import failure is recorded, never fatal
             if isinstance(exc, KeyboardInterrupt):
                 raise
@@ -294,13 +317,23 @@ def load_plugins(extra: Iterable[tuple[str, Any]] = (), *, entry_points: bool = 
 
 
 _default_host: PluginHost | None = None
+_defer_imports: list[bool] = []  # set by defer_plugin_imports()
+
+
+def defer_plugin_imports() -> None:
+    """Make the process-wide host lazy (:mod:`ragassay.plugin_index`): a plugin is imported when one of its
+    components is first looked up, so its import side effects may happen late, or never. The ``ragassay``
+    command's process policy calls this (:mod:`ragassay.cli.process`); a library user, a notebook or a test gets
+    every plugin loaded at once, unless it calls this first."""
+    _defer_imports[:] = [True]
 
 
 def get_plugin_host() -> PluginHost:
-    """The process-wide plugin host, made on first use; it loads each plugin when it is first needed."""
+    """The process-wide plugin host, made on first use: every plugin loaded (lazily after
+    :func:`defer_plugin_imports`)."""
     global _default_host
     if _default_host is None:
-        _default_host = load_plugins(lazy=True)
+        _default_host = load_plugins(lazy=bool(_defer_imports))
     return _default_host
 
 

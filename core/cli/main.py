@@ -107,16 +107,14 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console-script entry point (``ragassay``, ``python -m ragassay``): runs the command, then ends the process
-    without the interpreter's teardown where that is safe (:mod:`ragassay.cli.process_exit`)."""
-    from .. import collector
-    from . import process_exit
+    """Console-script entry point (``ragassay``, ``python -m ragassay``): the command runs under the process policy
+    of :mod:`ragassay.cli.process` (plugins imported when first needed; the process ended without the
+    interpreter's teardown where that is safe)."""
+    from . import process
 
-    collector.use_in_this_process()
+    process.start()
     try:
         cli.main(args=argv if argv is not None else sys.argv[1:], prog_name="ragassay")
     except SystemExit as exc:
-        process_exit.end_process(exc)  # returns when the process must exit the ordinary way
+        process.end(exc)  # returns when the process must exit the ordinary way
         raise
-    finally:
-        process_exit.ordinary_exit()

@@ -117,18 +117,13 @@ def run_command(
     Results are stored as they are produced; re-running the same config resumes, skipping completed work.
     Only one process works on a config's run at a time: a second one refuses, or waits with --wait.
     """
-    from .. import collector
-
-    with collector.loading():  # the modules, with the garbage collector paused (ragassay.collector)
-        from ..api import run
-        from ..config import load_config
-        from ..engine.executor import with_executor
-        from ..engine.interruptible import exit_interrupted
-        from ..llm.budget import Budget
-        from ..plugin_manager import get_plugin_host
-        from .progress import build_callbacks, make_progress, progress_every, run_callbacks, system_count
-
-        get_plugin_host()
+    from ..api import run
+    from ..config import load_config
+    from ..engine.executor import with_executor
+    from ..engine.interruptible import exit_interrupted
+    from ..llm.budget import Budget
+    from ..plugin_manager import get_plugin_host
+    from .progress import build_callbacks, make_progress, progress_every, run_callbacks, system_count
 
     budget = Budget.parse(budget_text) if budget_text is not None else None
     progress = make_progress(quiet, progress_every(progress_every_s))
@@ -153,7 +148,7 @@ def run_command(
             wait=wait,
             on_wait=_say_waiting,
             on_start=on_start,
-            on_result=collector.freezing_once(on_result),  # after the SDK the first call imported
+            on_result=on_result,
             repeats=repeats,
             budget=budget,
             sequential=sequential,

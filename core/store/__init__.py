@@ -6,8 +6,8 @@ versioned (``schema_version`` table) and upgraded by ordered migrations in :mod:
 Another backend implements :mod:`ragassay.store.protocols` (what a run writes, what ``read_run`` reads) and is
 registered by URL scheme with :func:`register_backend` (or the ``ragassay.stores`` entry-point group).
 
-The names below are imported on first use: importing this package imports no SQLAlchemy (``ragassay run``
-makes its first calls into a new results file before SQLAlchemy is imported, :mod:`ragassay.store.new_file`).
+The names below are imported on first use: importing this package imports no SQLAlchemy (the command line's
+modules and the run path import it when they open a store, not before).
 """
 
 from __future__ import annotations

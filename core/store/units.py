@@ -1,7 +1,7 @@
 """What a run hands the results store and reads back from it, per unit: plain data, without SQLAlchemy.
 
-The runner, the work stream and the unit processor use these before the store is open (a run into a new
-results file makes its first calls while the file is being created, :mod:`ragassay.store.new_file`).
+The runner, the work stream and the unit processor use these without importing SQLAlchemy (the store's
+implementation is imported when a store is opened).
 """
 
 from __future__ import annotations

@@ -67,10 +67,10 @@ def test_a_quiet_run_imports_no_numpy_or_rich_before_its_first_call():
 
 
 def test_the_run_path_imports_no_sqlalchemy_until_the_store_is_opened():
-    # a run into a new results file makes its first calls before SQLAlchemy is imported (ragassay.store.new_file)
+    # SQLAlchemy is imported when the store opens (ragassay.store exports its names on first use)
     code = (
         "import sys, ragassay.api, ragassay.engine.runner, ragassay.cli.run_cmd, ragassay.llm.client, ragassay.store\n"
-        "import ragassay.llm.generator, ragassay.engine.estimate.stored, ragassay.store.new_file\n"
+        "import ragassay.llm.generator, ragassay.engine.estimate.stored\n"
         "print([m for m in sys.modules if m.startswith('sqlalchemy')])\n"
         "from ragassay.store import open_store, ResultsStore\n"
         "print(open_store.__module__, ResultsStore.__module__, 'sqlalchemy' in sys.modules)"

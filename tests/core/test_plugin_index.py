@@ -161,3 +161,63 @@ def test_a_lazy_registry_pickles_whole_and_without_its_resolver(index):
     assert copy.resolver is None and host.registry.resolver is None
     assert copy.get("retriever", "keyword").cls is host.registry.get("retriever", "keyword").cls
     assert len(copy.all()) == len(load_plugins().registry.all())
+
+
+DUPLICATE = '''
+from ragassay import Retriever, ScoredChunk, hookimpl
+
+
+class Same(Retriever):
+    """Returns nothing; its module says which distribution provided it."""
+
+    name = "same"
+
+    def index(self, chunks):
+        pass
+
+    def retrieve(self, query, k):
+        return []
+
+
+@hookimpl
+def register_retrievers(register):
+    register(Same)
+'''
+
+PROBE = """
+import json
+from ragassay.plugin_manager import defer_plugin_imports, get_plugin_host
+defer_plugin_imports()  # as the ragassay command does
+host = get_plugin_host()
+info = host.registry.get("retriever", "dup/same")
+print(json.dumps([info.cls.__module__, info.distribution, [f.error for f in host.failures if f.name == "dup"]]))
+"""
+
+
+def test_two_entry_points_of_one_name_load_the_same_winner_in_every_process(tmp_path):
+    """Two installed distributions register the entry point ``dup``: eager or lazy, with the plugin index absent,
+    written or rewritten, every process loads the same one and refuses the other, naming both."""
+    import subprocess
+    import sys
+
+    from conftest import cli_env
+
+    site = tmp_path / "site"
+    for dist in ("dup_b", "dup_a"):  # written in reverse order: the folder's order must not decide
+        info = site / f"{dist}-1.0.dist-info"
+        info.mkdir(parents=True)
+        (site / f"{dist}.py").write_text(DUPLICATE)
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist.replace('_', '-')}\nVersion: 1.0\n")
+        (info / "entry_points.txt").write_text(f"[ragassay]\ndup = {dist}\n")
+    seen = []
+    for index in ("off", *[str(tmp_path / "index.json")] * 4):
+        env = cli_env(site, RAGASSAY_PLUGIN_INDEX=index)
+        out = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, check=True)
+        seen.append(json.loads(out.stdout))
+    module, distribution, errors = seen[0]
+    assert (module, distribution) == ("dup_a", "dup-a")
+    assert errors == [
+        "PluginError: plugin name 'dup' is installed twice: dup-a 1.0 (dup_a) is loaded, dup-b 1.0 (dup_b) is not; "
+        "uninstall one of them"
+    ]
+    assert all(result == seen[0] for result in seen), seen
