@@ -22,16 +22,7 @@ from .store.units import UnitResult
 
 if TYPE_CHECKING:  # the results model imports numpy: on first use, after the run (ragassay run -q never needs it)
     from .notebook import Run
-    from .store.database import ResultsStore
     from .store.lease import Holder
-
-
-def results_store(loaded: LoadedConfig) -> ResultsStore:
-    """Open the results database a config points at."""
-    from .store import open_store, store_url
-
-    project = loaded.config.project
-    return open_store(store_url(project.results, loaded.base_dir), retry_s=project.results_retry_s)
 
 
 def run(

@@ -17,6 +17,7 @@ Each call reads the run once (:func:`ragassay.results.read_run`) and hands it to
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import html
 from pathlib import Path
@@ -31,7 +32,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from .engine.runner import RunSummary
     from .present.frames import RunFrames
     from .results.model import RunData
-    from .store.database import ResultsStore
 
 COMPARE_COLUMNS = [
     "mean",
@@ -148,26 +148,11 @@ class Run:
             done = f", {self.summary.completed} units done, {self.summary.failed} failed"
         return f"<ragassay.Run {self.run_id[:12]}{done}>"
 
-    def _store(self) -> _OpenStore:
-        return _OpenStore(self.url)
-
-
-class _OpenStore:
-    """``with`` block that opens the results database (never creating one) and closes it."""
-
-    def __init__(self, url: str):
-        self.url = url
-        self.store: ResultsStore | None = None
-
-    def __enter__(self) -> ResultsStore:
+    def _store(self) -> contextlib.closing:
+        """``with`` block holding the results database, opened (never created) and then closed."""
         from .store import open_store
 
-        self.store = open_store(self.url, create=False)
-        return self.store
-
-    def __exit__(self, *exc: object) -> None:
-        if self.store is not None:
-            self.store.close()
+        return contextlib.closing(open_store(self.url, create=False))
 
 
 def open_run(run_id: str | None = None, *, config: str | Path = ".", db: str | None = None) -> Run:
@@ -177,21 +162,13 @@ def open_run(run_id: str | None = None, *, config: str | Path = ".", db: str | N
 
     :raises ragassay.errors.StoreError: no results database, no run yet, or no (single) run matching ``run_id``.
     """
-    from .store import store_url
-    from .store.locate import open_results, pick_run
+    from .engine.project import results_location
+    from .store import open_store
+    from .store.locate import pick_run
 
-    if db is not None:
-        url = store_url(db, Path.cwd())
-    else:
-        from .config import load_config
-
-        loaded = load_config(config)
-        url = store_url(loaded.config.project.results, loaded.base_dir)
-    store = open_results(config, db)
-    try:
+    url, options = results_location(config, db)
+    with contextlib.closing(open_store(url, **options)) as store:
         return Run(pick_run(store, run_id)["id"], url)
-    finally:
-        store.close()
 
 
 def load_run(run: str | None = None, *, config: str | Path = ".", db: str | None = None) -> RunFrames:
@@ -206,17 +183,17 @@ def load_run(run: str | None = None, *, config: str | Path = ".", db: str | None
     >>> frames = ragassay.load_run(config="examples/quickstart")  # doctest: +SKIP
     >>> frames.scores().groupby("system").mean()                 # doctest: +SKIP
     """
+    from .engine.project import results_location
     from .errors import ConfigError
     from .present.frames import frames_of
     from .results.read import read_run
-    from .store.locate import looks_like_project, open_results, pick_run
+    from .store import open_store
+    from .store.locate import looks_like_project, pick_run
 
     try:
-        store = open_results(config, db)
-        try:
+        url, options = results_location(config, db)
+        with contextlib.closing(open_store(url, **options)) as store:
             return frames_of(read_run(store, pick_run(store, run)["id"], payloads=True))
-        finally:
-            store.close()
     except RagassayError as exc:
         if run and looks_like_project(run):
             raise ConfigError(

@@ -13,6 +13,7 @@ import dataclasses
 import json
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from ..errors import ConfigError
 
@@ -124,11 +125,9 @@ def latest(labels: Iterable[HumanLabel]) -> list[HumanLabel]:
     return list(out.values())
 
 
-def stored_labels(store, run_id: str) -> list[HumanLabel]:
-    """The run's labels in the results store (none when the store keeps no labels)."""
-    if not hasattr(store, "labels"):
-        return []
-    return [HumanLabel.of(label) for label in store.labels(run_id)]
+def stored_labels(labels: Iterable[Any]) -> list[HumanLabel]:
+    """A run's labels as the results store keeps them (:func:`ragassay.results.read_labels`), as HumanLabels."""
+    return [HumanLabel.of(label) for label in labels]
 
 
 def rubric_of(name: str) -> Rubric:

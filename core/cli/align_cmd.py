@@ -82,6 +82,7 @@ def align_command(judge, config_path, db, run_ref, labels, rubric, k, seed, rule
 def _run_and_labels(config_path, db, run_ref, labels):
     from ..analysis.human_labels import read_label_export, stored_labels
     from ..errors import ConfigError
+    from ..results import read_labels
     from ..store.locate import pick_run
     from .common import open_results, read_runs
 
@@ -94,7 +95,7 @@ def _run_and_labels(config_path, db, run_ref, labels):
     store = open_results(config_path, db, (run_ref,) if run_ref else ())
     try:
         run = read_runs(store, [run_ref or pick_run(store)["id"]], payloads=True)[0]
-        people = people or stored_labels(store, run.id)
+        people = people or stored_labels(read_labels(store, run.id))
     finally:
         store.close()
     if not people:

@@ -70,22 +70,38 @@ def _project_not_run(value: str):
 
 
 def open_results(config_path: Path, db: str | None, run_refs: tuple[str, ...] | list[str] = ()):
-    """Open the results database named by --db, or the one of the project at --config.
+    """The results database named by --db, or else the one of the project at --config, never created: a thin
+    helper over :func:`ragassay.store.open_store` (:func:`ragassay.engine.project.results_location` names it).
 
     ``run_refs`` are the command's run-id arguments: one that is a project folder or config file (and the
     database cannot be opened) gets the message 'name the project with --config'.
     """
+    from ..engine.project import results_location
     from ..errors import RagassayError
+    from ..store import open_store
     from ..store.locate import looks_like_project
-    from ..store.locate import open_results as open_store_of
 
     try:
-        return open_store_of(config_path, db)
+        url, options = results_location(config_path, db)
+        return open_store(url, **options)
     except RagassayError as exc:
         for ref in run_refs:
             if looks_like_project(ref):
                 raise _project_not_run(ref) from exc
         raise
+
+
+def label_store(store):
+    """``store``, when it keeps human labels; else a :class:`~ragassay.errors.StoreError` saying so."""
+    from ..errors import StoreError
+    from ..store.protocols import LabelStore
+
+    if not isinstance(store, LabelStore):
+        raise StoreError(
+            f"this results store ({type(store).__name__}) keeps no labels: its backend does not implement "
+            "ragassay.store.protocols.LabelStore; use a SQLite or PostgreSQL one"
+        )
+    return store
 
 
 def get_run(store, ref: str) -> dict:

@@ -141,9 +141,9 @@ class _Baseline:
     """The baseline's database and run, found and checked against the planned candidate before anything runs."""
 
     def __init__(self, loaded, database: str | None, ref: str | None):
-        from ..api import results_store
+        from ..engine.project import Project
 
-        self.store = results_store(loaded)
+        self.store = Project(loaded).open_store()
         self.database, self.ref = database, ref
         self.base_store = self.store if database is None else _open_baseline(database)
         self.run_id = ""

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from .common import config_option, db_option, get_run, open_results
+from .common import config_option, db_option, get_run, label_store, open_results
 
 
 def _systems(_ctx, _param, value: str | None) -> list[str] | None:
@@ -62,6 +62,7 @@ def label_command(
     from ..present.serve import serve_app
     from ..present.serve.label_app import LabelQueue, labelling_app
     from ..present.serve.server import check_bind
+    from ..results import read_run
 
     check_bind(host, token)
     for module in ("starlette", "uvicorn", "jinja2", "itsdangerous", "python_multipart"):
@@ -72,10 +73,10 @@ def label_command(
     store = open_results(config_path, db, [run])
     try:
         run_id = get_run(store, run)["id"]
-        items = run_items(store, run_id, scale, sample=sample, seed=seed, systems=systems)
+        items = run_items(read_run(store, run_id), scale, sample=sample, seed=seed, systems=systems)
         if not items:
             raise click.ClickException(f"run {run_id[:12]} has no answered output to label with rubric {scale.name}")
-        queue = LabelQueue(store, run_id, scale, annotator.strip(), items)
+        queue = LabelQueue(label_store(store), run_id, scale, annotator.strip(), items)
         state = queue.state()
         if sample is not None and sample > len(items):
             click.echo(f"warning: --sample {sample}, but the run has only {len(items)} items to label; all are queued")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from .common import config_option, db_option, get_run, open_results
+from .common import config_option, db_option, get_run, label_store, open_results
 
 
 @click.group("labels")
@@ -31,11 +31,12 @@ def labels_group() -> None:
 def export_command(run: str, config_path: Path, db: str | None, out: Path, rubric: str | None) -> None:
     """Write the labels that count on RUN (the latest per annotator and item, after undo) to --out."""
     from ..labels import write_jsonl
+    from ..results import read_labels
 
     store = open_results(config_path, db, [run])
     try:
         run_id = get_run(store, run)["id"]
-        labels = store.labels(run_id, rubric)
+        labels = read_labels(store, run_id, rubric)
     finally:
         store.close()
     count = write_jsonl(labels, out)
@@ -64,7 +65,7 @@ def import_command(file: Path, config_path: Path, db: str | None, rubric_files: 
     rows = read_jsonl(file, rubrics)
     store = open_results(config_path, db)
     try:
-        added = store.add_labels([label for _, label in rows], [where for where, _ in rows])
+        added = label_store(store).add_labels([label for _, label in rows], [where for where, _ in rows])
     finally:
         store.close()
     click.echo(f"imported {added} label(s) from {file}; {len(rows) - added} were already stored")

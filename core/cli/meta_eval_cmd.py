@@ -113,13 +113,14 @@ def meta_eval_command(
 def _run_and_labels(run, config_path, db, labels, truth):
     """The run read once, and people's labels: (labels, source) from a labels export or the store, else None."""
     from ..analysis.human_labels import is_label_export, read_label_export, stored_labels
+    from ..results import read_labels
     from ..store.locate import pick_run
     from .common import open_results, read_runs
 
     store = open_results(config_path, db, (run,) if run else ())
     try:
         loaded = read_runs(store, [run if run else pick_run(store)["id"]])[0]
-        stored = stored_labels(store, loaded.id) if labels is None and truth is None else []
+        stored = stored_labels(read_labels(store, loaded.id)) if labels is None and truth is None else []
     finally:
         store.close()
     if labels is not None and is_label_export(labels):

@@ -197,11 +197,11 @@ def run_command(
         )
     if not quiet:
         from ..analysis.comparison import compare
-        from ..api import results_store
+        from ..engine.project import Project
         from ..results import read_run
         from .comparison_view import print_comparison
 
-        store = results_store(loaded)
+        store = Project(loaded).open_store()
         try:
             data = read_run(store, summary.run_id)
         finally:
@@ -238,11 +238,11 @@ def _say_partial(loaded, started: list[str]) -> None:
     if not started:
         return
     from ..analysis.partial import partial_note
-    from ..api import results_store
+    from ..engine.project import Project
     from ..results import read_run
 
     try:
-        store = results_store(loaded)
+        store = Project(loaded).open_store()
         try:
             note = partial_note(read_run(store, started[0]))
         finally:

@@ -19,37 +19,37 @@ SHOWN_SYSTEMS = 2  # more systems than SHOWN_SYSTEMS + 1 print as "a, b, +N"
 @format_option
 def runs_command(config_path: Path, db: str | None, fmt: str | None) -> None:
     """List stored runs, newest first: id, state, systems, samples, outputs, failures, config and description."""
+    from ..results import read_run_headers
+
     fmt = output_format(fmt)
     store = open_results(config_path, db)
     try:
-        runs = store.list_runs()
-        systems = {run["id"]: [s["name"] for s in store.run_systems(run["id"])] for run in runs}
+        runs = read_run_headers(store)
     finally:
         store.close()
     if not runs and fmt == "rich":
         click.echo("no runs yet. Start one with: ragassay run --config PROJECT")
         return
-    emit(console(), [runs_table(runs, systems)], fmt)
+    emit(console(), [runs_table(runs)], fmt)
 
 
-def runs_table(runs: list[dict], systems: dict[str, list[str]]) -> Table:
-    """The runs as a table: one row per run (``runs`` as :meth:`ResultsStore.list_runs` gives them)."""
+def runs_table(runs: list) -> Table:
+    """The runs as a table: one row per run (:class:`ragassay.results.RunHeader`, newest first)."""
     rows = []
     for run in runs:
-        expected = run["systems"] * run["sample_count"]
         rows.append(
             {
-                "run": run["id"],
-                "created": dt.datetime.fromtimestamp(run["created_at"]).strftime("%Y-%m-%d %H:%M"),
-                "project": run["project"],
-                "state": _state(run, expected),
-                "systems": ", ".join(systems[run["id"]]),
-                "samples": run["sample_count"],
-                "outputs": run["outputs"],
-                "expected": expected,
-                "failed": run["failed"],
-                "config": relative_path(run["config_path"]),
-                "description": run.get("description") or "",
+                "run": run.id,
+                "created": dt.datetime.fromtimestamp(run.created_at).strftime("%Y-%m-%d %H:%M"),
+                "project": run.project,
+                "state": _state(run),
+                "systems": ", ".join(run.systems),
+                "samples": run.sample_count,
+                "outputs": run.outputs,
+                "expected": run.expected,
+                "failed": run.failed,
+                "config": relative_path(run.config_path),
+                "description": run.description,
             }
         )
     columns = [
@@ -68,14 +68,13 @@ def runs_table(runs: list[dict], systems: dict[str, list[str]]) -> Table:
     return Table("runs", columns, rows)
 
 
-def _state(run: dict, expected: int) -> str:
-    """Helper-b's computed state where the store gives one; else the stored status, marked when incomplete."""
-    if run.get("state"):
-        detail = run.get("state_detail")
-        return f"{run['state']} ({detail})" if detail else run["state"]
-    if run["outputs"] >= expected:
-        return run["status"]
-    return f"{run['status']} (incomplete: run again to resume)"
+def _state(run) -> str:
+    """The state the store computed where it gives one; else the stored status, marked when incomplete."""
+    if run.state:
+        return f"{run.state} ({run.state_detail})" if run.state_detail else run.state
+    if run.outputs >= run.expected:
+        return run.status
+    return f"{run.status} (incomplete: run again to resume)"
 
 
 def abbreviate(names: list[str]) -> str:

@@ -22,17 +22,49 @@ def show_command(run: str, sample: str, config_path: Path, db: str | None, fmt: 
 
     --format json gives everything; csv and markdown give one row per system and metric or judge.
     """
+    from ..results import read_sample
+
     fmt = output_format(fmt)
     store = open_results(config_path, db, (run,))
     try:
-        run_row = get_run(store, run)
-        detail = store.sample_detail(run_row["id"], sample)
+        detail = sample_detail(*read_sample(store, get_run(store, run)["id"], sample))
     finally:
         store.close()
     if fmt == "rich":
         _print_detail(console(), detail)
     else:
         emit(console(), [scores_table(detail)], fmt, data=_jsonable(detail) if fmt == "json" else None)
+
+
+def sample_detail(run, payloads: dict) -> dict:
+    """The sample of a one-sample read (:func:`ragassay.results.read_sample`) with, per stored output of it, the
+    output's row (every stored column), the output itself, and its metric values and judgements of repeat 0 (every
+    stored column, ``details`` parsed), by label."""
+    rows = run.stored_rows
+    outputs = []
+    for row in rows.outputs:
+        key = (row["system"], row["question_id"])
+        outputs.append(
+            {
+                "row": row,
+                "output": payloads.get(key),
+                "metrics": _scores_of(rows.metrics, key, "metric"),
+                "judgements": _scores_of(rows.judgements, key, "judge"),
+            }
+        )
+    return {"sample": run.samples[0], "outputs": outputs}
+
+
+def _scores_of(rows: list[dict], key: tuple[str, str], label: str) -> list[dict]:
+    """The repeat-0 rows of one output (``key``: its system and question id, which the rows drop), by label, each
+    with ``details`` parsed from ``details_json``, last."""
+    found = []
+    for row in sorted((r for r in rows if (r["system"], r["question_id"]) == key), key=lambda r: r[label]):
+        if row["repeat"] == 0:
+            values = {name: value for name, value in row.items() if name not in ("system", "question_id")}
+            raw = values.pop("details_json", None)
+            found.append({**values, "details": json.loads(raw) if raw else {}})
+    return found
 
 
 def _jsonable(detail: dict) -> dict:

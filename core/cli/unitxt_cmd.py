@@ -114,25 +114,25 @@ def import_command(file: Path, folder: Path, name: str | None) -> None:
 def export_command(run_id: str | None, output: Path, systems: tuple[str, ...], config_path: Path, db) -> None:
     """Write RUN_ID's outputs (default: the latest run) as Unitxt records with their instance scores."""
     from ..errors import StoreError
+    from ..results import read_run
     from ..store.locate import pick_run
     from ..unitxt.project import export_records
 
     store = open_results(config_path, db, [run_id] if run_id else [])
     try:
-        run = get_run(store, run_id) if run_id else pick_run(store)
-        known = {s["name"] for s in store.run_systems(run["id"])}
-        unknown = sorted(set(systems) - known)
-        if unknown:
-            raise StoreError(
-                f"run {run['id']} has no system {', '.join(unknown)}; its systems: {', '.join(sorted(known))}"
-            )
-        records = export_records(store, run["id"], list(systems) or None)
+        run = read_run(store, (get_run(store, run_id) if run_id else pick_run(store))["id"], payloads=True)
     finally:
         store.close()
+    unknown = sorted(set(systems) - set(run.systems))
+    if unknown:
+        raise StoreError(
+            f"run {run.id} has no system {', '.join(unknown)}; its systems: {', '.join(sorted(run.systems))}"
+        )
+    records = export_records(run, list(systems) or None)
     with output.open("w", encoding="utf-8") as handle:
         for record in records:
             handle.write(json.dumps(record, ensure_ascii=False) + "\n")
-    click.echo(f"wrote {len(records)} records of run {run['id']} to {output}")
+    click.echo(f"wrote {len(records)} records of run {run.id} to {output}")
 
 
 COMMANDS = [unitxt_group]

@@ -11,6 +11,7 @@ import dataclasses
 import functools
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from ..components import ComponentContext, Corpus
 from ..config import LoadedConfig, load_config
@@ -83,7 +84,8 @@ class Project:
         )
 
     def open_store(self, *, create: bool = True):
-        """The results database."""
+        """The results database (``[project] results``), opened with :func:`ragassay.store.open_store`; with
+        ``create=False`` a missing database is a :class:`~ragassay.errors.StoreError` saying to run first."""
         from ..store import open_store
 
         return open_store(self.results_url, create=create, retry_s=self.config.project.results_retry_s)
@@ -116,6 +118,19 @@ class Project:
                 f"{self.loaded.where('systems')}: no systems declared: add at least one "
                 "[systems.NAME] table (see: ragassay init)"
             )
+
+
+def results_location(config: str | Path = ".", db: str | None = None) -> tuple[str, dict[str, Any]]:
+    """The results database a reading command or notebook names: ``db`` (``--db``: a SQLite path, relative to the
+    working directory, or a URL), else the project's at ``config``. Returns its URL and the options of
+    :func:`ragassay.store.open_store` that read it: never created, transient errors retried for the project's
+    ``[project] results_retry_s`` (60 s with ``db``)."""
+    if db is not None:
+        from ..store import store_url
+
+        return store_url(db, Path.cwd()), {"create": False, "key": "--db"}
+    project = Project(load_config(config))
+    return project.results_url, {"create": False, "retry_s": project.config.project.results_retry_s}
 
 
 def warn_large_documents(corpus: Corpus, limit: int, context: ComponentContext) -> None:

@@ -7,8 +7,10 @@ systems, or for a pairwise rubric every sample both systems answered, shuffled w
 first N are the queue. A pair is shown in an order drawn from the seed and the sample id, recorded with each label
 as ``systems`` (first, second).
 
-Where the queue stands is read from the store on every request (nothing is kept in memory): it resumes after
-the item labelled last, and comes back to skipped items once it reaches the end.
+Nothing here reads a store: the run comes from the read model (:func:`ragassay.results.read_run`), and where the
+queue stands from the annotator's labels (:func:`ragassay.results.read_labels`, read on every request by the
+labelling app: nothing is kept in memory). It resumes after the item labelled last, and comes back to skipped
+items once it reaches the end.
 """
 
 from __future__ import annotations
@@ -131,10 +133,10 @@ def next_index(items: Sequence[Item], state: QueueState, after: int | None) -> i
 
 
 def run_items(
-    store: Any, run_id: str, rubric: Rubric, *, sample: int | None, seed: int, systems: Sequence[str] | None = None
+    run: Any, rubric: Rubric, *, sample: int | None, seed: int, systems: Sequence[str] | None = None
 ) -> list[Item]:
-    """The queue's items over a stored run (:func:`choose_items` on its samples and answered outputs)."""
-    names = pick_systems([s["name"] for s in store.run_systems(run_id)], systems, rubric)
-    answered = [(r["system"], r["question_id"]) for r in store.output_rows(run_id) if r["status"] == "ok"]
-    samples = [s.question_id for s in store.run_samples(run_id)]
-    return choose_items(answered, samples, names, rubric, sample=sample, seed=seed)
+    """The queue's items over a stored run (:func:`choose_items` on its samples and answered outputs). ``run``: the
+    run as the read model gives it (:func:`ragassay.results.read_run`): its systems, samples and outputs."""
+    names = pick_systems(list(run.systems), systems, rubric)
+    answered = [key for key, output in run.outputs.items() if output.ok]
+    return choose_items(answered, list(run.question_ids), names, rubric, sample=sample, seed=seed)

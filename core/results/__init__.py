@@ -9,9 +9,11 @@
 
 - :mod:`.model`: :class:`RunData` and its records (pure data, no store); :mod:`.scores`, its scores column by
   column; :mod:`.usage`, what each answer and score spent;
-- :mod:`.read`: :func:`read_run`, :func:`read_sample` and :func:`read_payloads` (the only readers of the store here);
-- :mod:`.frames`: :func:`ragassay.load_run`, the run as pandas DataFrames;
-- :mod:`.handle`: :class:`ragassay.Run` and :func:`ragassay.open_run`, for notebooks and tests.
+- :mod:`.read`: :func:`read_run`, :func:`read_sample`, :func:`read_payloads` and :func:`read_labels`, and
+  :mod:`.headers`: :func:`read_run_headers` (every run's header, without its samples): the only readers of the
+  store here, through :mod:`ragassay.store.protocols`;
+- above it, :func:`ragassay.load_run` gives the run as pandas DataFrames (:mod:`ragassay.present.frames`), and
+  :class:`ragassay.Run` / :func:`ragassay.open_run` hold it for notebooks and tests (:mod:`ragassay.notebook`).
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .model import OutputRecord, RunData, RunInfo
-    from .read import read_payloads, read_run, read_sample
+    from .headers import RunHeader, read_run_headers
+    from .model import OutputRecord, RunData, RunInfo, StoredRows
+    from .read import read_labels, read_payloads, read_run, read_sample
     from .scores import ScoreRecord, ScoreTable
     from .usage import Usage
 
@@ -31,23 +34,31 @@ _EXPORTS = {
     "OutputRecord": ".model",
     "RunData": ".model",
     "RunInfo": ".model",
+    "RunHeader": ".headers",
+    "StoredRows": ".model",
     "ScoreRecord": ".scores",
     "ScoreTable": ".scores",
     "Usage": ".usage",
+    "read_labels": ".read",
     "read_payloads": ".read",
     "read_run": ".read",
+    "read_run_headers": ".headers",
     "read_sample": ".read",
 }
 
 __all__ = [
     "OutputRecord",
     "RunData",
+    "RunHeader",
     "RunInfo",
     "ScoreRecord",
     "ScoreTable",
+    "StoredRows",
     "Usage",
+    "read_labels",
     "read_payloads",
     "read_run",
+    "read_run_headers",
     "read_sample",
 ]
 

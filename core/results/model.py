@@ -65,6 +65,16 @@ class OutputRecord:
         return self.status == OK
 
 
+@dataclasses.dataclass(frozen=True)
+class StoredRows:
+    """One sample's rows as the store gave them (:func:`ragassay.results.read_sample`): its outputs, metric values
+    and judgements (all repeats), each a dict of every stored column, in the store's order."""
+
+    outputs: list[dict[str, Any]]
+    metrics: list[dict[str, Any]]
+    judgements: list[dict[str, Any]]
+
+
 @dataclasses.dataclass(eq=False)
 class RunData:
     """One stored run, read once: info, systems, samples, outputs and every score (all repeats)."""
@@ -78,6 +88,7 @@ class RunData:
     score_table: ScoreTable  # every metric value and judgement, all repeats, column by column
     has_payloads: bool = False
     context_texts: dict[str, str] = dataclasses.field(default_factory=dict)  # key -> text, for the payloads
+    stored_rows: StoredRows | None = None  # a one-sample read's rows with every stored column (read_sample)
 
     @property
     def id(self) -> str:

@@ -17,10 +17,42 @@ from typing import Any
 
 from ..errors import StoreError
 from ..models import RAGOutput
-from .model import OutputRecord, RunData, RunInfo
+from .model import OutputRecord, RunData, RunInfo, StoredRows
 from .scores import TableBuilder
 from .usage import Usage
 
+#: The columns of the stored records the read model takes (:mod:`ragassay.store.reads` names them for the store).
+OUTPUT_COLUMNS = (
+    "system",
+    "question_id",
+    "status",
+    "error",
+    "latency_s",
+    "input_tokens",
+    "output_tokens",
+    "cached_tokens",
+    "calls",
+    "cache_hits",
+    "cost_usd",
+    "unpriced",
+    "retrieved",
+    "retrieved_count",
+    "reused_from",
+)
+_USAGE = ("input_tokens", "output_tokens", "cached_tokens", "calls", "cache_hits", "cost_usd", "unpriced")
+METRIC_COLUMNS = ("system", "question_id", "metric", "repeat", "value", "unscored_reason", "details_json", *_USAGE)
+JUDGEMENT_COLUMNS = (
+    "system",
+    "question_id",
+    "judge",
+    "repeat",
+    "score",
+    "verdict",
+    "explanation",
+    "judge_id",
+    "details_json",
+    *_USAGE,
+)
 _STATE_RUNNING, _STATE_COMPLETE, _STATE_INTERRUPTED = "running", "complete", "interrupted"
 SETTLED = "settled"  # a sequential run that stopped once every comparison was settled (ragassay.engine.sequential.plan)
 BUDGET_LIMITED = "budget-limited"  # a run session stopped by its budget (ragassay.llm.budget)
@@ -80,7 +112,8 @@ def with_payloads(store: Any, run: RunData) -> RunData:
 def read_sample(store: Any, ref: str, question_id: str) -> tuple[RunData, dict[tuple[str, str], RAGOutput]]:
     """The run ``ref`` with only the sample ``question_id`` (its outputs, metric values and judgements, all
     repeats), and that sample's stored outputs by (system, question_id): a few indexed statements whatever the
-    run's size. The run's info (its state) counts every output of the run.
+    run's size. The run's info (its state) counts every output of the run; its :attr:`RunData.stored_rows` hold
+    the sample's rows with every stored column (what ``ragassay show --format json`` prints).
 
     :raises ragassay.errors.StoreError: no (single) run matches ``ref``, or the run has no such sample.
     """
@@ -88,30 +121,39 @@ def read_sample(store: Any, ref: str, question_id: str) -> tuple[RunData, dict[t
 
     if not hasattr(store, "sample_records"):
         raise StoreError(
-            f"{type(store).__name__} cannot read one sample (it has no sample_records); use read_run, or a store "
-            "from ragassay.store.open_store"
+            f"{type(store).__name__} cannot read one sample: it has no sample_records "
+            "(ragassay.store.protocols.ResultsReader); use read_run, or a store from ragassay.store.open_store"
         )
     row, holder = store.run_and_holder(ref)
     run_id = row["id"]
     systems = store.run_systems(run_id)
     raw, outputs, metrics, judgements, total = store.sample_records(run_id, question_id)
     if raw is None:
-        raise StoreError(f"run {run_id[:12]} has no sample {question_id!r}")
+        raise StoreError(
+            f"run {run_id[:12]} has no sample '{question_id}'. Sample ids are the question_id values of the dataset."
+        )
     names = [s["name"] for s in systems]
     question_ids = [question_id]
     builder = TableBuilder(names, question_ids, {question_id: 0})
-    _add_scores(builder, [metrics], [judgements])
-    texts = context_texts(store, [r[15] for r in outputs])
+    _add_scores(builder, [_columns(metrics, METRIC_COLUMNS)], [_columns(judgements, JUDGEMENT_COLUMNS)])
+    records = _columns(outputs, (*OUTPUT_COLUMNS, "output_json"))
+    texts = context_texts(store, [r[15] for r in records])
     run = RunData(
         info=_info(row, holder, len(names), total),
         systems=names,
         system_specs={s["name"]: _json(s["spec_json"], run_id, f"system {s['name']}") for s in systems},
         question_ids=question_ids,
         sample_json=[raw],
-        outputs={(r[0], r[1]): _output(r, False) for r in outputs},
+        outputs={(r[0], r[1]): _output(r, False) for r in records},
         score_table=builder.table(),
+        stored_rows=StoredRows(outputs, metrics, judgements),
     )
-    return run, {(r[0], r[1]): unpack(r[15], texts) for r in outputs if r[15] is not None}
+    return run, {(r[0], r[1]): unpack(r[15], texts) for r in records if r[15] is not None}
+
+
+def _columns(rows: Sequence[dict[str, Any]], names: Sequence[str]) -> list[tuple]:
+    """Stored rows (dicts) as tuples of the columns ``names``, in that order (a column a row lacks is None)."""
+    return [tuple(row.get(name) for name in names) for row in rows]
 
 
 def _output_rows(store: Any, run_id: str, payloads: bool) -> Iterator[tuple]:
@@ -155,6 +197,15 @@ def read_payloads(store: Any, run_id: str, question_ids: Sequence[str]) -> dict[
     records = store.payload_records(run_id, question_ids)
     texts = context_texts(store, [raw for _, _, raw in records])
     return {(s, q): unpack(raw, texts) for s, q, raw in records}
+
+
+def read_labels(store: Any, run_id: str, rubric: str | None = None, *, annotator: str | None = None) -> list[Any]:
+    """The human labels that count on ``run_id`` (:class:`ragassay.labels.Label`, of ``rubric`` / ``annotator``
+    when given): the latest label that is not undone per (rubric, annotator, item), oldest first; none when the
+    store keeps no labels (it implements no :class:`ragassay.store.protocols.LabelStore`)."""
+    if not hasattr(store, "labels"):
+        return []
+    return list(store.labels(run_id, rubric, annotator=annotator))
 
 
 def context_texts(store: Any, payloads: Sequence[str | None]) -> dict[str, str]:

@@ -3,8 +3,10 @@
 SQLite file by default; any SQLAlchemy URL works (PostgreSQL is tested against a real server). The schema is
 versioned (``schema_version`` table) and upgraded by ordered migrations in :mod:`ragassay.store.migrations`.
 
-Another backend implements :mod:`ragassay.store.protocols` (what a run writes, what ``read_run`` reads) and is
-registered by URL scheme with :func:`register_backend` (or the ``ragassay.stores`` entry-point group).
+Every store is opened with :func:`open_store` (or :meth:`ragassay.engine.project.Project.open_store`). Another
+backend implements :mod:`ragassay.store.protocols` (what a run writes, what the read model reads, human labels,
+traces) and is registered by URL scheme with :func:`register_backend` (or the ``ragassay.stores`` entry-point
+group); nothing outside this package calls a store method that no protocol declares.
 
 The names below are imported on first use: importing this package imports no SQLAlchemy (the command line's
 modules and the run path import it when they open a store, not before).

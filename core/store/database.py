@@ -16,9 +16,10 @@ from ..models import Judgement, MetricValue, RAGOutput, Sample, TokenUsage
 from . import schema as t
 from .contexts import fetch_texts, keys_of, unpack
 from .healing import Healer, healing
-from .labels import LabelStore
+from .labels import LabelTables
 from .lease import live_holders, run_state
 from .reads import RunReads
+from .traces import TraceTables
 from .units import StoredUnit, UnitResult, WriteContext
 from .urls import redact_config
 from .writes import write_batch
@@ -27,9 +28,10 @@ SAMPLES_PER_INSERT = 2_000  # rows of run_samples per INSERT while a run is crea
 KEYS_PER_QUERY = 400  # keys per IN list when reading units back in chunks (under every driver's limit)
 
 
-class ResultsStore(RunReads, LabelStore):
-    """The results database of a project (the read model's queries: :class:`~ragassay.store.reads.RunReads`;
-    human labels: :class:`~ragassay.store.labels.LabelStore`).
+class ResultsStore(RunReads, LabelTables, TraceTables):
+    """The results database of a project: every protocol of :mod:`ragassay.store.protocols` (the read model's
+    queries: :class:`~ragassay.store.reads.RunReads`; human labels: :class:`~ragassay.store.labels.LabelTables`;
+    production traces: :class:`~ragassay.store.traces.TraceTables`).
 
     Every method retries transient database errors and explains permanent ones (see
     :mod:`ragassay.store.healing`; streamed reads retry until their first row): ``healer`` says how long and
@@ -150,16 +152,6 @@ class ResultsStore(RunReads, LabelStore):
                 select(t.run_systems).where(t.run_systems.c.run_id == run_id).order_by(t.run_systems.c.position)
             )
             return [dict(r._mapping) for r in rows]
-
-    @healing
-    def run_samples(self, run_id: str) -> list[Sample]:
-        with self.engine.connect() as conn:
-            rows = conn.execute(
-                select(t.run_samples.c.sample_json)
-                .where(t.run_samples.c.run_id == run_id)
-                .order_by(t.run_samples.c.position)
-            )
-            return [Sample.model_validate_json(r[0]) for r in rows]
 
     # -- units ----------------------------------------------------------------------------------
 
@@ -367,194 +359,6 @@ class ResultsStore(RunReads, LabelStore):
             context = WriteContext(PriceTable())
         write_batch(self.engine, run_id, results, context, replace_existing=replace_existing, healer=self.healer)
 
-    # -- reading results ------------------------------------------------------------------------
-
-    @healing
-    def metric_rows(self, run_id: str) -> list[dict[str, Any]]:
-        """One row per (output, metric) of repeat 0, with the output's system (repeats: :meth:`repeat_rows`)."""
-        query = (
-            select(
-                t.outputs.c.system,
-                t.outputs.c.question_id,
-                t.metric_values.c.metric,
-                t.metric_values.c.value,
-                t.metric_values.c.unscored_reason,
-            )
-            .join(t.metric_values, t.metric_values.c.output_id == t.outputs.c.id)
-            .where(t.outputs.c.run_id == run_id, t.metric_values.c.repeat == 0)
-        )
-        with self.engine.connect() as conn:
-            return _dicts(conn.execute(query))
-
-    @healing
-    def judgement_rows(self, run_id: str) -> list[dict[str, Any]]:
-        query = (
-            select(
-                t.outputs.c.system,
-                t.outputs.c.question_id,
-                t.judgements.c.judge,
-                t.judgements.c.score,
-                t.judgements.c.verdict,
-            )
-            .join(t.judgements, t.judgements.c.output_id == t.outputs.c.id)
-            .where(t.outputs.c.run_id == run_id, t.judgements.c.repeat == 0)
-        )
-        with self.engine.connect() as conn:
-            return _dicts(conn.execute(query))
-
-    @healing
-    def value_rows(self, run_id: str, kind: str) -> list[dict[str, Any]]:
-        """Every metric value (``kind="metric"``) or judgement (``kind="judge"``) of a run, all repeats, with
-        every stored column (evaluation cost included), the output's system and question_id, and ``details``."""
-        table = {"metric": t.metric_values, "judge": t.judgements}[kind]
-        query = (
-            select(t.outputs.c.system, t.outputs.c.question_id, table)
-            .join(table, table.c.output_id == t.outputs.c.id)
-            .where(t.outputs.c.run_id == run_id)
-        )
-        with self.engine.connect() as conn:
-            return [_parse_details(row) for row in _dicts(conn.execute(query))]
-
-    @healing
-    def repeat_rows(self, run_id: str) -> list[dict[str, Any]]:
-        """Every repeat (0 included) of the metrics and judges that ``run --repeat N`` repeated in a run: one row
-        per (system, question_id, label, repeat) with its value (None when unscored); judges as ``judge:<label>``
-        with their score."""
-        rows: list[dict[str, Any]] = []
-        with self.engine.connect() as conn:
-            for table, column, value, prefix in (
-                (t.metric_values, "metric", "value", ""),
-                (t.judgements, "judge", "score", "judge:"),
-            ):
-                c = table.c
-                mine = select(t.outputs.c.id).where(t.outputs.c.run_id == run_id)
-                repeated = select(c[column]).where(c.output_id.in_(mine), c.repeat > 0).distinct()
-                query = (
-                    select(t.outputs.c.system, t.outputs.c.question_id, c[column], c.repeat, c[value])
-                    .join(t.outputs, t.outputs.c.id == c.output_id)
-                    .where(t.outputs.c.run_id == run_id, c[column].in_(repeated))
-                )
-                rows += [
-                    {"system": s, "question_id": q, "label": prefix + label, "repeat": r, "value": v}
-                    for s, q, label, r, v in conn.execute(query)
-                ]
-        return rows
-
-    @healing
-    def output_rows(self, run_id: str) -> list[dict[str, Any]]:
-        """One row per stored output: status, error, latency, tokens, calls, cost, retrieval decision and count."""
-        o = t.outputs.c
-        query = select(
-            o.id,
-            o.system,
-            o.question_id,
-            o.status,
-            o.error,
-            o.latency_s,
-            o.input_tokens,
-            o.output_tokens,
-            o.cached_tokens,
-            o.calls,
-            o.cache_hits,
-            o.cost_usd,
-            o.unpriced,
-            o.retrieved,
-            o.retrieved_count,
-            o.reused_from,
-        ).where(o.run_id == run_id)
-        with self.engine.connect() as conn:
-            return _dicts(conn.execute(query))
-
-    @healing
-    def evaluation_usage(self, run_id: str) -> dict[str, dict[str, Any]]:
-        """system -> the evaluation's own usage (metric values and judgements together): tokens, calls, cache
-        hits, cost and the models without a price."""
-        totals: dict[str, dict[str, Any]] = {}
-        with self.engine.connect() as conn:
-            for table in (t.metric_values, t.judgements):
-                c = table.c
-                query = (
-                    select(
-                        t.outputs.c.system,
-                        func.sum(c.input_tokens),
-                        func.sum(c.output_tokens),
-                        func.sum(c.calls),
-                        func.sum(c.cache_hits),
-                        func.sum(c.cost_usd),
-                        func.group_concat(c.unpriced)
-                        if self.engine.dialect.name == "sqlite"
-                        else func.string_agg(c.unpriced, ","),
-                    )
-                    .join(t.outputs, t.outputs.c.id == c.output_id)
-                    .where(t.outputs.c.run_id == run_id)
-                    .group_by(t.outputs.c.system)
-                )
-                for system, tin, tout, calls, hits, cost, unpriced in conn.execute(query):
-                    row = totals.setdefault(
-                        system,
-                        {
-                            "input_tokens": 0,
-                            "output_tokens": 0,
-                            "calls": 0,
-                            "cache_hits": 0,
-                            "cost_usd": 0.0,
-                            "unpriced": "",
-                        },
-                    )
-                    row["input_tokens"] += tin or 0
-                    row["output_tokens"] += tout or 0
-                    row["calls"] += calls or 0
-                    row["cache_hits"] += hits or 0
-                    row["cost_usd"] += cost or 0.0
-                    row["unpriced"] = ",".join(filter(None, [row["unpriced"], unpriced]))
-        return totals
-
-    @healing
-    def output_payloads(self, run_id: str, *, ok_only: bool = True) -> list[tuple[str, str, RAGOutput]]:
-        """(system, question_id, output) for the stored outputs of a run (ok ones only, by default)."""
-        query = select(t.outputs.c.system, t.outputs.c.question_id, t.outputs.c.output_json).where(
-            t.outputs.c.run_id == run_id, t.outputs.c.output_json.is_not(None)
-        )
-        if ok_only:
-            query = query.where(t.outputs.c.status == "ok")
-        with self.engine.connect() as conn:
-            rows = conn.execute(query).all()
-            texts = fetch_texts(conn, [key for _, _, raw in rows for key in keys_of(raw)])
-        return [(s, q, unpack(raw, texts)) for s, q, raw in rows]
-
-    @healing
-    def sample_detail(self, run_id: str, question_id: str) -> dict[str, Any]:
-        """A sample with every system's output, metric values and judgements."""
-        with self.engine.connect() as conn:
-            raw = conn.execute(
-                select(t.run_samples.c.sample_json).where(
-                    t.run_samples.c.run_id == run_id, t.run_samples.c.question_id == question_id
-                )
-            ).scalar()
-            if raw is None:
-                raise StoreError(
-                    f"run {run_id[:12]} has no sample '{question_id}'. "
-                    f"Sample ids are the question_id values of the dataset."
-                )
-            outs = conn.execute(
-                select(t.outputs).where(t.outputs.c.run_id == run_id, t.outputs.c.question_id == question_id)
-            ).all()
-            detail = {"sample": Sample.model_validate_json(raw), "outputs": []}
-            texts = fetch_texts(conn, [key for out in outs for key in keys_of(out.output_json)])
-            for out in outs:
-                mv, jv = t.metric_values.c, t.judgements.c
-                metrics = conn.execute(select(t.metric_values).where(mv.output_id == out.id, mv.repeat == 0)).all()
-                judges = conn.execute(select(t.judgements).where(jv.output_id == out.id, jv.repeat == 0)).all()
-                detail["outputs"].append(
-                    {
-                        "row": dict(out._mapping),
-                        "output": unpack(out.output_json, texts) if out.output_json else None,
-                        "metrics": [_with_details(m) for m in metrics],
-                        "judgements": [_with_details(j) for j in judges],
-                    }
-                )
-        return detail
-
     # -- plumbing -------------------------------------------------------------------------------
 
     def _begin(self):
@@ -592,24 +396,6 @@ def _sample_pairs(samples: Iterable[Sample | tuple[str, str]]) -> Iterator[tuple
     """(question_id, sample JSON) of samples given as either."""
     for sample in samples:
         yield (sample.question_id, sample.model_dump_json()) if isinstance(sample, Sample) else sample
-
-
-def _dicts(result: Any) -> list[dict[str, Any]]:
-    """The rows of a query result as dicts (the keys read once, not per row: large runs read fast)."""
-    keys = list(result.keys())
-    return [dict(zip(keys, row)) for row in result]
-
-
-def _with_details(row: Any) -> dict[str, Any]:
-    """A metric value or judgement row as a dict, with ``details`` parsed from ``details_json``."""
-    return _parse_details(dict(row._mapping))
-
-
-def _parse_details(values: dict[str, Any]) -> dict[str, Any]:
-    """``values`` (a row as a dict) with ``details`` parsed from ``details_json``."""
-    raw = values.pop("details_json", None)
-    values["details"] = json.loads(raw) if raw else {}
-    return values
 
 
 def _usage(row: Any) -> TokenUsage:

@@ -1,8 +1,8 @@
 """Human labels in the results store (schema version 6, table ``labels``): mixed into
-:class:`~ragassay.store.ResultsStore`.
+:class:`~ragassay.store.ResultsStore` (the :class:`~ragassay.store.protocols.LabelStore` protocol).
 
 Rows are only ever added; an undo marks the annotator's latest label undone (``undone_at``). What counts is the
-latest label that is not undone per (rubric, annotator, item): :meth:`LabelStore.labels`. Every label is checked
+latest label that is not undone per (rubric, annotator, item): :meth:`LabelTables.labels`. Every label is checked
 against its run before it is written: the run exists, the sample is one of its samples and every system named
 has an answer (an ``ok`` output) for it, so no label reaches a run it was not given on.
 """
@@ -21,7 +21,7 @@ from . import schema as t
 from .healing import healing
 
 
-class LabelStore:
+class LabelTables:
     """Adding, reading and undoing labels (needs ``self.engine`` and ``self.healer``)."""
 
     engine: Any
@@ -100,7 +100,7 @@ def _row(label: Any) -> dict[str, Any]:
 
 
 def _label(row: Any) -> Any:
-    from ..labels import Label
+    from ..labels.model import Label  # the model alone (the contract), not the rubric files and JSONL helpers
 
     return Label(
         run_id=row.run_id,

@@ -1,21 +1,30 @@
-"""What a results store must do: :class:`ResultsWriter` (what a run writes) and :class:`ResultsReader` (what
-:func:`ragassay.results.read_run` reads), plus the :class:`RunLease` a writer hands out.
+"""What a results store must do, as declared protocols: nothing outside ``ragassay.store`` calls a store method
+that is not declared here (``tests/test_meta.py`` checks it).
 
-:class:`~ragassay.store.ResultsStore` (SQLAlchemy: SQLite, PostgreSQL) implements both. Another backend
+- :class:`ResultsWriter`: what a run writes (and the :class:`RunLease` a writer hands out);
+- :class:`ResultsReader`: what the read model (:func:`ragassay.results.read_run`, :func:`~ragassay.results.read_sample`,
+  :func:`~ragassay.results.read_run_headers`) reads;
+- :class:`FastReads`: what a reader uses when a store has it (batches of rows, run versions, context texts by key);
+- :class:`LabelStore`: human labels (``ragassay label``, ``ragassay labels import``);
+- :class:`TraceStore`: production traces (``ragassay traces import`` / ``receive``, :func:`ragassay.read_traces`).
+
+:class:`~ragassay.store.ResultsStore` (SQLAlchemy: SQLite, PostgreSQL) implements them all. Another backend
 implements them too and is opened by URL scheme (:func:`ragassay.store.register_backend`); nothing outside
-``ragassay.store`` reaches past these methods (no engine, no SQL), so the runner, the executors and the read
-model work on any backend unchanged.
+``ragassay.store`` reaches past these methods (no engine, no SQL), so the runner, the executors, the read model
+and every command work on any backend unchanged. A backend without labels or traces leaves those protocols out:
+the commands that need them then say so.
 
-Rows cross the boundary as plain values: :class:`~ragassay.store.units.UnitResult` going in, tuples in the
-column order of :data:`~ragassay.store.reads.OUTPUT_COLUMNS`, :data:`~ragassay.store.reads.METRIC_COLUMNS`
-and :data:`~ragassay.store.reads.JUDGEMENT_COLUMNS` coming out.
+Rows cross the boundary as plain values: :class:`~ragassay.store.units.UnitResult` and :class:`SpanRow` going
+in, tuples in the column order of :data:`~ragassay.store.reads.OUTPUT_COLUMNS`,
+:data:`~ragassay.store.reads.METRIC_COLUMNS` and :data:`~ragassay.store.reads.JUDGEMENT_COLUMNS` (or dicts of
+stored columns, for one sample) and :class:`~ragassay.labels.Label` objects coming out.
 
 A minimal backend (see ``tests/core/store/test_backends.py`` for a complete in-memory one)::
 
     from ragassay.store import register_backend
 
-    class MemoryStore:                      # every method of ResultsWriter and ResultsReader
-        ...
+    class MemoryStore:                      # every method of ResultsWriter and ResultsReader (and LabelStore,
+        ...                                 # TraceStore for labels and traces)
 
     register_backend("memory", lambda url, **options: MemoryStore())
     # [project] results = "memory://scratch"
@@ -25,7 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from ..models import Judgement, MetricValue, RAGOutput, Sample
 
@@ -54,6 +63,11 @@ class ResultsWriter(Protocol):
     def worker_url(self) -> str | None:
         """A URL that distributed workers open to write their own results (every writer then writes its
         batches concurrently), or None: workers send results back and only this process writes."""
+
+    @property
+    def concurrent_writers(self) -> bool:
+        """Whether many processes write well at once (``[project.ray] write = "auto"`` lets workers write their
+        own results only then)."""
 
     @property
     def recoveries(self) -> list[str]:
@@ -120,7 +134,8 @@ class ResultsWriter(Protocol):
 
 @runtime_checkable
 class ResultsReader(Protocol):
-    """What :func:`ragassay.results.read_run` and the run listings read: one call per table."""
+    """What the read model reads (:func:`ragassay.results.read_run`, :func:`~ragassay.results.read_sample` and
+    :func:`~ragassay.results.read_run_headers`): one call per table."""
 
     def get_run(self, ref: str) -> dict[str, Any]:
         """The run ``ref`` (an id or a unique prefix); :class:`~ragassay.errors.StoreError` naming the known
@@ -149,12 +164,91 @@ class ResultsReader(Protocol):
         """Every metric value (``"metric"``) or judgement (``"judge"``) of the run, all repeats, as tuples
         (:data:`~ragassay.store.reads.METRIC_COLUMNS` / :data:`~ragassay.store.reads.JUDGEMENT_COLUMNS`)."""
 
+    def sample_records(
+        self, run_id: str, question_id: str
+    ) -> tuple[str | None, list[dict], list[dict], list[dict], int]:
+        """One sample of a run: its sample JSON (None when the run has no such sample); its outputs, metric values
+        and judgements (all repeats) as dicts of their stored columns, at least those of
+        :data:`~ragassay.store.reads.OUTPUT_COLUMNS` and ``output_json``, of
+        :data:`~ragassay.store.reads.METRIC_COLUMNS` and of :data:`~ragassay.store.reads.JUDGEMENT_COLUMNS`
+        (``ragassay show --format json`` prints every column given); and the number of outputs of the whole run."""
+
     def payload_records(self, run_id: str, question_ids: Sequence[str]) -> list[tuple[str, str, str]]:
         """(system, question_id, output JSON) of the stored outputs of these samples.
 
         The output JSON is a :class:`~ragassay.RAGOutput`'s, with its contexts inline, or named by key
         (``context_keys``, :mod:`ragassay.store.contexts`): a backend that stores them so also has
-        ``context_texts(keys) -> {key: text}``, which the read model calls once per read to resolve them."""
+        ``context_texts(keys) -> {key: text}`` (:class:`FastReads`), which the read model calls once per read to
+        resolve them."""
 
     def close(self) -> None:
         """Release connections and files."""
+
+
+@runtime_checkable
+class FastReads(Protocol):
+    """What a reader uses when the store has it (each is looked for on its own, ``hasattr``), else it does without:
+    rows in batches (no Python call per row), a run's version (``ragassay serve`` keeps what it computed from a run
+    while the version stays the same), and the texts of contexts that stored outputs name by key."""
+
+    def output_batches(self, run_id: str, *, payloads: bool = False) -> Iterator[list]:
+        """:meth:`ResultsReader.output_records` in batches (lists of tuples in the same column order)."""
+
+    def score_batches(self, run_id: str, kind: str) -> Iterator[list]:
+        """:meth:`ResultsReader.score_records` of the whole run in batches (lists of tuples)."""
+
+    def run_version(self, ref: str) -> tuple[str, tuple]:
+        """The run ``ref`` (an id or unique prefix) and a tuple that changes whenever anything of the run is
+        written or its lease is taken, released or goes stale."""
+
+    def context_texts(self, keys: Sequence[str]) -> dict[str, str]:
+        """key -> text of the context texts ``keys`` that stored outputs name (``context_keys`` in their JSON)."""
+
+
+@runtime_checkable
+class LabelStore(Protocol):
+    """Human labels of a store (:class:`~ragassay.labels.Label`): only ever added; an undo marks one undone. Every
+    label is checked against its run before it is stored (the run, the sample and an answer of each system it
+    names), else :class:`~ragassay.errors.StoreError` says which."""
+
+    def add_label(self, label: Any) -> None:
+        """Store one label."""
+
+    def add_labels(self, labels: Sequence[Any], sources: Sequence[str] | None = None) -> int:
+        """Store labels all or none, skipping those stored already as they are; returns how many were added.
+        ``sources`` names each label in errors (e.g. ``FILE:LINE``)."""
+
+    def labels(self, run_id: str, rubric: str | None = None, *, annotator: str | None = None) -> list[Any]:
+        """The labels that count on ``run_id`` (of ``rubric`` / ``annotator`` when given): the latest label that
+        is not undone per (rubric, annotator, item), oldest first."""
+
+    def undo_label(self, run_id: str, rubric: str, annotator: str) -> Any | None:
+        """Mark ``annotator``'s latest label of ``rubric`` on ``run_id`` undone and return it (None: nothing to
+        undo)."""
+
+
+class SpanRow(NamedTuple):
+    """One span going into a :class:`TraceStore`: its ids, start, the attributes of its resource and its JSON (a
+    :class:`ragassay.traces.TraceSpan`'s)."""
+
+    trace_id: str
+    span_id: str
+    parent_span_id: str | None
+    start_ns: int
+    resource: dict[str, Any]
+    span_json: str
+
+
+@runtime_checkable
+class TraceStore(Protocol):
+    """Production traces of a store, one row per span keyed by (trace id, span id): storing a span again changes
+    nothing. :mod:`ragassay.traces` decodes, maps and selects them."""
+
+    def write_spans(self, batches: Iterable[Sequence[SpanRow]], *, counts: bool = False) -> tuple | None:
+        """Store the spans of ``batches`` in one transaction: all of them, or none when producing the batches
+        raises (a malformed file). With ``counts``: (traces, spans) stored before and after, as
+        ``(traces_before, spans_before, traces_after, spans_after)``."""
+
+    def read_spans(self, trace_ids: Sequence[str] | None = None) -> Iterator[tuple[str, str, dict[str, Any], str]]:
+        """(trace id, span id, resource attributes, span JSON) of every stored span (of ``trace_ids`` only when
+        given), ordered by trace id, then start, then span id: a trace's spans come together."""

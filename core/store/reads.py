@@ -195,22 +195,23 @@ class RunReads:
         return row[0], (*row[1:8], owner)
 
     @healing
-    def sample_records(self, run_id: str, question_id: str) -> tuple[str | None, list, list, list, int]:
+    def sample_records(
+        self, run_id: str, question_id: str
+    ) -> tuple[str | None, list[dict], list[dict], list[dict], int]:
         """One sample of a run, in one connection: its sample JSON (None when the run has no such sample), its
-        outputs (:data:`OUTPUT_COLUMNS` then ``output_json``), metric values (:data:`METRIC_COLUMNS`) and
-        judgements (:data:`JUDGEMENT_COLUMNS`), and the number of outputs of the whole run."""
+        outputs with every stored column, its metric values and judgements (all repeats) with every stored column
+        after the output's ``system`` and ``question_id``, and the number of outputs of the whole run."""
         o, s = t.outputs.c, t.run_samples.c
-        outputs = select(*(o[name] for name in OUTPUT_COLUMNS), o.output_json)
         with self.engine.connect() as conn:
             raw = conn.execute(
                 select(s.sample_json).where(s.run_id == run_id, s.question_id == question_id)
             ).scalar_one_or_none()
             records = [
-                [tuple(row) for row in conn.execute(query.where(o.question_id == question_id))]
+                _dicts(conn.execute(query))
                 for query in (
-                    outputs.where(o.run_id == run_id),
-                    _score_query(run_id, "metric"),
-                    _score_query(run_id, "judge"),
+                    select(t.outputs).where(o.run_id == run_id, o.question_id == question_id),
+                    _sample_scores(t.metric_values, run_id, question_id),
+                    _sample_scores(t.judgements, run_id, question_id),
                 )
             ]
             total = conn.execute(select(func.count()).where(o.run_id == run_id)).scalar_one()
@@ -243,3 +244,17 @@ def _score_query(run_id: str, kind: str) -> Any:
     table, names = (t.metric_values, METRIC_COLUMNS) if kind == "metric" else (t.judgements, JUDGEMENT_COLUMNS)
     columns = [t.outputs.c.system, t.outputs.c.question_id] + [table.c[name] for name in names[2:]]
     return select(*columns).join(t.outputs, t.outputs.c.id == table.c.output_id).where(t.outputs.c.run_id == run_id)
+
+
+def _sample_scores(table: Any, run_id: str, question_id: str) -> Any:
+    """Every column of the metric values or judgements (``table``) of one sample's outputs, after the output's
+    system and question id."""
+    o = t.outputs.c
+    joined = select(o.system, o.question_id, table).join(t.outputs, o.id == table.c.output_id)
+    return joined.where(o.run_id == run_id, o.question_id == question_id)
+
+
+def _dicts(result: Any) -> list[dict[str, Any]]:
+    """The rows of a query result as dicts (the keys read once, not per row)."""
+    keys = list(result.keys())
+    return [dict(zip(keys, row)) for row in result]

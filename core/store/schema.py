@@ -14,7 +14,7 @@ sha256); an output's ``output_json`` names its contexts by key (``context_keys``
 
 Version 5 stores ingested production traces (``ragassay traces import`` / ``receive``): one row per span in
 ``trace_spans`` (key: trace id and span id, so a span received twice is stored once) and every distinct resource
-once in ``trace_resources`` (see :mod:`ragassay.traces.storage`).
+once in ``trace_resources`` (see :mod:`ragassay.store.traces`).
 
 Version 6 adds ``labels``: human labels given with ``ragassay label`` or imported with ``ragassay labels import``
 (see :mod:`ragassay.store.labels`).
@@ -158,7 +158,7 @@ context_texts = Table(
     Column("text", Text, nullable=False),
 )
 
-# Version 5: ingested traces, one row per span (see ragassay.traces.storage).
+# Version 5: ingested traces, one row per span (see ragassay.store.traces).
 trace_spans = Table(
     "trace_spans",
     metadata,

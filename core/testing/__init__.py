@@ -127,8 +127,8 @@ def run_project(
     sets a corpus; ``samples`` are written to ``qa.jsonl`` and become the dataset unless the config sets one.
     ``plugins`` (name -> module or object) are loaded in-process besides the installed entry points.
     """
-    from ..api import results_store
     from ..config import load_config
+    from ..engine.project import Project
     from ..engine.runner import Runner, plan_run
 
     root = Path(root)
@@ -145,7 +145,7 @@ def run_project(
     (root / "ragassay.toml").write_text(to_toml(data), encoding="utf-8")
     loaded = load_config(root)
     registry = registry_with(*(plugins or {}).items())
-    store = results_store(loaded)
+    store = Project(loaded).open_store()
     try:
         summary = asyncio.run(Runner(plan_run(loaded, registry), store).run())
         return _read_back(root, store, summary)

@@ -7,12 +7,12 @@ nothing of that import is stored. Spans are written in batches as they are decod
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from .otlp import read_file, spans_of, trace_files
-from .storage import _engine, counts, write_spans
+from .storage import span_rows, trace_store
 
 BATCH_SPANS = 2_000  # spans decoded before they are written
 
@@ -57,8 +57,8 @@ def import_paths(store: Any, paths: list[Path], progress: Callable[[IngestReport
     """Store every span of the trace files under ``paths`` in one transaction; returns the counts."""
     files = [f for path in paths for f in trace_files(Path(path))]
     report = IngestReport()
-    with _engine(store).begin() as conn:
-        report.traces_before, spans_before = counts(conn)
+
+    def batches() -> Iterator[list]:
         batch: list = []
         for file in files:
             report.files += 1
@@ -69,13 +69,15 @@ def import_paths(store: Any, paths: list[Path], progress: Callable[[IngestReport
                 report.trace_ids.update(stored.trace_id for stored in spans)
                 batch += spans
                 if len(batch) >= BATCH_SPANS:
-                    write_spans(conn, batch)
+                    yield span_rows(batch)
                     batch = []
                     if progress is not None:
                         progress(report)
-        write_spans(conn, batch)
-        report.traces_after, report.spans_total = counts(conn)
-        report.spans_new = report.spans_total - spans_before
+        yield span_rows(batch)
+
+    counted = trace_store(store).write_spans(batches(), counts=True)
+    report.traces_before, spans_before, report.traces_after, report.spans_total = counted
+    report.spans_new = report.spans_total - spans_before
     return report
 
 
@@ -84,6 +86,5 @@ def store_request(store: Any, request: Any, where: str) -> int:
     returns the number of spans it held."""
     spans = spans_of(request, where)
     if spans:
-        with _engine(store).begin() as conn:
-            write_spans(conn, spans)
+        trace_store(store).write_spans([span_rows(spans)])
     return len(spans)

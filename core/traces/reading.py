@@ -10,33 +10,28 @@ from typing import Any
 from .mapping import MappingFailure, TraceMapping, map_own_spans
 from .model import Trace, Unmapped
 from .select import Filter, parse_sample, sampled
-from .storage import StoredTraces, iter_stored
+from .storage import fetch_traces, iter_stored
 
 SHOWN_UNMAPPED = 10
 
 
 def open_traces_store(project_or_store: Any, *, create: bool = False):
     """A results store from a store, a :class:`~ragassay.engine.project.Project`, a config path or folder, or a
-    SQLAlchemy URL; returns (store, whether the caller must close it)."""
-    if hasattr(project_or_store, "engine"):
+    SQLAlchemy URL; returns (store, whether the caller must close it). Opened with
+    :func:`ragassay.store.open_store` or :meth:`Project.open_store <ragassay.engine.project.Project.open_store>`."""
+    if not isinstance(project_or_store, (str, Path)):
+        if hasattr(project_or_store, "open_store"):  # a Project
+            return project_or_store.open_store(create=create), True
         return project_or_store, False
-    if hasattr(project_or_store, "open_store"):
-        return project_or_store.open_store(create=create), True
     text = str(project_or_store)
     if "://" in text:
         from ..store import open_store
 
         return open_store(text, create=create), True
-    if create:
-        from ..config import load_config
-        from ..store import open_store, store_url
+    from ..config import load_config
+    from ..engine.project import Project
 
-        loaded = load_config(Path(text))
-        project = loaded.config.project
-        return open_store(store_url(project.results, loaded.base_dir), retry_s=project.results_retry_s), True
-    from ..store.locate import open_results
-
-    return open_results(Path(text)), True
+    return Project(load_config(Path(text))).open_store(create=create), True
 
 
 def scan_traces(
@@ -74,8 +69,8 @@ def _mapped(trace_id: str, spans: list, resources: dict, mapping: TraceMapping) 
 
 
 class TraceLookup:
-    """Stored traces looked up by id in bulk and mapped, on one connection kept open until :meth:`close`: for a
-    reader that needs many traces in an order of its own (``trace_replay`` answers samples in the run's order).
+    """Stored traces looked up by id in bulk and mapped, on one store kept open until :meth:`close`: for a reader
+    that needs many traces in an order of its own (``trace_replay`` answers samples in the run's order).
 
     :param project_or_store: as for :func:`read_traces`.
     :param mapping: how spans map onto question, answer and contexts (default: both conventions).
@@ -84,16 +79,14 @@ class TraceLookup:
     def __init__(self, project_or_store: Any, *, mapping: TraceMapping | None = None):
         self.mapping = mapping or TraceMapping()
         self.store, self.owned = open_traces_store(project_or_store)
-        self.stored = StoredTraces(self.store)
 
     def lookup(self, trace_ids: list[str]) -> dict[str, Trace | Unmapped]:
         """Trace id -> its :class:`Trace`, or :class:`Unmapped` with the reason; ids not stored are absent."""
-        found = self.stored.fetch(trace_ids)
+        found = fetch_traces(self.store, trace_ids)
         return {trace_id: _mapped(trace_id, *found[trace_id], self.mapping) for trace_id in found}
 
     def close(self) -> None:
-        """Release the connection (and the store when this lookup opened it)."""
-        self.stored.close()
+        """Release the store when this lookup opened it."""
         if self.owned:
             self.store.close()
             self.owned = False

@@ -70,20 +70,22 @@ metrics = [{metrics}]
 """
 
 
-def export_records(store, run_id: str, systems: list[str] | None = None) -> list[dict[str, Any]]:
-    """Unitxt records of a stored run's ok outputs, each with ``system`` and ``score`` (instance values)."""
-    samples = {sample.question_id: sample for sample in store.run_samples(run_id)}
+def export_records(run: Any, systems: list[str] | None = None) -> list[dict[str, Any]]:
+    """Unitxt records of a stored run's ok outputs, each with ``system`` and ``score`` (instance values). ``run``:
+    the run read with its payloads (:func:`ragassay.results.read_run` with ``payloads=True``)."""
+    samples = dict(zip(run.question_ids, run.samples))
     values: dict[tuple[str, str], dict[str, Any]] = {}
     reasons: dict[tuple[str, str], dict[str, str]] = {}
-    for row in store.metric_rows(run_id):
-        key = (row["system"], row["question_id"])
-        values.setdefault(key, {})[row["metric"]] = row["value"]
-        if row["value"] is None:
-            reasons.setdefault(key, {})[row["metric"]] = row["unscored_reason"]
+    for score in run.records(kind="metric", repeat=0):
+        key = (score.system, score.question_id)
+        values.setdefault(key, {})[score.label] = score.value
+        if score.value is None:
+            reasons.setdefault(key, {})[score.label] = score.unscored_reason
     records = []
-    for system, question_id, output in sorted(store.output_payloads(run_id), key=lambda item: item[:2]):
-        if systems and system not in systems:
+    for (system, question_id), stored in sorted(run.outputs.items()):
+        if not stored.ok or stored.payload is None or (systems and system not in systems):
             continue
+        output = run.payload(system, question_id)
         record = sample_to_record(samples[question_id], output.answer, output.contexts, output.context_ids)
         score: dict[str, Any] = {"instance": dict(sorted(values.get((system, question_id), {}).items()))}
         if (system, question_id) in reasons:

@@ -11,8 +11,8 @@ from pydantic import BaseModel, ConfigDict
 
 import ragassay
 from ragassay import RAGOutput, RAGSystem, hookimpl
-from ragassay.api import results_store
 from ragassay.config import load_config
+from ragassay.engine.project import Project
 from ragassay.results import read_run
 
 N = 16  # samples: 8 GRAMMAR groups of 2 phrasings
@@ -118,7 +118,7 @@ def make_run(tmp_path):
 
 
 def read(folder, run_id, payloads=True):
-    store = results_store(load_config(folder))
+    store = Project(load_config(folder)).open_store()
     try:
         return read_run(store, run_id, payloads=payloads)
     finally:

@@ -10,8 +10,8 @@ import pytest
 import ragassay
 from ragassay import RAGOutput, RAGSystem, hookimpl
 from ragassay.analysis.report import Blame, grammar_report
-from ragassay.api import results_store
 from ragassay.config import load_config
+from ragassay.engine.project import Project
 from ragassay.errors import ConfigError
 from ragassay.results import read_run
 
@@ -86,7 +86,7 @@ def run_project(tmp_path):
 
 
 def read(folder, run_id):
-    store = results_store(load_config(folder))
+    store = Project(load_config(folder)).open_store()
     try:
         return read_run(store, run_id, payloads=True)
     finally:
@@ -124,7 +124,7 @@ def test_the_judge_must_exist_in_the_run(run_project):
 
 def test_a_run_read_without_payloads_is_refused_not_misread(run_project):
     folder, run_id = run_project
-    store = results_store(load_config(folder))
+    store = Project(load_config(folder)).open_store()
     try:
         bare = read_run(store, run_id)
     finally:

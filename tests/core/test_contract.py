@@ -16,8 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ragassay import DerivedMetric, Metric, MetricResult, RAGSystem, Retriever, RetrieverRef, ScoredChunk, hookimpl
 from ragassay.analysis.comparison import compare
-from ragassay.api import results_store
 from ragassay.config import load_config
+from ragassay.engine.project import Project
 from ragassay.engine.runner import Runner, plan_run
 from ragassay.errors import ComponentNotFoundError, ConfigError
 from ragassay.models import RAGOutput
@@ -147,7 +147,7 @@ HEAD = """
 def run(path, kit, **kwargs):
     loaded = load_config(path)
     plan = plan_run(loaded, kit.registry)
-    store = results_store(loaded)
+    store = Project(loaded).open_store()
     try:
         summary = asyncio.run(Runner(plan, store).run(**kwargs))
         return summary, compare([read_run(store, summary.run_id)]), plan

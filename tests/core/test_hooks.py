@@ -11,7 +11,6 @@ import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragassay import hookimpl
-from ragassay.api import results_store
 from ragassay.components import (
     Chunker,
     DatasetSource,
@@ -25,6 +24,7 @@ from ragassay.components import (
     Retriever,
 )
 from ragassay.config import load_config
+from ragassay.engine.project import Project
 from ragassay.engine.runner import Runner, plan_run
 from ragassay.models import Chunk, Document, Judgement, RAGOutput, Sample, ScoredChunk
 from ragassay.plugin_manager import load_plugins
@@ -194,7 +194,7 @@ def stored(tmp_path_factory):
     (root / "ragassay.toml").write_text(textwrap.dedent(CONFIG))
     host = load_plugins([("kit", Kit())])
     loaded = load_config(root)
-    store = results_store(loaded)
+    store = Project(loaded).open_store()
     asyncio.run(Runner(plan_run(loaded, host.registry), store).run())
     store.close()
     con = sqlite3.connect(root / "ragassay-results.db")

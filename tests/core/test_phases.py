@@ -10,8 +10,8 @@ import pytest
 
 import ragassay
 from ragassay import Chunk, ComponentContext, Corpus, Document, PhaseProgress, Retriever, ScoredChunk
-from ragassay.api import results_store
 from ragassay.config import load_config
+from ragassay.engine.project import Project
 from ragassay.plugin_manager import load_plugins
 
 from conftest import BASIC_CONFIG, write_project
@@ -124,7 +124,7 @@ def test_a_run_reports_its_build_phases_and_stores_warnings(tmp_path):
     assert phases[0] == "building systems" and events[-1].phase == "building systems" and events[-1].finished
     assert "chunking" in phases and "index (keyword)" in phases
     assert warnings and all(w in run.warnings for w in warnings)
-    store = results_store(load_config(config))
+    store = Project(load_config(config)).open_store()
     try:
         stored = json.loads(store.get_run(run.run_id)["warnings_json"])
     finally:

@@ -8,8 +8,8 @@ import sqlite3
 import pytest
 
 from ragassay.analysis.comparison import compare
-from ragassay.api import results_store
 from ragassay.config import load_config
+from ragassay.engine.project import Project
 from ragassay.engine.runner import Runner, plan_run
 from ragassay.errors import DatasetError
 from ragassay.results import read_run
@@ -36,7 +36,7 @@ ECHO = """
 def run_once(path, host, **kwargs):
     loaded = load_config(path)
     plan = plan_run(loaded, host.registry)
-    store = results_store(loaded)
+    store = Project(loaded).open_store()
     try:
         return asyncio.run(Runner(plan, store).run(**kwargs)), store
     finally:
@@ -102,7 +102,7 @@ def test_comparison_aggregates_means_counts_and_failures(tmp_path, host):
     path = write_project(tmp_path, ECHO)
     summary, _ = run_once(path, host)
     loaded = load_config(path)
-    store = results_store(loaded)
+    store = Project(loaded).open_store()
     comparison = compare([read_run(store, summary.run_id)])
     store.close()
     rows = {r.system: r for r in comparison.rows}

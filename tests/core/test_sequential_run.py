@@ -93,11 +93,11 @@ def _run(config: Path, **options):
 
 
 def _read(config: Path, run_id: str):
-    from ragassay.api import results_store
     from ragassay.config import load_config
+    from ragassay.engine.project import Project
     from ragassay.results import read_run
 
-    store = results_store(load_config(config))
+    store = Project(load_config(config)).open_store()
     try:
         return read_run(store, run_id)
     finally:

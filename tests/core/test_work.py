@@ -11,9 +11,9 @@ import tracemalloc
 import pytest
 
 from ragassay import DatasetSource, Sample, hookimpl
-from ragassay.api import results_store
 from ragassay.config import load_config
 from ragassay.engine import work as work_module
+from ragassay.engine.project import Project
 from ragassay.engine.runner import Runner, plan_run
 from ragassay.plugin_manager import load_plugins
 
@@ -72,7 +72,7 @@ def kit():
 
 def run(path, kit, **kwargs):
     loaded = load_config(path)
-    store = results_store(loaded)
+    store = Project(loaded).open_store()
     try:
         return asyncio.run(Runner(plan_run(loaded, kit.registry), store).run(**kwargs))
     finally:
@@ -133,7 +133,7 @@ def test_the_plan_and_its_work_stream_hold_no_more_memory_for_more_samples(tmp_p
         ]
         loaded = load_config(write_project(root, CONFIG.format(metrics='["token_recall"]'), qa=qa, docs={}))
         del qa
-        store = results_store(loaded)
+        store = Project(loaded).open_store()
         tracemalloc.start()
         try:
             plan = plan_run(loaded, kit.registry)
@@ -163,7 +163,7 @@ def test_a_complete_run_starts_no_executor(tmp_path, kit):
     assert first.failed == 1
     path.write_text(path.read_text().replace('fail_ids = ["q2"]', "fail_ids = []"))
     loaded = load_config(path)
-    store = results_store(loaded)
+    store = Project(loaded).open_store()
     try:
         again = asyncio.run(Runner(plan_run(loaded, kit.registry), store).run())  # a new fingerprint: the fix
         assert again.failed == 0

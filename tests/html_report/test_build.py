@@ -12,8 +12,9 @@ import sys
 import pytest
 
 import ragassay
+from ragassay.config import load_config
+from ragassay.engine.project import Project
 from ragassay.present.html_report import build_report
-from ragassay.store.locate import open_results
 
 from conftest import BASIC_CONFIG, QA, cli_env, ragassay_cli, write_project
 from html_report_helpers import PLANT, PLANTED_ANSWER, PLANTED_SYSTEM, SAMPLES, write_planted_run
@@ -28,7 +29,7 @@ def real(tmp_path_factory):
     qa = [dict(q, metadata={"kind": "ab"[i % 2]}, group_id=f"g{i % 2}") for i, q in enumerate(QA)]
     write_project(root, BASIC_CONFIG, qa=qa)
     ragassay.run(root)
-    store = open_results(root, None)
+    store = Project(load_config(root)).open_store(create=False)
     run_id = store.list_runs()[0]["id"]
     yield root, store, run_id
     store.close()

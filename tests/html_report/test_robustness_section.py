@@ -5,15 +5,15 @@ from __future__ import annotations
 import pytest
 from analysis.robustness_project import make_run
 
-from ragassay.api import results_store
 from ragassay.config import load_config
+from ragassay.engine.project import Project
 from ragassay.present.html_report import build_report
 
 
 @pytest.fixture(scope="module")
 def page(tmp_path_factory):
     folder, run_id = make_run(tmp_path_factory.mktemp("robustness-html"))
-    store = results_store(load_config(folder))
+    store = Project(load_config(folder)).open_store()
     try:
         return build_report(store, [run_id])
     finally:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from traces.trace_runs import DAYS, PER_DAY, make_run
 
-from ragassay.api import results_store
 from ragassay.config import load_config
+from ragassay.engine.project import Project
 from ragassay.present.html_report import build_report
 
 
 def page_of(folder, run_id):
-    store = results_store(load_config(folder))
+    store = Project(load_config(folder)).open_store()
     try:
         return build_report(store, [run_id])
     finally:

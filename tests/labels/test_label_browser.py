@@ -125,9 +125,10 @@ def _label_app(store, rubric: str, annotator: str):
     from ragassay.labels import load_rubric
     from ragassay.labels.queue import run_items
     from ragassay.present.serve.label_app import LabelQueue, labelling_app
+    from ragassay.results import read_run
 
     scale = load_rubric(rubric)
-    items = run_items(store, RUN_ID, scale, sample=ITEMS, seed=SEED)
+    items = run_items(read_run(store, RUN_ID), scale, sample=ITEMS, seed=SEED)
     return labelling_app(LabelQueue(store, RUN_ID, scale, annotator, items), token=None)
 
 

@@ -12,6 +12,7 @@ from ragassay.errors import ConfigError
 from ragassay.labels import load_rubric
 from ragassay.labels.queue import run_items
 from ragassay.present.serve.label_app import LabelQueue, labelling_app
+from ragassay.results import read_run
 
 from labels_helpers import OTHER_RUN_ID, PLANT, RUN_ID, SYSTEMS, VERDICT_TEXT, open_label_store, write_label_run
 
@@ -29,7 +30,7 @@ def store(tmp_path):
 def _client(store, rubric=CORRECT, annotator="ann", sample=10, seed=7, run_id=RUN_ID):
     from starlette.testclient import TestClient
 
-    items = run_items(store, run_id, rubric, sample=sample, seed=seed)
+    items = run_items(read_run(store, run_id), rubric, sample=sample, seed=seed)
     queue = LabelQueue(store, run_id, rubric, annotator, items)
     return TestClient(labelling_app(queue, token=None), base_url="http://127.0.0.1"), queue
 
@@ -67,11 +68,11 @@ def test_every_page_is_blind_and_shows_text_as_text(store):
 
 
 def test_items_and_pair_order_come_from_the_seed_not_from_the_annotator(store):
-    one = run_items(store, RUN_ID, CORRECT, sample=20, seed=3)
-    assert one == run_items(store, RUN_ID, CORRECT, sample=20, seed=3)
-    assert one != run_items(store, RUN_ID, CORRECT, sample=20, seed=4)
+    one = run_items(read_run(store, RUN_ID), CORRECT, sample=20, seed=3)
+    assert one == run_items(read_run(store, RUN_ID), CORRECT, sample=20, seed=3)
+    assert one != run_items(read_run(store, RUN_ID), CORRECT, sample=20, seed=4)
     assert len(set(one)) == 20 and {item.system for item in one} == set(SYSTEMS)
-    pairs = run_items(store, RUN_ID, PREFERENCE, sample=None, seed=3)
+    pairs = run_items(read_run(store, RUN_ID), PREFERENCE, sample=None, seed=3)
     assert len(pairs) == 24 and {item.systems for item in pairs} == {SYSTEMS, SYSTEMS[::-1]}  # both orders drawn
     client, queue = _client(store, PREFERENCE, sample=None, seed=3)
     for index in (0, 1, 2):  # the answer shown first is the first system's
@@ -83,7 +84,7 @@ def test_items_and_pair_order_come_from_the_seed_not_from_the_annotator(store):
     labels = store.labels(RUN_ID, "preference")
     assert response.status_code == 303 and [(x.systems, x.value) for x in labels] == [(queue.items[0].systems, 2.0)]
     with pytest.raises(ConfigError, match="compares two systems"):
-        run_items(store, RUN_ID, PREFERENCE, sample=None, seed=3, systems=[SYSTEMS[0]])
+        run_items(read_run(store, RUN_ID), PREFERENCE, sample=None, seed=3, systems=[SYSTEMS[0]])
 
 
 def test_label_skip_undo_and_resume_after_a_restart(store):

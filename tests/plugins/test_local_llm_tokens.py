@@ -11,9 +11,9 @@ import sqlite3
 
 import pytest
 
-from ragassay.api import results_store
 from ragassay.config import load_config
 from ragassay.engine.estimate.rows import as_markdown, estimate
+from ragassay.engine.project import Project
 from ragassay.engine.runner import Runner, plan_run
 from ragassay.llm import LLMGenerator
 from ragassay.llm.cache import close_caches
@@ -48,7 +48,7 @@ def test_estimate_counts_the_prompt_tokens_the_local_model_receives(tmp_path, ti
     with monkeypatch.context() as patched:  # the documented fallback of a model whose tokenizer is not known
         patched.setattr(LocalGenerator, "token_counter", LLMGenerator.token_counter)
         approximated = {r.system: r for r in estimate(plan) if r.component == "system"}
-    store = results_store(loaded)
+    store = Project(loaded).open_store()
     try:
         asyncio.run(Runner(plan, store).run())
     finally:

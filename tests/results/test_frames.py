@@ -52,6 +52,23 @@ def open_db(folder):
     return open_store(f"sqlite:///{folder / 'ragassay-results.db'}", create=False)
 
 
+def sql_rows(folder, query: str, *parameters) -> list[dict]:
+    """The rows of a query on the project's results file, read with sqlite3 (an oracle apart from ragassay)."""
+    con = sqlite3.connect(folder / "ragassay-results.db")
+    try:
+        con.row_factory = sqlite3.Row
+        return [dict(row) for row in con.execute(query, parameters)]
+    finally:
+        con.close()
+
+
+OUTPUT_ROWS = "select * from outputs where run_id = ?"
+SCORE_ROWS = (
+    "select o.system, o.question_id, s.* from {table} s join outputs o on o.id = s.output_id"
+    " where o.run_id = ? and s.repeat = 0"
+)
+
+
 @pytest.fixture(scope="module")
 def stored(tmp_path_factory):
     """One run of the project, and its frames."""
@@ -98,11 +115,7 @@ def test_outputs_frame_has_every_unit_with_failures_named(stored):
     ok = outputs.loc[("echo", "q1")]
     assert (ok["status"], ok["answer"], ok["context_count"]) == ("ok", "Ada Lovelace Labs", 1)
     assert ok["context_ids"] == ["corpus/alpha.md"] and bool(ok["retrieved"]) is True
-    store = open_db(folder)
-    try:
-        rows = {(r["system"], r["question_id"]): r for r in store.output_rows(run_id)}
-    finally:
-        store.close()
+    rows = {(r["system"], r["question_id"]): r for r in sql_rows(folder, OUTPUT_ROWS, run_id)}
     for key, row in rows.items():
         for column in ("status", "latency_s", "input_tokens", "output_tokens", "calls", "cost_usd", "error"):
             assert same(outputs.loc[key, column], row[column]), (key, column)
@@ -111,11 +124,7 @@ def test_outputs_frame_has_every_unit_with_failures_named(stored):
 def test_metrics_frame_equals_the_store_with_unscored_as_nan(stored):
     folder, run_id, frames = stored
     metrics = frames.metrics
-    store = open_db(folder)
-    try:
-        rows = store.metric_rows(run_id)
-    finally:
-        store.close()
+    rows = sql_rows(folder, SCORE_ROWS.format(table="metric_values"), run_id)
     assert len(metrics) == len(rows) == 5 * 3  # 5 ok outputs x 3 metrics; the failed one has none
     by_key = {(r["system"], r["question_id"], r["metric"]): r for r in rows}
     for record in metrics.to_dict("records"):
@@ -134,11 +143,7 @@ def test_metrics_frame_equals_the_store_with_unscored_as_nan(stored):
 def test_judgements_frame_equals_the_store(stored):
     folder, run_id, frames = stored
     judgements = frames.judgements
-    store = open_db(folder)
-    try:
-        rows = store.judgement_rows(run_id)
-    finally:
-        store.close()
+    rows = sql_rows(folder, SCORE_ROWS.format(table="judgements"), run_id)
     assert len(judgements) == len(rows) == 5
     by_key = {(r["system"], r["question_id"]): r for r in rows}
     for record in judgements.to_dict("records"):
@@ -168,7 +173,9 @@ def test_repeats_and_the_evaluation_cost_of_values(tmp_path):
     store = open_db(tmp_path)
     try:
         output_id = next(
-            r["id"] for r in store.output_rows(run_id) if (r["system"], r["question_id"]) == ("echo", "q1")
+            r["id"]
+            for r in sql_rows(tmp_path, OUTPUT_ROWS, run_id)
+            if (r["system"], r["question_id"]) == ("echo", "q1")
         )
         priced = TokenUsage(
             input_tokens=1000,

@@ -5,12 +5,12 @@ from __future__ import annotations
 from serve_helpers import client
 from traces.trace_runs import DAYS, PER_DAY, make_run
 
-from ragassay.api import results_store
 from ragassay.config import load_config
+from ragassay.engine.project import Project
 
 
 def _web(folder):
-    return results_store(load_config(folder))
+    return Project(load_config(folder)).open_store()
 
 
 def test_the_drift_page_shows_the_windows_and_flags(tmp_path):

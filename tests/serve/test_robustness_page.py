@@ -5,13 +5,13 @@ from __future__ import annotations
 from analysis.robustness_project import make_run
 from serve_helpers import client
 
-from ragassay.api import results_store
 from ragassay.config import load_config
+from ragassay.engine.project import Project
 
 
 def test_the_robustness_page_shows_the_profile(tmp_path):
     folder, run_id = make_run(tmp_path)
-    store = results_store(load_config(folder))
+    store = Project(load_config(folder)).open_store()
     try:
         web = client(store)
         page = web.get(f"/runs/{run_id}/robustness").text

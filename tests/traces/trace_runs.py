@@ -9,8 +9,8 @@ import json
 import textwrap
 
 import ragassay
-from ragassay.api import results_store
 from ragassay.config import load_config
+from ragassay.engine.project import Project
 from ragassay.results import read_run
 
 DAY_NS = 86_400 * 1_000_000_000
@@ -91,7 +91,7 @@ def make_run(folder, *, duplicates: bool = False, untimed: int = 0, metrics=("ex
 
 
 def read(folder, run_id, payloads=False):
-    store = results_store(load_config(folder))
+    store = Project(load_config(folder)).open_store()
     try:
         return read_run(store, run_id, payloads=payloads)
     finally:

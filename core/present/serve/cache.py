@@ -3,7 +3,7 @@
 A run's pages are pure functions of the stored run and the page's settings, and reading a 10,000-sample run and
 bootstrapping its intervals takes seconds. So the app keeps, per run, the read run (:class:`RunData`) and what
 the pages computed from it (comparison, sections, failure rows), but only for the run's current version: every
-request first asks the store for the version (:meth:`ragassay.store.ResultsStore.run_version`, one cheap
+request first asks the store for the version (:meth:`ragassay.store.protocols.FastReads.run_version`, one cheap
 statement that changes with every write to the run, a status change, a resume, or its lease being taken,
 released or going stale), then reuses what it kept for that version or reads and computes again. So a page never
 shows stale data: a page of a new version is computed before it is shown, by the request itself or, when the

@@ -42,7 +42,9 @@ class LabelQueue:
 
     def state(self) -> QueueState:
         """Where the annotator stands, read from the store now."""
-        return queue_state(self.items, self.store.labels(self.run_id, self.rubric.name, annotator=self.annotator))
+        from ...results import read_labels
+
+        return queue_state(self.items, read_labels(self.store, self.run_id, self.rubric.name, annotator=self.annotator))
 
     def item_id(self, index: int) -> str:
         """The opaque id of the item at ``index`` carried by its form (names neither system nor sample)."""
@@ -175,12 +177,13 @@ def _redirect(request, target: int | str | None):
 
 
 def _item_page(request, queue: LabelQueue, index: int):
+    from ...results import read_sample
     from ..templating import render
 
     item = queue.items[index]
     state = queue.state()
-    detail = queue.store.sample_detail(queue.run_id, item.sample_id)
-    outputs = {o["row"]["system"]: o["output"] for o in detail["outputs"] if o["output"] is not None}
+    run, payloads = read_sample(queue.store, queue.run_id, item.sample_id)
+    outputs = {system: output for (system, _), output in payloads.items()}
     headings = ["Answer"] if item.system is not None else ["First answer", "Second answer"]
     answers = [
         {"heading": heading, "text": outputs[name].answer, "contexts": [c for c in outputs[name].contexts if c]}
@@ -194,7 +197,7 @@ def _item_page(request, queue: LabelQueue, index: int):
         title=f"Label: {queue.rubric.name}",
         rubric=queue.rubric,
         choices=_choices(queue.rubric, current),
-        question=detail["sample"].question,
+        question=run.samples[0].question,
         answers=answers,
         index=index,
         position=index + 1,

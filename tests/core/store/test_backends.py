@@ -1,6 +1,7 @@
 """A results-store backend other than SQLAlchemy, through the seam: an in-memory store registered for
-``memory://``, implementing :mod:`ragassay.store.protocols`; a project runs on it, resumes on it, and its run is
-read by :func:`ragassay.results.read_run` and compared, all without a database."""
+``memory://``, implementing :mod:`ragassay.store.protocols` (results, human labels and traces); a project runs on
+it, resumes on it, and its run is read by :func:`ragassay.results.read_run`, compared, listed, shown, served,
+labelled, and traces are imported into it and read back, all without a database."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from ragassay.models import Judgement, MetricValue, RAGOutput, Sample
 from ragassay.store import open_store, register_backend, unregister_backend
 from ragassay.store.database import StoredUnit
 from ragassay.store.lease import LeaseHeldError
-from ragassay.store.protocols import ResultsReader, ResultsWriter, RunLease
+from ragassay.store.protocols import LabelStore, ResultsReader, ResultsWriter, RunLease, TraceStore
 from ragassay.store.reads import JUDGEMENT_COLUMNS, METRIC_COLUMNS, OUTPUT_COLUMNS
 from ragassay.store.rows import judgement_row, metric_row, output_row
 
@@ -45,6 +46,8 @@ class MemoryStore:
 
     def __init__(self):
         self.tables = {"runs": [], "systems": [], "samples": [], "outputs": [], "metrics": [], "judgements": []}
+        self.labels_given: list[dict] = []  # {"label": Label, "undone": bool} per label given, in order
+        self.spans: dict[tuple[str, str], tuple[int, dict, str]] = {}  # (trace, span) -> (start, resource, JSON)
         self.next_id = 1
         self.held: set[str] = set()
         self.recoveries: list[str] = []
@@ -242,6 +245,97 @@ class MemoryStore:
             if o["run_id"] == run_id and o["question_id"] in wanted and o["output_json"] is not None
         ]
 
+    def sample_records(self, run_id: str, question_id: str):
+        raw = next(
+            (
+                s["sample_json"]
+                for s in self.tables["samples"]
+                if (s["run_id"], s["question_id"]) == (run_id, question_id)
+            ),
+            None,
+        )
+        outputs = [dict(o) for o in self.tables["outputs"] if (o["run_id"], o["question_id"]) == (run_id, question_id)]
+        by_id = {o["id"]: o for o in outputs}
+        mine = [
+            [
+                {"system": by_id[row["output_id"]]["system"], "question_id": question_id, **row}
+                for row in self.tables[table]
+                if row["output_id"] in by_id
+            ]
+            for table in ("metrics", "judgements")
+        ]
+        return raw, outputs, *mine, sum(o["run_id"] == run_id for o in self.tables["outputs"])
+
+    # -- LabelStore -----------------------------------------------------------------------------
+
+    def add_label(self, label) -> None:
+        self.add_labels([label])
+
+    def add_labels(self, labels, sources=None) -> int:
+        new = []
+        for i, label in enumerate(labels):
+            self._check_label(label, sources[i] if sources else f"label {i + 1}")
+            if label not in new and all(row["label"] != label for row in self.labels_given):
+                new.append(label)
+        self.labels_given += [{"label": label, "undone": False} for label in new]
+        return len(new)
+
+    def _check_label(self, label, where: str) -> None:
+        if not any(r["id"] == label.run_id for r in self.tables["runs"]):
+            raise StoreError(f"{where}: no run '{label.run_id}' in memory://")
+        systems = [label.system] if label.system is not None else list(label.systems)
+        answered = {
+            o["system"]
+            for o in self.tables["outputs"]
+            if (o["run_id"], o["question_id"], o["status"]) == (label.run_id, label.sample_id, "ok")
+        }
+        if not set(systems) <= answered:
+            raise StoreError(f"{where}: no answer of {systems} to sample '{label.sample_id}'")
+
+    def labels(self, run_id: str, rubric=None, *, annotator=None) -> list:
+        latest = {}
+        for row in self.labels_given:  # in the order given: the last one of an item counts
+            label = row["label"]
+            if label.run_id == run_id and not row["undone"] and rubric in (None, label.rubric):
+                if annotator in (None, label.annotator):
+                    latest[(label.rubric, label.annotator, label.item_key)] = label
+        return sorted(latest.values(), key=lambda label: label.labelled_at)
+
+    def undo_label(self, run_id: str, rubric: str, annotator: str):
+        mine = [
+            row
+            for row in self.labels_given
+            if not row["undone"]
+            and (row["label"].run_id, row["label"].rubric, row["label"].annotator) == (run_id, rubric, annotator)
+        ]
+        if not mine:
+            return None
+        mine[-1]["undone"] = True
+        return mine[-1]["label"]
+
+    # -- TraceStore -----------------------------------------------------------------------------
+
+    def write_spans(self, batches, *, counts: bool = False):
+        spans = dict(self.spans)  # applied whole, or not at all when a batch fails to come
+        for batch in batches:
+            for trace_id, span_id, _parent, start_ns, resource, span_json in batch:
+                spans.setdefault((trace_id, span_id), (start_ns, resource, span_json))
+        before, self.spans = self._span_counts(), spans
+        return (*before, *self._span_counts()) if counts else None
+
+    def _span_counts(self) -> tuple[int, int]:
+        return len({trace_id for trace_id, _ in self.spans}), len(self.spans)
+
+    def read_spans(self, trace_ids=None):
+        wanted = None if trace_ids is None else set(trace_ids)
+        rows = [
+            (trace_id, start, span_id, resource, span_json)
+            for (trace_id, span_id), (start, resource, span_json) in self.spans.items()
+            if wanted is None or trace_id in wanted
+        ]
+        for trace_id, _start, span_id, resource, span_json in sorted(rows, key=lambda r: r[:3]):
+            yield trace_id, span_id, resource, span_json
+
     def _run(self, run_id: str) -> dict:
         return next(r for r in self.tables["runs"] if r["id"] == run_id)
 
@@ -301,14 +395,14 @@ SAMPLES = [
 def test_the_sqlalchemy_store_and_the_toy_store_both_declare_the_protocols(tmp_path):
     sql = open_store(f"sqlite:///{tmp_path / 'r.db'}")
     try:
-        assert isinstance(sql, ResultsWriter) and isinstance(sql, ResultsReader)
+        assert all(isinstance(sql, protocol) for protocol in (ResultsWriter, ResultsReader, LabelStore, TraceStore))
         assert sql.worker_url.startswith("sqlite:///") and sql.concurrent_writers is False
         with sql.lease("fp") as lease:
             assert isinstance(lease, RunLease)
     finally:
         sql.close()
     toy = MemoryStore()
-    assert isinstance(toy, ResultsWriter) and isinstance(toy, ResultsReader)
+    assert all(isinstance(toy, protocol) for protocol in (ResultsWriter, ResultsReader, LabelStore, TraceStore))
 
 
 def test_a_project_runs_resumes_and_is_compared_on_a_registered_backend(tmp_path, memory_backend):
@@ -350,6 +444,94 @@ def test_the_cli_lists_and_compares_a_run_on_the_backend(tmp_path, memory_backen
     compared = runner.invoke(main, ["compare", done.summary.run_id, "--config", config, "--format", "json"])
     assert compared.exit_code == 0, compared.output
     assert "recall_at_k" in compared.output
+
+
+def _app_client(app):
+    from starlette.testclient import TestClient
+
+    return TestClient(app, base_url="http://127.0.0.1")
+
+
+def test_show_and_the_served_pages_answer_on_the_backend(tmp_path, memory_backend):
+    from click.testing import CliRunner
+
+    from ragassay.cli.main import cli as main
+    from ragassay.present.serve import create_app
+    from ragassay.testing import run_project
+
+    run_id = run_project(tmp_path, CONFIG, corpus=CORPUS, samples=SAMPLES).summary.run_id
+    config = str(tmp_path / "ragassay.toml")
+    shown = CliRunner().invoke(main, ["show", run_id, "q0", "--config", config, "--format", "json"])
+    assert shown.exit_code == 0, shown.output
+    detail = json.loads(shown.output)
+    assert detail["sample"]["question"] == SAMPLES[0]["question"]
+    assert [o["system"] for o in detail["outputs"]] == ["keyword", "bm25"]  # as the backend stored them
+    for output in detail["outputs"]:
+        assert output["output"]["answer"] and output["output"]["contexts"]
+        assert [m["metric"] for m in output["metrics"]] == ["context_mrr", "recall_at_k", "token_recall"]
+        assert [j["judge"] for j in output["judgements"]] == ["match"]
+    printed = CliRunner().invoke(main, ["show", run_id, "q0", "--config", config])
+    assert printed.exit_code == 0 and "judge match" in printed.output, printed.output
+    with _app_client(create_app(open_store("memory://scratch", create=False), token=None)) as client:
+        pages = ["/", f"/runs/{run_id}", f"/runs/{run_id}/breakdowns", f"/runs/{run_id}/cost"]
+        pages += [f"/runs/{run_id}/failures", f"/runs/{run_id}/samples/q0"]
+        for page in pages:
+            answer = client.get(page)
+            assert answer.status_code == 200, (page, answer.text[-500:])
+        assert run_id[:12] in client.get("/").text and "Paris" in client.get(f"/runs/{run_id}/samples/q0").text
+
+
+def test_a_label_posted_in_the_labelling_app_is_stored_in_the_backend(tmp_path, memory_backend):
+    import re
+
+    from ragassay.labels import load_rubric
+    from ragassay.labels.queue import run_items
+    from ragassay.present.serve.label_app import LabelQueue, labelling_app
+    from ragassay.results import read_labels, read_run
+    from ragassay.testing import run_project
+
+    run_id = run_project(tmp_path, CONFIG, corpus=CORPUS, samples=SAMPLES).summary.run_id
+    store = open_store("memory://scratch", create=False)
+    rubric = load_rubric("correct")
+    queue = LabelQueue(store, run_id, rubric, "ann", run_items(read_run(store, run_id), rubric, sample=3, seed=1))
+    with _app_client(labelling_app(queue, token=None)) as client:
+        page = client.get("/label/item/0")
+        assert page.status_code == 200 and queue.items[0].sample_id in {s["question_id"] for s in SAMPLES}
+        form = {name: re.search(rf'name="{name}" value="([^"]+)"', page.text).group(1) for name in ("csrf", "item")}
+        posted = client.post("/label/item/0", data={**form, "value": "1"}, follow_redirects=False)
+        assert posted.status_code == 303 and posted.headers["location"] == "/label/item/1"
+    stored = read_labels(store, run_id)
+    assert [(label.sample_id, label.system, label.value) for label in stored] == [
+        (queue.items[0].sample_id, queue.items[0].system, 1.0)
+    ]
+    assert queue.state().done == 1
+
+
+def test_traces_imported_into_the_backend_are_read_back(tmp_path, memory_backend):
+    from click.testing import CliRunner
+
+    from ragassay.cli.main import cli as main
+    from ragassay.traces import read_traces
+
+    from otlp_traces import genai_trace, openinference_trace
+    from otlp_traces import request as otlp_request
+
+    spans = openinference_trace(1, "Question one?", "answer one") + genai_trace(2, "Question two?", "answer two")
+    (tmp_path / "t.json").write_text(json.dumps(otlp_request(spans)), encoding="utf-8")
+    (tmp_path / "ragassay.toml").write_text('[project]\nname = "traced"\nresults = "memory://traces"\n')
+    runner = CliRunner()
+    imported = runner.invoke(main, ["traces", "import", str(tmp_path / "t.json"), "--config", str(tmp_path), "--json"])
+    assert imported.exit_code == 0, imported.output
+    counts = json.loads(imported.output)
+    assert (counts["traces_new"], counts["spans_new"], counts["mappable"]) == (2, len(spans), 2)
+    again = runner.invoke(main, ["traces", "import", str(tmp_path / "t.json"), "--config", str(tmp_path), "--json"])
+    assert json.loads(again.output)["spans_already_stored"] == len(spans)  # stored once
+    traces = list(read_traces(open_store("memory://traces", create=False)))
+    assert [(t.question, t.answer) for t in traces] == [
+        ("Question one?", "answer one"),
+        ("Question two?", "answer two"),
+    ]
+    assert not (tmp_path / "ragassay-results.db").exists()
 
 
 def test_a_ray_run_on_a_store_workers_cannot_open_refuses_workers_writing():

@@ -9,6 +9,7 @@ import pytest
 
 from ragassay.errors import StoreError, StoreUnavailableError
 from ragassay.models import RAGOutput, Sample
+from ragassay.results import read_run
 from ragassay.store import open_store, store_url
 from ragassay.store.database import UnitResult
 
@@ -46,7 +47,7 @@ def test_a_read_only_results_file_is_read_and_never_written(tmp_path):
     with read_only(tmp_path / "db"):
         store = open_store(url, create=False)
         assert [r["outputs"] for r in store.list_runs()] == [2]
-        assert sorted(r["question_id"] for r in store.output_rows("r1")) == ["a", "b"]
+        assert sorted(q for _, q in read_run(store, "r1").outputs) == ["a", "b"]
         with pytest.raises(StoreUnavailableError):
             store.set_run_status("r1", "complete")
         store.close()
@@ -77,7 +78,7 @@ def test_changes_left_in_the_wal_of_a_killed_writer_are_read_in_a_read_only_fold
     assert (tmp_path / "db" / "results.db-wal").stat().st_size > 0
     with read_only(tmp_path / "db"):
         store = open_store(url, create=False)
-        assert sorted(r["question_id"] for r in store.output_rows("r1")) == ["a", "late"]
+        assert sorted(q for _, q in read_run(store, "r1").outputs) == ["a", "late"]
         store.close()
 
 

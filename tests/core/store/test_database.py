@@ -10,6 +10,7 @@ from sqlalchemy.exc import IntegrityError
 
 from ragassay.errors import StoreError
 from ragassay.models import Judgement, MetricValue, RAGOutput, Sample, TokenUsage
+from ragassay.results import read_run, read_sample
 from ragassay.store import SCHEMA_VERSION, open_store, store_url
 from ragassay.store.database import UnitResult
 from ragassay.store.schema import metric_values
@@ -98,15 +99,15 @@ def test_write_read_and_replace_failed_unit(any_url):
         metrics=[MetricValue(metric="m", value=1.0)],
     )
     store.write_units("r1", [retry])
-    rows = store.output_rows("r1")
-    assert sorted((r["question_id"], r["status"]) for r in rows) == [("a", "ok"), ("b", "ok")]
-    assert {(r["question_id"], r["metric"], r["value"]) for r in store.metric_rows("r1")} == {
+    run = read_run(store, "r1")
+    assert sorted((q, o.status) for (_, q), o in run.outputs.items()) == [("a", "ok"), ("b", "ok")]
+    assert {(r.question_id, r.label, r.value) for r in run.records(kind="metric", repeat=0)} == {
         ("a", "m", 1.0),
         ("b", "m", 0.5),
         ("b", "u", None),
     }
-    detail = store.sample_detail("r1", "b")
-    assert detail["outputs"][0]["output"].context_ids == ["d#0"]
+    _, payloads = read_sample(store, "r1", "b")
+    assert payloads[("sys", "b")].context_ids == ["d#0"]
 
 
 @pytest.mark.parametrize("replace_existing", [False, True])
@@ -123,7 +124,7 @@ def test_a_failing_batch_writes_nothing(any_url, replace_existing):
     )
     with pytest.raises(IntegrityError):
         store.write_units("r1", [good, dup], replace_existing=replace_existing)  # a duplicate metric row
-    assert store.output_rows("r1") == []
+    assert read_run(store, "r1").outputs == {}
 
 
 def test_get_run_by_prefix_and_unknown(any_url):
@@ -136,7 +137,7 @@ def test_get_run_by_prefix_and_unknown(any_url):
     with pytest.raises(StoreError, match="'zz' not found. Known runs"):
         store.get_run("zz")
     with pytest.raises(StoreError, match="has no sample 'nope'"):
-        store.sample_detail("abc123", "nope")
+        read_sample(store, "abc123", "nope")
 
 
 def test_any_sqlalchemy_url(tmp_path):
@@ -176,29 +177,38 @@ def test_every_reader_gives_the_same_rows_on_every_backend(any_url):
     listed = {r["id"]: r for r in store.list_runs()}
     assert (listed["r_1%"]["outputs"], listed["r_1%"]["failed"], listed["r_1%"]["systems"]) == (3, 1, 1)
     assert (listed["rx1x"]["outputs"], listed["rx1x"]["failed"]) == (0, 0)
-    assert sorted((r["question_id"], r["metric"], r["value"]) for r in store.metric_rows("r_1%")) == [
+    run = read_run(store, "r_1%")
+    assert sorted((r.question_id, r.label, r.value) for r in run.records(kind="metric", repeat=0)) == [
         ("a", "m", 0.25),
         ("a", "u", None),
         ("b", "m", 0.25),
         ("b", "u", None),
     ]
-    assert sorted((r["question_id"], r["repeat"], r["value"]) for r in store.repeat_rows("r_1%")) == [
+    assert sorted((r.question_id, r.repeat, r.value) for r in run.repeats()) == [
         ("a", 0, 0.25),
         ("a", 1, 0.75),
         ("b", 0, 0.25),
         ("b", 1, 0.75),
     ]
-    values = store.value_rows("r_1%", "metric")
-    assert {r["details"].get("k", None) == [1, 2] for r in values if r["repeat"] == 0 and r["metric"] == "m"} == {True}
-    outputs = {r["question_id"]: r for r in store.output_rows("r_1%")}
-    assert (outputs["a"]["retrieved"], outputs["a"]["retrieved_count"], outputs["c"]["status"]) == (1, 1, "failed")
-    cost = store.evaluation_usage("r_1%")["sys"]
-    assert (cost["input_tokens"], cost["calls"], cost["cost_usd"]) == (30, 4, 0.0)
-    assert sorted(cost["unpriced"].split(",")) == ["openai/unpriced-x"] * 2 + ["openai/unpriced-y"] * 2
+    assert [r.details for r in run.records(kind="metric", label="m", repeat=0)] == [{"k": [1, 2]}] * 2
+    outputs = {q: o for (_, q), o in run.outputs.items()}
+    assert (outputs["a"].retrieved, outputs["a"].retrieved_count, outputs["c"].status) == (True, 1, "failed")
+    spent = run.evaluation_usages("sys")
+    assert (sum(u.input_tokens for u in spent), sum(u.calls for u in spent)) == (30, 4)
+    assert sorted(m for u in spent for m in u.unpriced) == ["openai/unpriced-x"] * 2 + ["openai/unpriced-y"] * 2
+    assert {u.cost_usd for u in spent} == {None}  # an unpriced model: the cost is unknown, never 0
     stored = store.stored_units("r_1%")
     assert stored[("sys", "a")].metrics == {"m", "u"} and stored[("sys", "a")].repeats == {("m", 1)}
-    detail = store.sample_detail("r_1%", "a")
-    assert [m["metric"] for m in sorted(detail["outputs"][0]["metrics"], key=lambda m: m["metric"])] == ["m", "u"]
+    one, _ = read_sample(store, "r_1%", "a")
+    assert sorted(r.label for r in one.records(kind="metric", repeat=0)) == ["m", "u"]
+    rows = one.stored_rows  # every stored column, for `ragassay show --format json`
+    assert [(r["system"], r["answer"], r["sample_key"]) for r in rows.outputs] == [("sys", "answer a", None)]
+    assert {(r["metric"], r["repeat"], r["output_id"]) for r in rows.metrics} == {
+        ("m", 0, rows.outputs[0]["id"]),
+        ("m", 1, rows.outputs[0]["id"]),
+        ("u", 0, rows.outputs[0]["id"]),
+    }
+    assert [(r["judge"], r["unpriced"]) for r in rows.judgements] == [("j", "openai/unpriced-y")]
     store.close()
 
 
@@ -212,8 +222,9 @@ def test_replace_existing_stores_a_unit_computed_twice_once(any_url):
         store.write_units("r1", [again])
     store.write_units("r1", [again], replace_existing=True)  # the same result object, written again
     stored = store.stored_units("r1")[("sys", "a")].output_id
-    assert [(r["question_id"], r["id"]) for r in store.output_rows("r1")] == [("a", stored)]
-    assert [(r["metric"], r["value"]) for r in store.metric_rows("r1")] == [("m", 1.0)]
+    assert list(read_run(store, "r1").outputs) == [("sys", "a")]
+    assert [r["id"] for r in read_sample(store, "r1", "a")[0].stored_rows.outputs] == [stored]
+    assert [(r.label, r.value) for r in read_run(store, "r1").records(kind="metric")] == [("m", 1.0)]
     assert store.load_output(stored).answer == "again"
     with store.engine.connect() as conn:  # the first copy's metric value went with it
         assert conn.execute(select(func.count()).select_from(metric_values)).scalar() == 1
@@ -240,7 +251,7 @@ def test_replace_existing_rewrites_values_added_to_a_stored_output(any_url):
 
     store.write_units("r1", [added(0.5)], replace_existing=True)
     store.write_units("r1", [added(0.75)], replace_existing=True)  # the same unit's values, computed again
-    assert sorted((r["metric"], r["value"]) for r in store.metric_rows("r1")) == [("m", 0.0), ("n", 0.75)]
+    assert sorted((r.label, r.value) for r in read_run(store, "r1").records(kind="metric")) == [("m", 0.0), ("n", 0.75)]
     with pytest.raises(IntegrityError):  # without it, a second copy of the value is refused
         store.write_units("r1", [added(1.0)])
     store.close()
@@ -252,7 +263,7 @@ def test_a_run_is_read_back_in_chunks_and_by_samples(any_url, monkeypatch):
     ids = [f"q{i}" for i in range(8)]
     make_run(store, "r1", samples=ids)
     make_run(store, "r2", samples=ids)
-    assert [s.question_id for s in store.run_samples("r1")] == ids  # every chunk, in order
+    assert read_run(store, "r1").question_ids == ids  # every chunk, in order
     assert not store.has_outputs("r1")
     results = [
         UnitResult(

@@ -212,14 +212,17 @@ def _reads(store) -> dict:
         "runs": lambda: [run["id"] for run in store.list_runs()],
         "run": lambda: store.get_run("r1")["id"],
         "holder": lambda: store.run_and_holder("r1")[1],
-        "samples": lambda: [s.question_id for s in store.run_samples("r1")],
         "sample rows": lambda: [qid for qid, _ in store.sample_rows("r1")],
         "outputs": lambda: sorted(row[:2] for row in store.output_records("r1")),
         "scores": lambda: sorted(row[:4] for row in store.score_records("r1", "metric")),
-        "metric rows": lambda: sorted((r["system"], r["question_id"], r["metric"]) for r in store.metric_rows("r1")),
+        "score batches": lambda: sorted(tuple(r[:4]) for batch in store.score_batches("r1", "metric") for r in batch),
+        "output batches": lambda: sorted(tuple(r[:2]) for batch in store.output_batches("r1") for r in batch),
         "units": lambda: sorted(key for key, _ in store.iter_stored_units("r1", chunk=2)),
         "payloads": lambda: sorted(row[:2] for row in store.payload_records("r1", ["a", "c"])),
-        "detail": lambda: sorted(store.sample_detail("r1", "a")),
+        "sample": lambda: [(r["system"], r["status"]) for r in store.sample_records("r1", "a")[1]],
+        "version": lambda: store.run_version("r1")[0],
+        "labels": lambda: store.labels("r1"),
+        "spans": lambda: list(store.read_spans()),
     }
 
 

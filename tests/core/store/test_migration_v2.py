@@ -51,8 +51,8 @@ def test_v1_database_is_migrated_with_rows_kept_and_columns_derived(tmp_path):
         for name, table in current.metadata.tables.items():
             assert {c.name for c in table.columns} == columns[name], name
         run_id = store.list_runs()[0]["id"]
-        rows = store.output_rows(run_id)
-        assert all(r["retrieved_count"] == 3 and r["calls"] == 0 and r["cost_usd"] == 0.0 for r in rows)
+        rows = read_run(store, run_id).outputs.values()
+        assert all(r.retrieved_count == 3 and r.usage.calls == 0 and r.usage.cost_usd == 0.0 for r in rows)
         comparison = compare([read_run(store, run_id)])
         assert {row.system: row.retrievals for row in comparison.rows} == dict.fromkeys(
             ["keyword", "bm25", "dense", "hybrid"], 4

@@ -7,6 +7,7 @@ import sqlite3
 
 from sqlalchemy import create_engine, inspect, text
 
+from ragassay.results import read_run
 from ragassay.store import SCHEMA_VERSION, open_store
 from ragassay.store import schema as current
 from ragassay.store.migrations import migrate
@@ -55,12 +56,12 @@ def test_v2_rows_become_repeat_zero_and_repeat_is_part_of_the_key(tmp_path):
                 key = inspect(conn).get_pk_constraint(name)["constrained_columns"]
                 assert key == [c.name for c in table.primary_key.columns]
                 assert "repeat" in key
-        assert store.metric_rows("r1") == [
-            {"system": "s", "question_id": "q", "metric": "truthfulness", "value": 4.0, "unscored_reason": None}
-        ]
-        assert store.judgement_rows("r1")[0]["verdict"] == "correct"
+        run = read_run(store, "r1")
+        values = [(r.system, r.question_id, r.label, r.value, r.unscored_reason) for r in run.records(kind="metric")]
+        assert values == [("s", "q", "truthfulness", 4.0, None)]
+        assert [(r.repeat, r.verdict) for r in run.records(kind="judge")] == [(0, "correct")]
         assert store.stored_units("r1")[("s", "q")].calling == {"truthfulness", "judge:j"}
-        assert store.evaluation_usage("r1")["s"]["calls"] == 2
+        assert sum(usage.calls for usage in run.evaluation_usages("s")) == 2
     finally:
         store.close()
     con = sqlite3.connect(path)

@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import create_engine, inspect, text
 
 from ragassay.models import RAGOutput
-from ragassay.results import read_payloads, read_run
+from ragassay.results import read_payloads, read_run, read_sample
 from ragassay.store import SCHEMA_VERSION, migrations, open_store, store_url
 from ragassay.store import contexts as contexts_module
 from ragassay.store.migrations import migrate
@@ -35,6 +35,11 @@ def url(request, tmp_path):
     if request.param == "sqlite":
         return store_url("results.db", tmp_path)
     return request.getfixturevalue("postgres_url")
+
+
+def stored_outputs(run) -> dict[tuple[str, str], str]:
+    """(system, question_id) -> the JSON of every ok output of a run read with payloads, dumped again."""
+    return {key: run.payload(*key).model_dump_json() for key, output in run.outputs.items() if output.ok}
 
 
 def v3_database(url: str) -> dict[tuple[str, str], str]:
@@ -81,14 +86,13 @@ def test_v3_contexts_move_to_the_text_table_and_read_back_unchanged(url):
         assert json.loads(raws["q1s"])["context_keys"][0] == json.loads(raws["q2s"])["context_keys"][0]
         assert raws["q2t"] is None
         # every reader gives the output as version 3 stored it, byte for byte once dumped again
-        payloads = {(s, q): output for s, q, output in store.output_payloads("r1")}
-        assert {key: output.model_dump_json() for key, output in payloads.items()} == stored
-        detail = store.sample_detail("r1", "q1")
-        assert {o["row"]["system"]: o["output"].model_dump_json() for o in detail["outputs"]} == {
+        run = read_run(store, "r1", payloads=True)
+        assert stored_outputs(run) == stored
+        _, payloads = read_sample(store, "r1", "q1")
+        assert {system: output.model_dump_json() for (system, _), output in payloads.items()} == {
             "s": stored[("s", "q1")],
             "t": stored[("t", "q1")],
         }
-        run = read_run(store, "r1", payloads=True)
         assert run.payload("s", "q2").model_dump_json() == stored[("s", "q2")]
         assert read_payloads(store, "r1", ["q1"])[("s", "q1")].contexts == OUTPUTS[("s", "q1")].contexts
         ids = dict(
@@ -124,7 +128,7 @@ def test_an_interrupted_migration_leaves_version_3_and_a_second_open_completes_i
     monkeypatch.setattr(contexts_module, "store_texts", real)
     store = open_store(url, create=False)
     try:
-        assert {(s, q): o.model_dump_json() for s, q, o in store.output_payloads("r1")} == stored
+        assert stored_outputs(read_run(store, "r1", payloads=True)) == stored
     finally:
         store.close()
 

@@ -1,6 +1,6 @@
 """Reading stored traces by id in bulk (:class:`ragassay.traces.TraceLookup`, what ``trace_replay`` uses): the
 same traces as the streamed read, unmappable ones with the reason, unknown ids absent, one query per chunk of
-ids on one connection that holds no transaction between reads; on SQLite and PostgreSQL."""
+ids, and no connection held between reads; on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 from sqlalchemy import event
 
 from ragassay.store import open_store
+from ragassay.store import traces as trace_tables
 from ragassay.traces import TraceLookup, Unmapped, scan_traces
-from ragassay.traces import storage as trace_storage
 from ragassay.traces.ingest import import_paths
 
 from otlp_traces import genai_trace, openinference_trace, sid, span, tid
@@ -44,15 +44,15 @@ def _span_queries(store) -> list[str]:
     return seen
 
 
-def test_lookup_gives_the_streamed_traces_by_id_in_chunks_on_one_connection(store, monkeypatch):
-    monkeypatch.setattr(trace_storage, "IDS_PER_QUERY", 2)
+def test_lookup_gives_the_streamed_traces_by_id_in_chunks_holding_nothing_between_reads(store, monkeypatch):
+    monkeypatch.setattr(trace_tables, "IDS_PER_QUERY", 2)
     streamed = {item.trace_id: item for item in scan_traces(store)}
     queries = _span_queries(store)
     lookup = TraceLookup(store)
     try:
         wanted = [tid(5), tid(1), tid(9), "f" * 32, tid(3), tid(1)]  # any order, a duplicate, an unknown id
         found = lookup.lookup(wanted)
-        assert not lookup.stored.conn.in_transaction()  # nothing held between reads (PostgreSQL: not idle in one)
+        assert store.engine.pool.checkedout() == 0  # no connection held between reads (PostgreSQL: not idle in one)
         again = lookup.lookup([tid(2), tid(4)])
     finally:
         lookup.close()
@@ -61,7 +61,6 @@ def test_lookup_gives_the_streamed_traces_by_id_in_chunks_on_one_connection(stor
     assert isinstance(found[tid(9)], Unmapped) and found[tid(9)].reason.startswith("no answer")
     assert found[tid(3)].question == "Question 3?" and again[tid(2)].question == "Q2?"
     assert len(queries) == 3 + 1  # 5 distinct ids in chunks of 2, then one chunk
-    assert lookup.stored.conn is None  # closed
 
 
 def test_lookup_of_nothing_reads_nothing(store):

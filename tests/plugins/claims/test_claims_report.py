@@ -11,8 +11,9 @@ from click.testing import CliRunner
 
 import ragassay
 from ragassay.cli.main import cli
+from ragassay.config import load_config
+from ragassay.engine.project import Project
 from ragassay.present.html_report import build_report
-from ragassay.store.locate import open_results
 
 from claims_llm import REFERENCE
 from conftest import write_project
@@ -51,7 +52,7 @@ def test_show_and_the_report_mark_every_claim(tmp_path):
     assert "(shown as claims below" in text and '"gt_answer_claims"' not in text
     assert "[bold]Nile[/bold]; is; <b>longest</b> river" in text  # escaped for rich: printed as written
 
-    store = open_results(path, None)
+    store = Project(load_config(path)).open_store(create=False)
     try:
         page = build_report(store, [run.run_id])
     finally:

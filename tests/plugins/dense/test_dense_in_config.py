@@ -7,8 +7,9 @@ import json
 import pytest
 
 import ragassay
-from ragassay.api import results_store
 from ragassay.config import load_config
+from ragassay.engine.project import Project
+from ragassay.results import read_run
 
 from conftest import ragassay_cli, write_project
 from dense_support import minilm_folder
@@ -59,12 +60,12 @@ CONFIG = """
 
 
 def metric_table(config_path, run_id):
-    store = results_store(load_config(config_path))
+    store = Project(load_config(config_path)).open_store()
     try:
-        rows = store.metric_rows(run_id)
+        rows = read_run(store, run_id).records(kind="metric", repeat=0)
     finally:
         store.close()
-    return {(r["system"], r["question_id"], r["metric"]): r["value"] for r in rows}
+    return {(r.system, r.question_id, r.label): r.value for r in rows}
 
 
 @pytest.mark.slow

@@ -19,9 +19,9 @@ import yaml
 from click.testing import CliRunner
 
 import ragassay
-from ragassay.api import results_store
 from ragassay.cli.main import cli
 from ragassay.config import load_config
+from ragassay.engine.project import Project
 from ragassay.present.sections.robustness import robustness_section
 from ragassay.present.templating import section_html
 from ragassay.reference_rags.naive import DEFAULT_SYSTEM_PROMPT, HARDENED_SYSTEM_PROMPT
@@ -122,7 +122,7 @@ def robustness(root: Path, name: str, run_id: str, *args: str):
 
 
 def read(root: Path, name: str, run_id: str):
-    store = results_store(load_config(root / f"{name}.toml"))
+    store = Project(load_config(root / f"{name}.toml")).open_store()
     try:
         return read_run(store, run_id, payloads=True)
     finally:

@@ -136,6 +136,7 @@ def test_scores_must_match_the_contexts(tmp_path):
 def test_an_edited_outputs_file_is_answered_afresh_not_resumed(tmp_path, host):
     """The file's content is part of the system's key: editing it makes a new run with the new answers."""
     import ragassay
+    from ragassay.results import read_run
     from ragassay.store import open_store, store_url
 
     outputs = tmp_path / "outputs.jsonl"
@@ -153,7 +154,8 @@ def test_an_edited_outputs_file_is_answered_afresh_not_resumed(tmp_path, host):
     assert second.run_id != first.run_id and second.reused == 0
     store = open_store(store_url("ragassay-results.db", tmp_path))
     try:
-        em = {r["question_id"]: r["value"] for r in store.metric_rows(second.run_id) if r["metric"] == "exact_match"}
+        run = read_run(store, second.run_id)
+        em = {r.question_id: r.value for r in run.records(kind="metric", label="exact_match", repeat=0)}
     finally:
         store.close()
     assert em == {"q1": 1.0, "q2": 1.0, "q3": 1.0}
