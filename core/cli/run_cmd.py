@@ -117,21 +117,45 @@ def run_command(
     Results are stored as they are produced; re-running the same config resumes, skipping completed work.
     Only one process works on a config's run at a time: a second one refuses, or waits with --wait.
     """
-    from ..api import run
-    from ..config import load_config
-    from ..engine.executor import with_executor
-    from ..engine.interruptible import exit_interrupted
     from ..llm.budget import Budget
-    from ..plugin_manager import get_plugin_host
-    from .progress import build_callbacks, make_progress, progress_every, run_callbacks, system_count
+    from .progress import make_progress, progress_every
 
     budget = Budget.parse(budget_text) if budget_text is not None else None
     progress = make_progress(quiet, progress_every(progress_every_s))
-    loaded = with_executor(load_config(project_path(config, config_path)), executor, address, workers)
+    loaded = _load_project(project_path(config, config_path), executor, address, workers, sample, where)
+    options = {"new": new, "no_cache": no_cache, "description": description, "wait": wait, "repeats": repeats}
+    options |= {"budget": budget, "sequential": sequential, "baseline": baseline}
+    if not quiet:
+        options["on_plan"] = lambda plan: _print_estimate(plan, resume=not new)
+    summary = _run_with_progress(loaded, progress, options)
+    _say_summary(summary)
+    if not quiet:
+        _print_comparison(loaded, summary, baseline)
+    if summary.budget_limited:
+        raise SystemExit(BUDGET_LIMITED_EXIT)
+
+
+def _load_project(path: Path, executor, address, workers, sample, where):
+    """The project's config, with ``--executor``/``--address``/``--workers`` and ``--sample``/``--where``
+    applied."""
+    from ..config import load_config
+    from ..engine.executor import with_executor
+
+    loaded = with_executor(load_config(path), executor, address, workers)
     if sample is not None or where:
         from ..engine.source_flags import with_source_options
+        from ..plugin_manager import get_plugin_host
 
         loaded = with_source_options(loaded, get_plugin_host().registry, sample=sample, where=where)
+    return loaded
+
+
+def _run_with_progress(loaded, progress, options: dict):
+    """:func:`ragassay.api.run` with the progress display; after Ctrl-C or a failure, says what is stored."""
+    from ..api import run
+    from ..engine.interruptible import exit_interrupted
+    from .progress import build_callbacks, run_callbacks, system_count
+
     announce, on_result = run_callbacks(progress, system_count(loaded))
     started: list[str] = []  # the run id, once the run is open
 
@@ -140,37 +164,30 @@ def run_command(
         announce(summary)
 
     try:
-        summary = run(
-            loaded,
-            new=new,
-            no_cache=no_cache,
-            description=description,
-            wait=wait,
-            on_wait=_say_waiting,
-            on_start=on_start,
-            on_result=on_result,
-            repeats=repeats,
-            budget=budget,
-            sequential=sequential,
-            baseline=baseline,
-            on_plan=None if quiet else (lambda plan: _print_estimate(plan, resume=not new)),
-            **build_callbacks(progress),
+        return run(
+            loaded, on_wait=_say_waiting, on_start=on_start, on_result=on_result, **options, **build_callbacks(progress)
         )
     except KeyboardInterrupt:
-        if progress is not None:
-            progress.stop()
-            progress = None
+        _stop(progress)
         _say_partial(loaded, started)
         exit_interrupted(130)
     except Exception:
-        if progress is not None:
-            progress.stop()
-            progress = None
+        _stop(progress)
         _say_partial(loaded, started)
         raise
     finally:
-        if progress is not None:
-            progress.stop()
+        _stop(progress)
+
+
+def _stop(progress) -> None:
+    """Stop the progress display (once: stopping it again does nothing)."""
+    if progress is not None:
+        progress.stop()
+
+
+def _say_summary(summary) -> None:
+    """The session in lines on stderr: units, warnings, the first failures, a budget's partial note, a sequential
+    run's decisions."""
     click.echo(
         f"run {summary.run_id}: {summary.completed} units done in {summary.elapsed_s:.1f}s, "
         f"{summary.skipped} skipped, {summary.reused} reused from earlier runs, {summary.failed} failed, "
@@ -195,23 +212,24 @@ def run_command(
             f"{record['checked']} of {record['samples']} samples (ragassay compare shows the decisions and the saving)",
             err=True,
         )
-    if not quiet:
-        from ..analysis.comparison import compare
-        from ..engine.project import Project
-        from ..results import read_run
-        from .comparison_view import print_comparison
 
-        store = Project(loaded).open_store()
-        try:
-            data = read_run(store, summary.run_id)
-        finally:
-            store.close()
-        out = console()  # rich, imported here: a quiet run prints no table
-        if summary.budget_limited:
-            out.print("[bold]Partial verdicts[/bold] (budget-limited: on the samples scored so far)")
-        print_comparison(out, compare([data], baseline=baseline, family=loaded.config.evaluation.decide))
+
+def _print_comparison(loaded, summary, baseline: str | None) -> None:
+    """The run's comparison and verdicts (partial verdicts for a budget-limited session)."""
+    from ..analysis.comparison import compare
+    from ..engine.project import Project
+    from ..results import read_run
+    from .comparison_view import print_comparison
+
+    store = Project(loaded).open_store()
+    try:
+        data = read_run(store, summary.run_id)
+    finally:
+        store.close()
+    out = console()  # rich, imported here: a quiet run prints no table
     if summary.budget_limited:
-        raise SystemExit(BUDGET_LIMITED_EXIT)
+        out.print("[bold]Partial verdicts[/bold] (budget-limited: on the samples scored so far)")
+    print_comparison(out, compare([data], baseline=baseline, family=loaded.config.evaluation.decide))
 
 
 BUDGET_LIMITED_EXIT = 3  # the run stopped at its budget (docs/llm.md, Estimates and budgets)
