@@ -4,6 +4,7 @@ its broken section as a note naming the plugin."""
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
 import sys
@@ -58,6 +59,14 @@ def test_an_installed_section_plugin_adds_sections_to_the_html_report(section_si
     assert "<td>base</td><td>12</td><td>0</td>" in answered
     assert "<script>" not in answered and "&lt;script&gt;alert(&#39;plugin&#39;)&lt;/script&gt;" in answered
     assert FAILED in page and "Traceback" not in page
+
+
+def test_ragassay_plugins_lists_the_plugins_sections_after_ragassays_own(section_site):
+    result = ragassay_cli("plugins", "--json", env=cli_env(section_site))
+    assert result.returncode == 0, result.stderr
+    sections = [(c["name"], c["plugin"]) for c in json.loads(result.stdout)["components"] if c["kind"] == "section"]
+    assert ("verdicts", "ragassay_sections") in sections and ("failures", "ragassay_sections") in sections
+    assert {("answers/answered", "answers"), ("answers/fails", "answers")} <= set(sections)
 
 
 def test_an_installed_section_plugin_adds_a_page_and_a_tab_to_serve(section_site, database):

@@ -62,10 +62,12 @@ class RunView:
 
     @property
     def run(self):
+        """The run, read once."""
         return self._read(False)
 
     @property
     def grouped_run(self):
+        """The run with its outputs' JSON where its samples carry a ``group_id`` (else the same as :attr:`run`)."""
         return self._read(True)
 
     @property
@@ -74,6 +76,8 @@ class RunView:
         return (("alpha", self.alpha), ("baseline", self.baseline), ("seed", self.seed))
 
     def shared(self, key: Hashable, compute: Callable[[], Any]) -> Any:
+        """The value kept under ``key`` for this run (include the settings it depends on in the key), else
+        ``compute()``, kept."""
         return self._shared(key, compute)
 
 
@@ -131,6 +135,10 @@ class Sections:
                 if self._placed is None:
                     self._placed = _placed(_with_shipped(self._host))
         return self._placed
+
+    def register(self) -> None:
+        """Have the sections registered: ragassay's own added to the host (``ragassay plugins`` lists them)."""
+        self.placed  # noqa: B018 - taking them registers ragassay's own
 
     def report(self, view: RunView) -> list[Section]:
         """Every section with a ``report_order``, by it, of the view's run."""

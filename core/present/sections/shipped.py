@@ -148,7 +148,7 @@ class Latency(RunSection):
 
 
 class FailureBrowser(RunSection):
-    """The failure browser: every system's output for the worst samples, filtered (its tab).
+    """The failure browser's tab: every system's output for the worst samples, filtered.
 
     Its page (filters, pages of rows, a page per sample: :mod:`ragassay.present.serve.failures`) and the report's
     browser after every run are drawn by the wing's own templates; sections that name page ``failures`` show
@@ -182,7 +182,7 @@ class Robustness(RunSection):
 
 
 class Drift(RunSection):
-    """Drift over time (per day, or per week with ``?by=week``), for a run scored from traces."""
+    """Drift over time per day (or per week: ?by=week), for a run scored from traces."""
 
     name = "drift"
     page = tab = "drift"
