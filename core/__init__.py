@@ -42,6 +42,14 @@ _EXPORTS = {
     "Corpus": "ragassay.components",
     "NoOptions": "ragassay.components",
     "PhaseProgress": "ragassay.phases",
+    # sections of the HTML report and of ragassay serve's pages, and the blocks they are made of
+    "RunSection": "ragassay.components",
+    "Section": "ragassay.present.blocks",
+    "Table": "ragassay.present.blocks",
+    "Cell": "ragassay.present.blocks",
+    "Note": "ragassay.present.blocks",
+    "Items": "ragassay.present.blocks",
+    "Plot": "ragassay.present.blocks",
     # data models
     "Document": "ragassay.models",
     "Chunk": "ragassay.models",

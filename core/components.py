@@ -583,10 +583,41 @@ class RAGSystem(Component):
         """Release clients and connections after the run. Default: nothing."""
 
 
+class RunSection(Component):
+    """A section of the HTML report and of a ``ragassay serve`` page: blocks (:class:`ragassay.Section` with
+    :class:`ragassay.Table`, :class:`ragassay.Note`, ...) computed from one stored run (docs/plugins.md, "Sections
+    and pages"). Text in a block is escaped when rendered; only a :class:`ragassay.Plot`'s SVG is markup.
+
+    The ``view`` given to :meth:`sections` has ``run`` (the run read once: ``systems``, ``samples``,
+    ``scores_frame()``, ...), ``baseline``, ``alpha`` and ``seed`` (the report's or the page's settings),
+    ``params`` (the page's other query parameters; empty in the report) and ``shared(key, compute)`` (a value
+    computed once per run and settings, shared by the sections of a report or of the app).
+    """
+
+    kind = "section"
+    #: The ``ragassay serve`` page the section appears on, below ``/runs/RUN``: "" is the run's first page,
+    #: "breakdowns" or "cost" a shipped one; another name makes a new page with its own tab.
+    page: ClassVar[str] = ""
+    #: The label of the page's tab (its first section's label counts; default: the page name).
+    tab: ClassVar[str] = ""
+    #: Where the section goes in each run of the HTML report, smaller first (the shipped ones use 10 to 100;
+    #: equal values keep the order of registration); None leaves it out of the report.
+    report_order: ClassVar[float | None] = 1000
+
+    def absent(self, run: Any) -> str:
+        """Why ``run`` has nothing for this section ("" when it has, the default); a page whose sections are all
+        absent has no tab for that run and answers 404 with the reason."""
+        return ""
+
+    def sections(self, view: Any) -> Any:
+        """A :class:`ragassay.Section`, a list of them, or None (nothing to show for this run)."""
+        raise NotImplementedError
+
+
 #: Component base class for each hook kind.
 KIND_BASES: dict[str, type[Component]] = {
     cls.kind: cls
-    for cls in (Chunker, Retriever, Reranker, Embedder, Generator, Metric, Judge, DatasetSource, RAGSystem)
+    for cls in (Chunker, Retriever, Reranker, Embedder, Generator, Metric, Judge, DatasetSource, RAGSystem, RunSection)
 }
 
 

@@ -199,6 +199,33 @@ def register_judges(register: Register) -> None:
     """
 
 
+# --------------------------------------------------------------------------------------------
+# Presentation
+# --------------------------------------------------------------------------------------------
+
+
+@hookspec
+def register_sections(register: Register) -> None:
+    """Register :class:`ragassay.RunSection` subclasses: sections of the HTML report and of ``ragassay serve``.
+
+    A section computes blocks (:class:`ragassay.Section`, :class:`ragassay.Table`, :class:`ragassay.Note`, ...)
+    from one stored run; it shows in each run of ``ragassay report --html`` (at its ``report_order``) and on the
+    serve page it names (``page``): a page no other section uses gets its own route ``/runs/RUN/<page>`` and
+    tab. ragassay's own sections (comparison, breakdowns, cost, robustness, drift, the failure browser) are
+    registered through this hook too; a plugin's come after them. A section that raises shows as a note naming
+    its plugin and the error; the rest of the report or page is unaffected.
+
+    :param register: call ``register(cls)`` for each section class.
+    :return: nothing; return values are ignored.
+
+    Example::
+
+        @hookimpl
+        def register_sections(register):
+            register(AnswerLengths)      # page = "lengths": /runs/RUN/lengths, a tab, a report section
+    """
+
+
 #: hook name -> component kind it registers.
 HOOK_KINDS: dict[str, str] = {
     "register_chunkers": "chunker",
@@ -210,4 +237,5 @@ HOOK_KINDS: dict[str, str] = {
     "register_dataset_sources": "dataset_source",
     "register_metrics": "metric",
     "register_judges": "judge",
+    "register_sections": "section",
 }

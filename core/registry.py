@@ -117,6 +117,11 @@ class Registry:
         self.complete()
         return [self._by_kind[kind][n] for n in sorted(self._by_kind.get(kind, {}))]
 
+    def in_order(self, kind: str) -> list[ComponentInfo]:
+        """The components of ``kind`` in the order they were registered (:meth:`of_kind` sorts them by name)."""
+        self.complete()
+        return list(self._by_kind.get(kind, {}).values())
+
     def all(self) -> list[ComponentInfo]:
         self.complete()
         return [info for kind in self._by_kind for info in self.of_kind(kind)]

@@ -20,9 +20,11 @@ def plugins_command(fmt: str | None, show_options: bool, show_traceback: bool) -
     gives components (with their options' JSON schema) and failures; csv and markdown give the table.
     """
     from ..plugin_manager import get_plugin_host
+    from ..present.sections.registered import Sections
 
     fmt = output_format(fmt)
     host = get_plugin_host()
+    Sections.of().register()  # ragassay's own report sections, on the host as the report and serve have them
     infos = list(host.registry.all())
     if fmt == "json":
         emit(console(), [], fmt, data=_as_dict(host, infos))

@@ -6,7 +6,9 @@ statistic (the analyses do) or opens a results store (the commands and the API p
 - the blocks every page is made of (:mod:`.blocks`) and the one Jinja2 environment with its templates and
   static files (:mod:`.templating`), shared by
 - the sections (:mod:`.sections`): comparison, verdicts, breakdowns, cost, robustness, drift, the failure
-  browser, each a plugin of the ``register_sections`` hook;
+  browser, each registered through the ``register_sections`` hook by the wing's default plugin
+  (:mod:`.sections.shipped`), as a third-party plugin registers its own; :mod:`.sections.registered` takes them
+  from the plugin host for
 - the static HTML report (:mod:`.html_report`), the live browser (:mod:`.serve`) and the labelling app
-  (:mod:`.label_app`).
+  (:mod:`.serve.label_app`).
 """

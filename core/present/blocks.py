@@ -2,7 +2,8 @@
 
 The report (:mod:`ragassay.present.html_report`) and the app build their sections from these; no Python code builds
 markup. Text in any field is escaped when rendered; only :attr:`Plot.svg` (an SVG that matplotlib drew) is
-markup.
+markup. They are on the public facade (``from ragassay import Section, Table, Note``) for the sections that
+plugins register (:class:`ragassay.RunSection`).
 """
 
 from __future__ import annotations
@@ -51,14 +52,16 @@ class Items:
 
 @dataclasses.dataclass(frozen=True)
 class Plot:
-    """An inline SVG plot (markup drawn by matplotlib, see :mod:`ragassay.present.sections.plots`)."""
+    """An inline SVG plot (markup drawn by matplotlib, see :mod:`ragassay.present.sections.plots`): ``svg`` is a
+    :class:`markupsafe.Markup` (a plain string is escaped, so it shows as text)."""
 
     svg: Any  # markupsafe.Markup
 
 
 @dataclasses.dataclass(frozen=True)
 class Section:
-    """A titled section: ``anchor`` (its id), a legend line, then its parts in order."""
+    """A titled section: ``anchor`` (its id in the page: a plugin's starts with the plugin's name), a legend line,
+    then its parts in order (:class:`Table`, :class:`Note`, :class:`Items`, :class:`Plot`)."""
 
     anchor: str
     title: str

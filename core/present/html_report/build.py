@@ -1,9 +1,10 @@
 """Assemble the HTML report of stored runs: one self-contained page (see docs/results.md, "HTML report").
 
-Each run is read once (:func:`ragassay.results.read_run`) and every section renders an analysis of that one
-object (:func:`ragassay.analysis.report.run_report`); the failure browser adds one read of the chosen samples'
-outputs. Nothing here computes a statistic, and nothing builds markup: the sections are data
-(:mod:`ragassay.present.blocks`) rendered by the templates ``ragassay serve`` uses (``report.html``).
+Each run is read once (:func:`ragassay.results.read_run`) and every section registered through
+``register_sections`` (ragassay's own: :mod:`ragassay.present.sections.shipped`; then each plugin's) renders an
+analysis of that one object; the failure browser adds one read of the chosen samples' outputs. Nothing here
+computes a statistic, and nothing builds markup: the sections are data (:mod:`ragassay.present.blocks`) rendered by
+the templates ``ragassay serve`` uses (``report.html``).
 """
 
 from __future__ import annotations
@@ -12,18 +13,7 @@ import math
 from typing import Any
 
 from ..blocks import Section
-from ..sections.breakdowns import breakdowns_section, correlation_section
 from ..sections.browser import WORST_PER_SYSTEM, sample_entry
-from ..sections.robustness import robustness_section
-from ..sections.tables import (
-    comparison_section,
-    cost_section,
-    grammar_section,
-    latency_section,
-    pairs_section,
-    verdict_section,
-)
-from ..sections.trend import trend_section
 
 
 def build_report(
@@ -34,6 +24,7 @@ def build_report(
     alpha: float = 0.05,
     seed: int = 0,
     worst: int = WORST_PER_SYSTEM,
+    host=None,
 ) -> str:
     """The HTML report of the stored runs ``run_ids`` (ids or unique prefixes), as one string.
 
@@ -41,11 +32,17 @@ def build_report(
     latency and the frontier, breakdowns and box plots by the declared sample fields, the cost view, the metric
     correlation matrix and, for grouped samples, the GRAMMAR view; then the failure browser over the ``worst``
     samples of each system. The same runs and arguments give the same bytes.
+
+    The sections are those registered through ``register_sections`` on ``host`` (a
+    :class:`ragassay.plugin_manager.PluginHost`; default: the process-wide one): ragassay's own, then each
+    plugin's, by ``report_order`` (:mod:`ragassay.present.sections.registered`).
     """
     from ...analysis.worst import worst_samples
     from ...results import read_payloads, read_run
+    from ..sections.registered import Sections
     from ..templating import render_text
 
+    sections = Sections.of(host)
     runs = [read_run(store, ref, payloads="grouped") for ref in run_ids]
     shown, nav, cases = [], [], []
     for index, run in enumerate(runs):
@@ -55,7 +52,7 @@ def build_report(
                 "suffix": suffix,
                 "info": run.info,
                 "systems": run.systems,
-                "sections": run_sections(run, baseline, alpha, seed),
+                "sections": run_sections(run, baseline, alpha, seed, sections),
             }
         )
         nav.append((f"run{suffix}", f"run {run.id[:12]}"))
@@ -72,27 +69,14 @@ def build_report(
     return page + "\n"
 
 
-def run_sections(run, baseline, alpha: float, seed: int) -> list[Section]:
-    """The sections of one run, in page order (robustness only for a run with perturbed systems)."""
-    from ...analysis.report import run_report
-    from ...analysis.sentences import verdict_sentences
+def run_sections(run, baseline, alpha: float, seed: int, sections=None) -> list[Section]:
+    """The sections of one run, in report order (:class:`ragassay.present.sections.registered.Sections`; default:
+    the process-wide plugin host's); a section with nothing to show for the run (robustness for a run without
+    perturbed systems) is left out."""
+    from ..sections.registered import RunView, Sections
 
-    report = run_report(run, baseline=baseline, alpha=alpha, seed=seed)
-    part = report.comparison.runs[0]
-    verdicts = part.verdicts
-    sections = [
-        verdict_section(verdicts, verdict_sentences(verdicts)),
-        comparison_section(verdicts, report.comparison.hidden),
-        pairs_section(verdicts),
-        latency_section(part),
-        breakdowns_section(run, report.breakdowns),
-        cost_section(report.cost, report.cost_reason),
-        correlation_section(run),
-        grammar_section(report.grammar, report.grammar_reason),
-        robustness_section(run, alpha, seed),
-        trend_section(run, alpha, seed),
-    ]
-    return [s for s in sections if s is not None]
+    view = RunView.of_run(run, baseline=baseline, alpha=alpha, seed=seed)
+    return (sections or Sections.of()).report(view)
 
 
 def _payloads(run, question_ids: list[str]) -> dict:

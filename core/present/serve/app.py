@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from ..templating import STATIC, render
 
 
-def create_app(store, *, token: str | None, extra: Sequence = (), prepare: bool = True):
+def create_app(store, *, token: str | None, extra: Sequence = (), prepare: bool = True, host=None):
     """The app over ``store`` (a :class:`ragassay.store.protocols.ResultsReader`).
 
     :param token: the access token every request must carry (see :mod:`ragassay.present.serve.security`); None: no
@@ -25,6 +25,9 @@ def create_app(store, *, token: str | None, extra: Sequence = (), prepare: bool 
         the same gate; their endpoints see the store as ``request.app.state.store``.
     :param prepare: prepare pages in a background thread while the app runs (:mod:`ragassay.present.serve.prepare`):
         it starts with the app's lifespan (uvicorn, or a TestClient used as a context manager) and stops with it.
+    :param host: the :class:`ragassay.plugin_manager.PluginHost` whose ``register_sections`` make the run pages
+        (ragassay's own, then each plugin's; :mod:`ragassay.present.sections.registered`); default: the
+        process-wide one.
     """
     from starlette.applications import Starlette
     from starlette.exceptions import HTTPException
@@ -33,6 +36,7 @@ def create_app(store, *, token: str | None, extra: Sequence = (), prepare: bool 
     from starlette.staticfiles import StaticFiles
 
     from ...errors import RagassayError
+    from ..sections.registered import Sections
     from .cache import RunCache
     from .pages import ROUTES
     from .prepare import Preparer
@@ -47,7 +51,8 @@ def create_app(store, *, token: str | None, extra: Sequence = (), prepare: bool 
     )
     app.state.store = store
     app.state.runs = RunCache(store)  # each run read once per version (ragassay.present.serve.cache)
-    app.state.preparer = Preparer(app.state.runs) if prepare else None
+    app.state.sections = Sections.of(host)  # the pages' sections, taken from the plugins on first use
+    app.state.preparer = Preparer(app.state.runs, sections=app.state.sections) if prepare else None
     app.state.token = token
     return app
 

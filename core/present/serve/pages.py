@@ -3,12 +3,17 @@ computes a statistic), on the run as stored now. Each request asks the run's ver
 and the sections computed for that version (:mod:`.cache`), or reads and computes them again; the sample page
 reads only its sample (:func:`ragassay.results.read_sample`).
 
-- ``/``: the runs; ``/runs/{run}``: verdicts, comparison, paired verdicts; ``/runs/{run}/breakdowns``:
-  breakdowns with box plots, metric correlation, GRAMMAR; ``/runs/{run}/cost``: cost and latency with the
-  frontier; ``/runs/{run}/robustness``: the robustness profile; ``/runs/{run}/failures``: the failure browser
-  (:mod:`.failures`); ``/runs/{run}/samples/{question_id}``: one sample with every system's output.
+- ``/``: the runs;
+- ``/runs/{run}`` and ``/runs/{run}/{page}``: the sections registered through ``register_sections`` for that
+  page (:class:`ragassay.present.sections.registered.Sections`). ragassay's own: verdicts, comparison, paired
+  verdicts on the first page; ``breakdowns``: breakdowns with box plots, metric correlation, GRAMMAR; ``cost``:
+  cost and latency with the frontier; ``robustness``: the robustness profile; ``drift``: drift over time. A
+  plugin's section naming another page makes that page, with its tab;
+- ``/runs/{run}/failures``: the failure browser (:mod:`.failures`), below the sections of page ``failures``;
+  ``/runs/{run}/samples/{question_id}``: one sample with every system's output.
 
-The comparison pages take ``baseline``, ``alpha`` and ``seed`` as query parameters (as ``compare`` takes them).
+The section pages take ``baseline``, ``alpha`` and ``seed`` as query parameters (as ``compare`` takes them); their
+other query parameters are the sections' ``view.params`` (``by`` of the drift page).
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ from starlette.routing import Route
 from ..templating import render
 from . import sections as sections_of
 from .sections import page, settings_key
+
+SETTINGS = ("baseline", "alpha", "seed")  # query parameters of every section page (as compare takes them)
 
 
 def runs_page(request):
@@ -61,52 +68,28 @@ def _page(request, entry, tab: str, sections: list, **context):
         preparer.viewed(entry.run_id)
     run = entry.run()
     title = f"Run {run.id[:12]} ({run.info.project})"
-    tabs = sections_of.tabs(entry)
+    tabs = sections_of.tabs(entry, request.app.state.sections)
     return render(request, "run.html", title=title, run=run, tab=tab, tabs=tabs, sections=sections, **context)
 
 
-def comparison_page(request):
-    """Verdicts, the comparison with intervals, and the paired verdicts against the baseline."""
-    entry = _entry(request)
-    return _page(request, entry, "", page(entry, "comparison", _settings(request, entry.run())))
+def _params(request) -> tuple:
+    """The page's query parameters other than its settings, as a key (the sections' ``view.params``)."""
+    return tuple(sorted((k, v) for k, v in request.query_params.items() if k not in SETTINGS))
 
 
-def breakdowns_page(request):
-    """Breakdowns by the declared sample fields with box plots, the metric correlation, the GRAMMAR view."""
-    entry = _entry(request)
-    seed = dict(_settings(request, entry.run()))["seed"]
-    return _page(request, entry, "breakdowns", page(entry, "breakdowns", seed))
-
-
-def cost_page(request):
-    """The cost view and latency quantiles with the quality-cost-latency frontier."""
-    entry = _entry(request)
-    return _page(request, entry, "cost", page(entry, "cost", _settings(request, entry.run())))
-
-
-def robustness_page(request):
-    """The robustness profile of a run with perturbed systems."""
-    entry = _entry(request)
-    section = page(entry, "robustness", _settings(request, entry.run()))
-    if section is None:
-        raise HTTPException(404, f"run {entry.run_id[:12]} has no perturbed system: no robustness profile")
-    return _page(request, entry, "robustness", [section])
-
-
-def drift_page(request):
-    """Drift over time of a run scored from traces: per-window means with intervals, windows flagged against the
-    reference window (:func:`ragassay.analysis.trend.trend`); ``?by=day|week``."""
-    from ...errors import ConfigError
-
+def sections_page(request):
+    """A page of registered sections (``/runs/{run}``: the comparison; ``/runs/{run}/{page}``); 404 for a page no
+    section names, and for a page whose sections have nothing to show for the run (with their reason)."""
+    sections = request.app.state.sections
+    name = request.path_params.get("page", "")
+    if name not in dict(sections.pages()):
+        raise HTTPException(404)
     entry = _entry(request)
     settings = _settings(request, entry.run())
-    by = request.query_params.get("by", "day")
-    if by not in ("day", "week"):
-        raise ConfigError(f"by={by!r}: give day or week")
-    section = page(entry, "drift", by, settings)
-    if section is None:
-        raise HTTPException(404, f"run {entry.run_id[:12]} has no sample from a trace: no drift to show")
-    return _page(request, entry, "drift", [section])
+    found = page(entry, "sections", sections, name, settings, _params(request))
+    if found is None:
+        raise HTTPException(404, f"run {entry.run_id[:12]} {sections.absence(name, entry.run())}")
+    return _page(request, entry, name, found)
 
 
 def failures_page(request):
@@ -116,6 +99,7 @@ def failures_page(request):
     entry = _entry(request)
     run = entry.run()
     filters = Filters.of(request.query_params, run)
+    shown_above = _failures_sections(request, entry)
     found = page(entry, "failures", dataclasses.replace(filters, page=1))  # every page's rows, kept once
     pages = max(1, -(-len(found) // PAGE))
     if filters.page > pages:
@@ -125,7 +109,7 @@ def failures_page(request):
         request,
         entry,
         "failures",
-        [],
+        shown_above,
         filters=filters,
         found=len(found),
         shown=page_of(run, found, filters),
@@ -133,6 +117,16 @@ def failures_page(request):
         query=query,
         total=len(run.systems) * len(run.question_ids),
     )
+
+
+def _failures_sections(request, entry) -> list:
+    """The sections of page ``failures`` above the browser: none but a plugin's (ragassay's own browser is the
+    page), computed with the page's settings (checked only then, as the browser alone takes none)."""
+    sections = request.app.state.sections
+    if all(p.builtin for p in sections.on("failures")):
+        return []
+    settings = _settings(request, entry.run())
+    return page(entry, "sections", sections, "failures", settings, _params(request)) or []
 
 
 def sample_page(request):
@@ -146,7 +140,7 @@ def sample_page(request):
     table = run.score_table
     scores = list(table.rows(table.repeat == 0))
     sample = Sample.model_validate_json(run.sample_json[0])
-    tabs = sections_of.tabs_of(run)  # the tabs of the sample's run (robustness) and of the sample itself (drift)
+    tabs = request.app.state.sections.tabs(run)  # the tabs of the sample's run (robustness), of the sample (drift)
     title = f"Run {run.id[:12]} ({run.info.project})"
     context = {"sample": sample_entry(run, sample, payloads, scores)}
     return render(request, "run.html", title=title, run=run, tab="failures", tabs=tabs, sections=[], **context)
@@ -154,11 +148,8 @@ def sample_page(request):
 
 ROUTES = [
     Route("/", runs_page, name="runs"),
-    Route("/runs/{run}", comparison_page, name="run"),
-    Route("/runs/{run}/breakdowns", breakdowns_page, name="breakdowns"),
-    Route("/runs/{run}/cost", cost_page, name="cost"),
-    Route("/runs/{run}/robustness", robustness_page, name="robustness"),
-    Route("/runs/{run}/drift", drift_page, name="drift"),
+    Route("/runs/{run}", sections_page, name="run"),
     Route("/runs/{run}/failures", failures_page, name="failures"),
     Route("/runs/{run}/samples/{question_id:path}", sample_page, name="sample"),
+    Route("/runs/{run}/{page}", sections_page, name="page"),
 ]

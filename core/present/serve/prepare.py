@@ -3,8 +3,9 @@
 Computing a page of a 10,000-sample run (reading it, bootstrapping its intervals, drawing its plots) takes about a
 second; the preparer does it before the page is asked for:
 
-- at start, the default pages (:func:`ragassay.present.serve.sections.default_pages`: comparison, cost, breakdowns,
-  failures, and robustness or drift where the run has them) of the :data:`NEWEST` newest runs;
+- at start, the default pages (:func:`ragassay.present.serve.sections.default_pages`: every tab of the run, the
+  comparison, breakdowns, cost, failures, and robustness, drift or a plugin's page where the run has them) of the
+  :data:`NEWEST` newest runs;
 - after any page of a run is loaded, the run's other default pages at that version;
 - every :data:`POLL_S` seconds it asks the version of each run the app keeps (:meth:`RunCache.kept`, one cheap
   statement each); a run that changed gets, at its new version, the pages viewed at the old one (their
@@ -37,8 +38,12 @@ log = logging.getLogger("ragassay.serve")
 class Preparer:
     """The background preparation of the pages of the runs a :class:`ragassay.present.serve.cache.RunCache` keeps."""
 
-    def __init__(self, cache: Any, *, newest: int = NEWEST, poll_s: float = POLL_S):
+    def __init__(self, cache: Any, *, newest: int = NEWEST, poll_s: float = POLL_S, sections: Any = None):
+        from ..sections.registered import Sections
+
         self.cache, self.newest, self.poll_s = cache, newest, poll_s
+        #: the registered sections whose pages are prepared (those of the process-wide plugin host by default)
+        self.sections = sections or Sections.of()
         self._wanted: collections.OrderedDict[str, None] = collections.OrderedDict()  # next run last
         self._cond = threading.Condition()
         self._stopping, self._busy = False, False
@@ -147,7 +152,7 @@ class Preparer:
         if not self._compute(entry, "tabs", None):  # reads the run; its tabs say which default pages it has
             return
         viewed = {key for key, _ in todo}
-        todo += [(page, recipe(*page)) for page in default_pages(entry) if page not in viewed]
+        todo += [(page, recipe(*page)) for page in default_pages(entry, self.sections) if page not in viewed]
         for key, make in todo:
             if self._stopping:
                 return
@@ -162,7 +167,7 @@ class Preparer:
 
         try:
             if recipe is None:
-                tabs(entry)
+                tabs(entry, self.sections)
             else:
                 entry.get(key, lambda: recipe(entry))
         except Exception:

@@ -1,0 +1,228 @@
+"""ragassay's own sections: the default plugin of the presentation wing, registered through ``register_sections``
+like any plugin's (:mod:`.registered` adds it to the plugin host when the report or the app first needs sections).
+
+Registered in the order of ``ragassay serve``'s tabs and pages: the comparison page (verdicts, comparison, paired
+verdicts), breakdowns (breakdowns, metric correlation, GRAMMAR), cost and latency, the failure browser, robustness
+and drift. ``report_order`` gives the HTML report's reading order: verdicts, comparison, paired verdicts, latency,
+breakdowns, cost, correlation, GRAMMAR, robustness, drift. What each shows is built by :mod:`.tables`,
+:mod:`.breakdowns`, :mod:`.robustness` and :mod:`.trend`; values several sections use (the comparison) are computed
+once per run and settings through ``view.shared``.
+"""
+
+from __future__ import annotations
+
+from ...components import RunSection
+from ...plugin_manager import hookimpl
+
+
+def compared(view):
+    """``compare`` of the view's run with its baseline, alpha and seed (the comparison, cost and latency share it)."""
+    from ...analysis.comparison import compare
+
+    settings = view.settings
+    return view.shared(("compare", settings), lambda: compare([view.run], **dict(settings)))
+
+
+class Verdicts(RunSection):
+    """The verdicts in plain sentences, naming the baseline, alpha, seed and method."""
+
+    name = "verdicts"
+    tab = "comparison"
+    report_order = 10
+
+    def sections(self, view):
+        from ...analysis.sentences import verdict_sentences
+        from .tables import verdict_section
+
+        verdicts = compared(view).runs[0].verdicts
+        return verdict_section(verdicts, verdict_sentences(verdicts))
+
+
+class Comparison(RunSection):
+    """Mean, 95% interval, n and unscored per system and metric, the best mean of each column in bold."""
+
+    name = "comparison"
+    report_order = 20
+
+    def sections(self, view):
+        from .tables import comparison_section
+
+        result = compared(view)
+        return comparison_section(result.runs[0].verdicts, result.hidden)
+
+
+class Pairs(RunSection):
+    """Each system against the baseline per metric: difference, interval, Holm p, d_z, MDE, verdict."""
+
+    name = "pairs"
+    report_order = 30
+
+    def sections(self, view):
+        from .tables import pairs_section
+
+        return pairs_section(compared(view).runs[0].verdicts)
+
+
+class Breakdowns(RunSection):
+    """Breakdowns by the declared sample fields, with box plots per group."""
+
+    name = "breakdowns"
+    page = tab = "breakdowns"
+    report_order = 50
+
+    def sections(self, view):
+        return view.shared(("breakdowns", view.seed), lambda: _breakdowns(view.grouped_run, view.seed))
+
+
+def _breakdowns(run, seed: int):
+    from ...analysis.breakdown import breakdown
+    from ...analysis.report import breakdown_fields
+    from .breakdowns import breakdowns_section
+
+    return breakdowns_section(run, [breakdown(run, field, seed=seed) for field in breakdown_fields(run)])
+
+
+class Correlation(RunSection):
+    """The metric correlation matrix (Pearson r over every system and sample both scored)."""
+
+    name = "correlation"
+    page = "breakdowns"
+    report_order = 70
+
+    def sections(self, view):
+        from .breakdowns import correlation_section
+
+        return view.shared(("correlation",), lambda: correlation_section(view.grouped_run))
+
+
+class Grammar(RunSection):
+    """The GRAMMAR view for grouped samples (gap, robust, non-robust groups, Acc, R, blame), else why not."""
+
+    name = "grammar"
+    page = "breakdowns"
+    report_order = 80
+
+    def sections(self, view):
+        return view.shared(("grammar",), lambda: _grammar(view.grouped_run))
+
+
+def _grammar(run):
+    from ...analysis.report import grammar_or_reason
+    from .tables import grammar_section
+
+    return grammar_section(*grammar_or_reason(run))
+
+
+class Cost(RunSection):
+    """The cost view: tokens, calls, cost, latency, evaluation cost and quality per dollar per system."""
+
+    name = "cost"
+    page = "cost"
+    tab = "cost and latency"
+    report_order = 60
+
+    def sections(self, view):
+        from ...analysis.cost_view import cost_view
+        from ...errors import RagassayError
+        from .tables import cost_section
+
+        part = compared(view).runs[0]
+        try:
+            found = cost_view(view.run, baseline=part.verdicts.baseline, seed=view.seed, latency=part.latency)
+        except RagassayError as exc:
+            return cost_section(None, str(exc))
+        return cost_section(found, "")
+
+
+class Latency(RunSection):
+    """p50/p95/p99 latency per system with intervals, and the quality-cost-latency frontier."""
+
+    name = "latency"
+    page = "cost"
+    report_order = 40
+
+    def sections(self, view):
+        from .tables import latency_section
+
+        return latency_section(compared(view).runs[0])
+
+
+class FailureBrowser(RunSection):
+    """The failure browser's tab: every system's output for the worst samples, filtered.
+
+    Its page (filters, pages of rows, a page per sample: :mod:`ragassay.present.serve.failures`) and the report's
+    browser after every run are drawn by the wing's own templates; sections that name page ``failures`` show
+    above the browser.
+    """
+
+    name = "failures"
+    page = tab = "failures"
+    report_order = None
+
+    def sections(self, view):
+        return []
+
+
+class Robustness(RunSection):
+    """The robustness profile, for a run with perturbed systems."""
+
+    name = "robustness"
+    page = tab = "robustness"
+    report_order = 90
+
+    def absent(self, run):
+        from ...analysis.robustness import perturbations
+
+        return "" if perturbations(run) else "has no perturbed system: no robustness profile"
+
+    def sections(self, view):
+        from .robustness import robustness_section
+
+        return robustness_section(view.run, view.alpha, view.seed)
+
+
+class Drift(RunSection):
+    """Drift over time per day (or per week: ?by=week), for a run scored from traces."""
+
+    name = "drift"
+    page = tab = "drift"
+    report_order = 100
+
+    def absent(self, run):
+        from ...analysis.trend import trace_starts
+
+        return (
+            ""
+            if any(start is not None for start in trace_starts(run))
+            else "has no sample from a trace: no drift to show"
+        )
+
+    def sections(self, view):
+        from ...errors import ConfigError
+        from .trend import trend_section
+
+        by = view.params.get("by", "day")
+        if by not in ("day", "week"):
+            raise ConfigError(f"by={by!r}: give day or week")
+        return trend_section(view.run, view.alpha, view.seed, by)
+
+
+SHIPPED = [
+    Verdicts,
+    Comparison,
+    Pairs,
+    Breakdowns,
+    Correlation,
+    Grammar,
+    Cost,
+    Latency,
+    FailureBrowser,
+    Robustness,
+    Drift,
+]
+
+
+@hookimpl
+def register_sections(register):
+    for section in SHIPPED:
+        register(section)
