@@ -6,7 +6,7 @@ Each name is a part of the data model (:mod:`ragassay.models`) that a component 
   :func:`ragassay.run`, ``gate`` and ``estimate`` count them while the dataset is read and refuse a listed metric
   or judge that no sample can feed (see :mod:`ragassay.engine.requirements`);
 * the **output's** inputs (:class:`~ragassay.models.RAGOutput`), known only once a system has answered: declared
-  for the reader (and ``ragassay plugins``), not checked before the run;
+  for the reader, not checked before the run;
 * the values of **other metrics** of the same output (a derived metric).
 
 A component that declares nothing (the default, an empty set) is not checked: third-party components written
