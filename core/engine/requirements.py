@@ -29,6 +29,7 @@ from ..inputs import INPUTS, checked_inputs
 from ..models import Sample
 from .project import Project
 from .spool import SampleSpool
+from .systems import ResolvedComponent
 
 EXAMPLES = 3  # question ids kept per input, to show which samples lack it
 RETRIEVED = ("contexts", "context_ids", "context_document_ids")
@@ -41,7 +42,7 @@ class Listed:
     label: str  # as the run stores it: the metric's label, 'judge:LABEL' for a judge
     kind: str
     key_path: str  # e.g. 'evaluation.metrics[2]'
-    component: Any  # the ResolvedComponent
+    component: ResolvedComponent
     inputs: frozenset[str]
 
     @property
@@ -51,15 +52,17 @@ class Listed:
         return "unitxt" in (getattr(options, "compat", None), getattr(options, "variant", None))
 
 
-def listed_components(config: Any, metrics: list[tuple[str, Any]], judges: list[tuple[str, Any]]) -> list[Listed]:
+def listed_components(
+    config: Any, metrics: list[tuple[str, ResolvedComponent]], judges: list[tuple[str, ResolvedComponent]]
+) -> list[Listed]:
     """The metrics and judges to check: the judges, and the metrics when ``[evaluation] metrics`` is set."""
     found = []
     if "metrics" in config.evaluation.model_fields_set:
         for index, (label, metric) in enumerate(metrics):
-            inputs = metric.info.cls.required(metric.options)
+            inputs = frozenset(metric.info.cls.required(metric.options))
             found.append(Listed(label, "metric", f"evaluation.metrics[{index}]", metric, inputs))
     for index, (label, judge) in enumerate(judges):
-        inputs = judge.info.cls.required(judge.options)
+        inputs = frozenset(judge.info.cls.required(judge.options))
         found.append(Listed(f"judge:{label}", "judge", f"evaluation.judges[{index}]", judge, inputs))
     return [listed for listed in found if listed.inputs]
 
