@@ -381,7 +381,7 @@ class Metric(Component):
     #: reason instead of being called. Set it to False in a metric that reads only the question, the contexts
     #: and the references (retrieval metrics); the default (True) is the safe one.
     uses_answer: ClassVar[bool] = True
-    #: The inputs the value cannot do without, named from :data:`ragassay.inputs.INPUTS` (``"reference_answers"``,
+    #: The inputs the value cannot do without, named from :data:`ragassay.models.INPUTS` (``"reference_answers"``,
     #: ``"answer"``, ``"contexts"``, ...; docs/metrics.md, Required inputs). Before any call, a run refuses a listed
     #: metric whose sample inputs no sample has, and warns when some samples lack them. Default: nothing declared,
     #: nothing checked.

@@ -12,7 +12,7 @@ from pydantic import BaseModel
 
 from .components import KIND_BASES, Component
 from .errors import ComponentNotFoundError, PluginError
-from .inputs import INPUTS, unknown_inputs
+from .models import INPUTS, unknown_inputs
 
 _NAME = re.compile(r"^[a-z][a-z0-9_.-]*$")
 BUILTIN_DISTRIBUTION = "ragassay"
@@ -147,7 +147,7 @@ def _validate_component(kind: str, cls: type, plugin: str) -> None:
 
 
 def _validate_requires(cls: type, where: str) -> None:
-    """``requires`` is a set of names of :data:`ragassay.inputs.INPUTS` (a misspelled one would check nothing)."""
+    """``requires`` is a set of names of :data:`ragassay.models.INPUTS` (a misspelled one would check nothing)."""
     requires = getattr(cls, "requires", frozenset())
     if not isinstance(requires, (set, frozenset)) or not all(isinstance(n, str) for n in requires):
         raise PluginError(f"{where}, but its requires is {requires!r}; it must be a frozenset of input names.")

@@ -76,7 +76,7 @@ def _requires_rows(doc: str) -> dict[str, set[str]]:
 
 def test_shipped_metrics_and_judges_declare_their_inputs():
     from ragassay.components import Judge, Metric
-    from ragassay.inputs import unknown_inputs
+    from ragassay.models import unknown_inputs
 
     host = load_plugins()
     listed = {"metrics.md": _requires_rows("metrics.md"), "judges.md": _requires_rows("judges.md")}

@@ -1,6 +1,6 @@
 """Checking the dataset against what the listed metrics and judges need, before any call is paid.
 
-Every metric and judge may declare the inputs it needs (``requires``, names of :data:`ragassay.inputs.INPUTS`).
+Every metric and judge may declare the inputs it needs (``requires``, names of :data:`ragassay.models.INPUTS`).
 The inputs a sample can lack (its reference answers, reference contexts, reference context ids, relevance
 judgements, group) are counted while the plan spools the samples (:class:`InputCounts`: counts and three
 example question ids per input, whatever the dataset's size). Then, for every metric listed in ``[evaluation]
@@ -25,8 +25,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..errors import ConfigError
-from ..inputs import INPUTS, checked_inputs
-from ..models import Sample
+from ..models import INPUTS, Sample, checked_inputs
 from .project import Project
 from .spool import SampleSpool
 from .systems import ResolvedComponent

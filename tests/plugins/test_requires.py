@@ -13,8 +13,7 @@ import asyncio
 import pytest
 
 from ragassay import Generator, Judgement, Unscored, hookimpl, testing
-from ragassay.inputs import checked_inputs
-from ragassay.models import RAGOutput, Sample
+from ragassay.models import RAGOutput, Sample, checked_inputs
 from ragassay.plugin_manager import load_plugins
 from ragassay.plugins.claims.metrics import METRICS, inputs_of
 from ragassay.plugins.claims.specs import SPECS

@@ -1,12 +1,11 @@
-"""The vocabulary of inputs (``ragassay.inputs``) and the registry's check of what a metric or judge declares."""
+"""The vocabulary of inputs (``ragassay.models.INPUTS``) and the registry's check of what a metric or judge declares."""
 
 from __future__ import annotations
 
 import pytest
 
 from ragassay import Judge, Metric, PluginError
-from ragassay.inputs import INPUTS, checked_inputs, unknown_inputs
-from ragassay.models import Sample
+from ragassay.models import INPUTS, Sample, checked_inputs, unknown_inputs
 from ragassay.registry import Registry
 
 
