@@ -381,6 +381,17 @@ class Metric(Component):
     #: reason instead of being called. Set it to False in a metric that reads only the question, the contexts
     #: and the references (retrieval metrics); the default (True) is the safe one.
     uses_answer: ClassVar[bool] = True
+    #: The inputs the value cannot do without, named from :data:`ragassay.models.INPUTS` (``"reference_answers"``,
+    #: ``"answer"``, ``"contexts"``, ...; docs/metrics.md, Required inputs). Before any call, a run refuses a listed
+    #: metric whose sample inputs no sample has, and warns when some samples lack them. Default: nothing declared,
+    #: nothing checked.
+    requires: ClassVar[frozenset[str]] = frozenset()
+
+    @classmethod
+    def required(cls, options: BaseModel) -> frozenset[str]:
+        """The inputs this metric configured with ``options`` needs; by default :attr:`requires`. A metric whose
+        needs depend on its options overrides it."""
+        return cls.requires
 
     @classmethod
     def declared(cls, options: BaseModel) -> tuple[str, tuple[float | None, float | None]]:
@@ -405,6 +416,7 @@ class DerivedMetric(Metric):
     """
 
     uses_answer: ClassVar[bool] = False  # reads its inputs' values (an answer-based input is unscored itself)
+    requires: ClassVar[frozenset[str]] = frozenset({"metric_values"})
 
     def inputs(self) -> list[str]:
         """The metric labels this metric is computed from."""
@@ -428,6 +440,14 @@ class Judge(Component):
     #: Whether the verdict depends on the generated answer (see :attr:`Metric.uses_answer`): on the output of a
     #: system that gives no answer, such a judge's verdict is stored as unscored with the reason.
     uses_answer: ClassVar[bool] = True
+    #: The inputs the verdict cannot do without (see :attr:`Metric.requires`). Default: nothing declared, nothing
+    #: checked.
+    requires: ClassVar[frozenset[str]] = frozenset()
+
+    @classmethod
+    def required(cls, options: BaseModel) -> frozenset[str]:
+        """The inputs this judge configured with ``options`` needs; by default :attr:`requires`."""
+        return cls.requires
 
     async def judge(self, sample: Sample, output: RAGOutput) -> Judgement:
         """The verdict on one output; an exception is stored as an unscored judgement with ``error: ...``."""

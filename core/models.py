@@ -2,12 +2,14 @@
 
 All models are pydantic v2 models. Field names of :class:`Sample` and :class:`RAGOutput` follow the Unitxt
 RAG task (``../shared/seeds/004``: question, question_id, metadata, reference_answers, reference_contexts,
-reference_context_ids, is_answerable; contexts, context_ids, answer).
+reference_context_ids, is_answerable; contexts, context_ids, answer). :data:`INPUTS` names the parts of them a metric
+or judge can require (``Metric.requires``).
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -259,3 +261,101 @@ class Hints:
     answer_chars: int
     context_chars: int | None  # all retrieved contexts together; None: unknown
     contexts: int | None = None  # how many retrieved contexts (top_k); None: unknown
+
+
+# -- the inputs a metric or judge can require (Metric.requires, Judge.requires; docs/metrics.md) -----------------
+#
+# Each name is a part of the data model that a component reads to give a value: the sample's inputs, known before any
+# call (``ragassay run``, :func:`ragassay.run`, ``gate`` and ``estimate`` count them while the dataset is read and
+# refuse a listed metric or judge that no sample can feed: :mod:`ragassay.engine.requirements`); the output's inputs,
+# known only once a system has answered (declared for the reader, not checked before the run); the values of other
+# metrics of the same output (a derived metric). A component that declares nothing (the default, an empty set) is not
+# checked. Declare what the value cannot do without (it is unscored, or means nothing, without it); an input read
+# only when it is there (extra details) is not a requirement.
+
+InputSide = Literal["sample", "output", "metrics"]
+
+
+def _text(values: Iterable[Any]) -> bool:
+    """Whether some value is a non-blank string."""
+    return any(isinstance(v, str) and v.strip() for v in values)
+
+
+def _qrels(sample: Sample) -> bool:
+    return _text(sample.reference_context_ids) or bool((sample.metadata or {}).get("relevance"))
+
+
+@dataclasses.dataclass(frozen=True)
+class RequiredInput:
+    """One name of the vocabulary: where it lives, what it is, and (for a sample's input) when a sample has it."""
+
+    name: str
+    side: InputSide
+    description: str
+    #: For an input of the sample that can be missing: whether ``sample`` has it. None: not checked before the run
+    #: (an output's input, another metric's value, or a field every sample has).
+    present: Callable[[Sample], bool] | None = None
+
+
+INPUTS: dict[str, RequiredInput] = {
+    i.name: i
+    for i in (
+        RequiredInput("question", "sample", "Sample.question: the user's question (every sample has one)."),
+        RequiredInput(
+            "reference_answers",
+            "sample",
+            "Sample.reference_answers: the ground-truth answers (a sample has them when one is not blank).",
+            lambda s: _text(s.reference_answers),
+        ),
+        RequiredInput(
+            "reference_contexts",
+            "sample",
+            "Sample.reference_contexts: the gold context texts (e.g. the article a truthfulness evaluator reads).",
+            lambda s: _text(s.reference_contexts),
+        ),
+        RequiredInput(
+            "reference_context_ids",
+            "sample",
+            "Sample.reference_context_ids: ids of the gold documents or chunks (the retrieval metrics' relevant ids).",
+            lambda s: _text(s.reference_context_ids),
+        ),
+        RequiredInput(
+            "qrels",
+            "sample",
+            "Relevance judgements of ids: Sample.reference_context_ids, or graded ones in metadata['relevance'] "
+            "(the IR metrics read either).",
+            _qrels,
+        ),
+        RequiredInput(
+            "group_id",
+            "sample",
+            "Sample.group_id: the semantic group (same query logic) of GRAMMAR-style datasets.",
+            lambda s: isinstance(s.group_id, str) and bool(s.group_id.strip()),
+        ),
+        RequiredInput("answer", "output", "RAGOutput.answer: the generated answer."),
+        RequiredInput(
+            "contexts", "output", "RAGOutput.contexts: the texts of the retrieved contexts (and RAGOutput.retrieved)."
+        ),
+        RequiredInput(
+            "context_ids", "output", "RAGOutput.context_ids: the ids of the retrieved contexts, in rank order."
+        ),
+        RequiredInput(
+            "context_document_ids", "output", "RAGOutput.context_document_ids: the document of each context."
+        ),
+        RequiredInput(
+            "trace", "output", "RAGOutput.trace: what the system recorded (e.g. a perturbation, checks replayed)."
+        ),
+        RequiredInput("metric_values", "metrics", "The values of other metrics of the same output (a derived metric)."),
+    )
+}
+
+
+def unknown_inputs(names: Iterable[str]) -> list[str]:
+    """The names that are not in :data:`INPUTS`, sorted."""
+    return sorted(name for name in names if name not in INPUTS)
+
+
+def checked_inputs(names: Iterable[str]) -> list[str]:
+    """The names among ``names`` that a sample may lack, so the dataset is checked for them (in vocabulary order)."""
+    wanted = set(names)
+    return [name for name, i in INPUTS.items() if name in wanted and i.present is not None]

@@ -12,6 +12,7 @@ from pydantic import BaseModel
 
 from .components import KIND_BASES, Component
 from .errors import ComponentNotFoundError, PluginError
+from .models import INPUTS, unknown_inputs
 
 _NAME = re.compile(r"^[a-z][a-z0-9_.-]*$")
 BUILTIN_DISTRIBUTION = "ragassay"
@@ -145,4 +146,19 @@ def _validate_component(kind: str, cls: type, plugin: str) -> None:
         raise PluginError(
             f"{where}, but its Options model {options.__qualname__} accepts unknown keys, so a misspelled option "
             'would be silently ignored; add model_config = ConfigDict(extra="forbid") to it.'
+        )
+    if kind in ("metric", "judge"):
+        _validate_requires(cls, where)
+
+
+def _validate_requires(cls: type, where: str) -> None:
+    """``requires`` is a set of names of :data:`ragassay.models.INPUTS` (a misspelled one would check nothing)."""
+    requires = getattr(cls, "requires", frozenset())
+    if not isinstance(requires, (set, frozenset)) or not all(isinstance(n, str) for n in requires):
+        raise PluginError(f"{where}, but its requires is {requires!r}; it must be a frozenset of input names.")
+    unknown = unknown_inputs(requires)
+    if unknown:
+        raise PluginError(
+            f"{where}, but its requires names {', '.join(map(repr, unknown))}, which is no input; the inputs are "
+            f"{', '.join(INPUTS)} (docs/metrics.md, Required inputs)."
         )

@@ -396,8 +396,14 @@ class IRMetric(Metric):
     """Base of the IR metrics: builds the query's :class:`Judged` and applies :meth:`measure`."""
 
     uses_answer = False  # question, contexts and references only
+    requires = frozenset({"qrels", "context_ids"})
 
     Options = IROptions
+
+    @classmethod
+    def required(cls, options: IROptions) -> frozenset[str]:
+        """With ``level = "document"`` the ranking is the output's document ids."""
+        return cls.requires | ({"context_document_ids"} if options.level == "document" else set())
 
     def score(self, sample: Sample, output: RAGOutput) -> float | Unscored:
         qrels = sample_qrels(sample)

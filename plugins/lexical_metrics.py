@@ -113,6 +113,7 @@ class TokenRecall(Metric):
     """
 
     name = "token_recall"
+    requires = frozenset({"reference_answers", "answer"})
     direction = "higher"
     value_range = (0.0, 1.0)
     Options = LexicalOptions
@@ -132,6 +133,7 @@ class TokenF1(Metric):
     """
 
     name = "token_f1"
+    requires = frozenset({"reference_answers", "answer"})
     direction = "higher"
     value_range = (0.0, 1.0)
     Options = LexicalOptions
@@ -178,6 +180,7 @@ class KPrecision(Metric):
     """
 
     name = "k_precision"
+    requires = frozenset({"answer", "contexts"})
     direction = "higher"
     value_range = (0.0, 1.0)
     Options = KPrecisionOptions
@@ -204,6 +207,7 @@ class AnswerRelevanceTokenRecall(Metric):
     """
 
     name = "answer_relevance_token_recall"
+    requires = frozenset({"question", "answer"})
     direction = "higher"
     value_range = (0.0, 1.0)
     Options = LexicalOptions
@@ -229,6 +233,7 @@ class ContextRelevanceTokenPrecision(Metric):
     uses_answer = False  # question, contexts and references only
 
     name = "context_relevance_token_precision"
+    requires = frozenset({"question", "contexts"})
     direction = "higher"
     value_range = (0.0, 1.0)
     Options = LexicalOptions
@@ -252,6 +257,7 @@ class ExactMatch(Metric):
     """
 
     name = "exact_match"
+    requires = frozenset({"reference_answers", "answer"})
     direction = "higher"
     value_range = (0.0, 1.0)
     formula = "max_r 1[normalize(answer) == normalize(r)]"
@@ -274,6 +280,7 @@ class ContainsAnswer(Metric):
     """
 
     name = "contains_answer"
+    requires = frozenset({"reference_answers", "answer"})
     direction = "higher"
     value_range = (0.0, 1.0)
     formula = "max_r 1[tokens(r) is a contiguous sub-sequence of tokens(answer)]"

@@ -36,6 +36,7 @@ class MatchJudge(Judge):
     """
 
     name = "match"
+    requires = frozenset({"reference_answers", "answer"})
     reference_based = True
     Options = MatchOptions
 

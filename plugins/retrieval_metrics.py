@@ -106,6 +106,7 @@ class ContextMRR(Metric):
     uses_answer = False  # question, contexts and references only
 
     name = "context_mrr"
+    requires = frozenset({"reference_context_ids", "context_ids"})
     direction = "higher"
     value_range = (0.0, 1.0)
     Options = RankOptions
@@ -132,6 +133,7 @@ class ContextMAP(Metric):
     uses_answer = False  # question, contexts and references only
 
     name = "context_map"
+    requires = frozenset({"reference_context_ids", "context_ids"})
     direction = "higher"
     value_range = (0.0, 1.0)
     Options = RankOptions
@@ -157,6 +159,7 @@ class RecallAtK(Metric):
     uses_answer = False  # question, contexts and references only
 
     name = "recall_at_k"
+    requires = frozenset({"reference_context_ids", "context_ids"})
     direction = "higher"
     value_range = (0.0, 1.0)
     Options = AtKOptions
@@ -195,6 +198,7 @@ class PrecisionAtK(Metric):
     uses_answer = False  # question, contexts and references only
 
     name = "precision_at_k"
+    requires = frozenset({"reference_context_ids", "context_ids"})
     direction = "higher"
     value_range = (0.0, 1.0)
     Options = AtKOptions

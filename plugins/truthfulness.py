@@ -64,6 +64,7 @@ class _LLMScore(LLMJudging, Metric):
     Options = EvaluatorOptions
     requires_chat = True  # the paper's function calling: structured output on the provider's side
     aspect = ""
+    requires = frozenset({"question", "answer", "reference_contexts"})
     formula = "score in {1,...,5} given by the evaluator's structured reply (explanation first)"
     source = "Kenneweg et al., seeds/003 section III-B (function-calling evaluation of truthfulness and relevance)"
 

@@ -13,7 +13,10 @@ N = 30
 
 
 def slow_project(root, delay_s=0.1, name="ragassay.toml", log=None):
-    qa = [{"question_id": f"s{i:03d}", "question": f"question number {i}"} for i in range(N)]
+    qa = [
+        {"question_id": f"s{i:03d}", "question": f"question number {i}", "reference_answers": [f"number {i}"]}
+        for i in range(N)
+    ]
     log_option = f', log = "{log}"' if log else ""
     path = write_project(
         root,

@@ -67,6 +67,32 @@ def test_shipped_components_are_documented():
             assert f"`{info.name}`" in metrics_doc, f"docs/metrics.md does not document {info.name}"
 
 
+def _requires_rows(doc: str) -> dict[str, set[str]]:
+    """name -> the inputs listed in a ``| `name` | metric | `a`, `b` |`` row of a docs table."""
+    text = (REPO / "docs" / doc).read_text()
+    rows = re.findall(r"^\| `([a-z0-9_]+)` \| (?:metric|judge) \| (.*) \|$", text, re.M)
+    return {name: set(re.findall(r"`([a-z_]+)`", cell)) for name, cell in rows}
+
+
+def test_shipped_metrics_and_judges_declare_their_inputs():
+    from ragassay.components import Judge, Metric
+    from ragassay.models import unknown_inputs
+
+    host = load_plugins()
+    listed = {"metrics.md": _requires_rows("metrics.md"), "judges.md": _requires_rows("judges.md")}
+    for info in host.registry.all():
+        if info.distribution != "ragassay" or info.kind not in ("metric", "judge"):
+            continue
+        cls, what = info.cls, f"{info.kind} {info.name}"
+        own = [klass for klass in cls.__mro__ if "requires" in vars(klass) and klass not in (Metric, Judge)]
+        assert own and cls.requires, f"{what} does not declare requires"
+        assert not unknown_inputs(cls.requires), f"{what}: requires names no input: {unknown_inputs(cls.requires)}"
+        assert cls.uses_answer == ("answer" in cls.requires), f"{what}: uses_answer and requires disagree"
+        docs = ["metrics.md"] + (["judges.md"] if info.kind == "judge" else [])
+        for doc in docs:
+            assert listed[doc].get(info.name) == set(cls.requires), f"docs/{doc} does not list {what}'s requires"
+
+
 def test_public_facade_resolves():
     for name in ragassay.__all__:
         assert getattr(ragassay, name) is not None

@@ -50,6 +50,7 @@ from .processing import (
 )
 from .project import Project
 from .reference_check import reference_warnings
+from .requirements import listed_components, retrieval_warnings, spool_samples
 from .scoring import Scorers, describe
 from .spool import SampleSpool
 from .systems import (
@@ -200,10 +201,11 @@ def plan_run(loaded: LoadedConfig | Project, registry: Registry | None = None, *
         (ref.key, resolve_component(registry, "judge", ref, project.loaded, f"evaluation.judges[{i}]"))
         for i, ref in enumerate(config.evaluation.judges)
     ]
-    referenced: set[str] = set()  # distinct reference context ids, collected while the samples are spooled
-    samples = SampleSpool.write(project.samples(), observe=lambda s: referenced.update(s.reference_context_ids))
+    listed = listed_components(config, metrics, judges)
+    samples, seen = spool_samples(project, listed)
     corpus = project.corpus()
-    warnings = reference_warnings(samples, corpus.documents, project.loaded.where("dataset"), referenced)
+    warnings = reference_warnings(samples, corpus.documents, project.loaded.where("dataset"), seen.referenced)
+    warnings += seen.warnings + retrieval_warnings(systems, listed)
     warnings += answer_metric_warnings(config, systems, metrics, judges)
     return RunPlan(project.loaded, systems, metrics, judges, samples, corpus, project.context, warnings)
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -101,6 +101,11 @@ class _ClaimMetric(Metric):
         super().__init__(options, **kwargs)
         needs = self.spec.needs_with(getattr(self.options, "readings", None))
         self._shared().register(self.checks_key(), self.name, needs)
+
+    @classmethod
+    def required(cls, options: BaseModel) -> frozenset[str]:
+        """The inputs of the check lists this metric reads with its ``readings`` (:func:`inputs_of`)."""
+        return inputs_of(cls.spec.needs_with(getattr(options, "readings", None)), cls.offline)
 
     def _shared(self) -> SharedRuns:
         return self.context.shared(("ragassay.plugins.claims", "runs"), SharedRuns)
@@ -218,6 +223,23 @@ class _LLMClaimMetric(LLMJudging, _ClaimMetric):
         return pattern
 
 
+#: What each check list reads: the response's claims come from the answer, the reference's from the first reference
+#: answer, and they are checked against the other one or the retrieved chunks.
+PART_INPUTS: dict[str, frozenset[str]] = {
+    "answer2response": frozenset({"answer", "reference_answers"}),
+    "response2answer": frozenset({"answer", "reference_answers"}),
+    "retrieved2response": frozenset({"answer", "contexts"}),
+    "retrieved2answer": frozenset({"reference_answers", "contexts"}),
+}
+
+
+def inputs_of(parts: Iterable[str], offline: bool) -> frozenset[str]:
+    """The inputs (:attr:`ragassay.Metric.requires`) of the check lists ``parts``; the LLM judge also reads the
+    question (it extracts and checks claims in its light)."""
+    found = frozenset().union(*(PART_INPUTS[part] for part in parts))
+    return found if offline else found | {"question"}
+
+
 def _texts(sample: Sample, output: RAGOutput, limit: int) -> Texts:
     reference = sample.reference_answers[0][:limit] if sample.reference_answers else None
     ids = list(output.context_ids) or [str(i) for i in range(len(output.contexts))]
@@ -258,6 +280,7 @@ def _metric_class(spec: MetricSpec, offline: bool) -> type[_ClaimMetric]:
         "direction": spec.direction,
         "value_range": (0.0, 1.0),
         "uses_answer": spec.uses_answer,
+        "requires": inputs_of(spec.needs, offline),
     }
     return type(name, (base,), attributes)
 

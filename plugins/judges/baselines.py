@@ -92,6 +92,7 @@ class RagasFact(LLMJudging, Metric):
     the answer's atomic statements that the retrieved contexts support (NLI verdict "Yes")."""
 
     name = "ragas_fact"
+    requires = frozenset({"question", "answer", "contexts"})
     Options = RagasFactOptions
     formula = "|{s in statements(answer) : NLI(contexts, s) = Yes}| / |statements(answer)|"
     source = (
@@ -188,6 +189,7 @@ class SelfCheckQA(LLMJudging, Judge):
     system's (temperature-0) answer."""
 
     name = "selfcheck_qa"
+    requires = frozenset({"question", "answer"})  # the contexts, when there are some, go to the samples
     Options = SelfCheckOptions
     _sampler = None
 

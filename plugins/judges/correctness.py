@@ -82,6 +82,7 @@ class CorrectnessJudge(LLMJudging, Judge):
     """Asks an LLM whether the answer matches the reference answer: Correct/Incorrect (GRAMMAR Table 6 "Ours")."""
 
     name = "correctness"
+    requires = frozenset({"question", "reference_answers", "answer"})
     reference_based = True  # compares the answer with the reference answers (a truth for meta-eval)
     Options = CorrectnessOptions
 

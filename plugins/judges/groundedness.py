@@ -78,6 +78,7 @@ class CitationGroundedness(Metric):
     the groundedness blog's algorithm (seeds/001, "Improved Solution", steps 1-5)."""
 
     name = "citation_groundedness"
+    requires = frozenset({"answer", "contexts"})
     Options = GroundednessOptions
     direction = "higher"
     value_range = (0.0, 1.0)

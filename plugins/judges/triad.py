@@ -193,6 +193,7 @@ class AnswerRelevancy(_TriadMetric):
     """
 
     name = "answer_relevancy"
+    requires = frozenset({"question", "answer"})
     formula = "(points(subject matter) + points(focus)) / 2, each point 0 or 1"
     source = "INFO thesis (seeds/002), section 4.5.1 Answer Relevancy"
     direction = "higher"
@@ -227,6 +228,7 @@ class ContextRelevancy(_TriadMetric):
     uses_answer = False  # question, contexts and references only
 
     name = "context_relevancy"
+    requires = frozenset({"question", "contexts"})
     formula = "(points(subject matter) + points(full answer)) / 2, each point in {0, 0.25, 0.5, 0.75, 1}"
     source = "INFO thesis (seeds/002), section 4.5.2 Context Relevancy"
     direction = "higher"
@@ -271,6 +273,7 @@ class Faithfulness(_TriadMetric):
     """
 
     name = "faithfulness"
+    requires = frozenset({"answer", "contexts"})
     Options = FaithfulnessOptions
     formula = "1 if the judge answers YES (the contexts support the answer), 0 if NO"
     source = "INFO thesis (seeds/002), section 4.5.3 Faithfulness, prompt Figure 4.4"
@@ -319,6 +322,7 @@ class HolisticCorrectness(_TriadMetric):
     """
 
     name = "holistic_correctness"
+    requires = frozenset({"question", "reference_answers", "answer"})
     formula = "judge's holistic score in {1, ..., 5} against the reference answer"
     source = "INFO thesis (seeds/002), section 4.5.4 Correctness"
     direction = "higher"

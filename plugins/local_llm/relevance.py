@@ -84,6 +84,7 @@ class ContextRelevancePerplexity(Metric):
     uses_answer = False  # question, contexts and references only
 
     name = "context_relevance_perplexity"
+    requires = frozenset({"question", "contexts"})
     direction = "higher"
     value_range = (0.0, 1.0)
     Options = PerplexityOptions

@@ -108,6 +108,7 @@ class AnswerReward(Metric):
     """
 
     name = "answer_reward"
+    requires = frozenset({"question", "answer"})
     direction = "higher"
     value_range = (0.0, 1.0)
     Options = RewardOptions

@@ -29,7 +29,10 @@ def count_outputs(db):
 
 def test_kill_minus_9_loses_only_in_flight_work(plugin_site, tmp_path):
     log = tmp_path / "answered.log"
-    qa = [{"question_id": f"s{i:03d}", "question": f"question number {i}"} for i in range(N)]
+    qa = [
+        {"question_id": f"s{i:03d}", "question": f"question number {i}", "reference_answers": [f"number {i}"]}
+        for i in range(N)
+    ]
     path = write_project(
         tmp_path,
         f"""

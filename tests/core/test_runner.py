@@ -14,7 +14,7 @@ from ragassay.engine.runner import Runner, plan_run
 from ragassay.errors import DatasetError
 from ragassay.results import read_run
 
-from conftest import EchoRAG, write_project
+from conftest import QA, EchoRAG, write_project
 
 ECHO = """
     [project]
@@ -113,11 +113,16 @@ def test_comparison_aggregates_means_counts_and_failures(tmp_path, host):
 
 
 def test_metric_unscored_when_references_are_missing(tmp_path, host):
-    qa = [{"question_id": "x", "question": "What?"}]
+    qa = [QA[0], {"question_id": "x", "question": "What?"}]  # none at all: refused (tests/core/test_requirements.py)
     path = write_project(tmp_path, ECHO, qa=qa)
-    run_once(path, host)
-    reasons = db_rows(path, "select metric, unscored_reason from metric_values where metric = 'token_recall'")
-    assert reasons and all(r[1] and "reference" in r[1] for r in reasons)
+    summary, _ = run_once(path, host)
+    assert any("will be unscored on 1 of 2 samples: no reference_answers (e.g. 'x')" in w for w in summary.warnings)
+    reasons = db_rows(
+        path,
+        "select m.unscored_reason from metric_values m join outputs o on o.id = m.output_id "
+        "where m.metric = 'token_recall' and o.question_id = 'x'",
+    )
+    assert reasons and all(r[0] and "reference" in r[0] for r in reasons)
 
 
 def test_empty_corpus_is_a_clear_error(tmp_path, host):

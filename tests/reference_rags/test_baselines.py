@@ -7,7 +7,7 @@ import sqlite3
 
 import ragassay
 
-from conftest import write_project
+from conftest import QA, write_project
 
 CONFIG = """
 [corpus]
@@ -52,7 +52,8 @@ def test_baselines_bracket_retrieval(tmp_path):
 
 
 def test_oracle_fails_a_sample_without_reference_contexts(tmp_path):
-    path = write_project(tmp_path, CONFIG, qa=[{"question_id": "x", "question": "Who?"}])
+    qa = [{"question_id": "x", "question": "Who?"}, QA[0]]  # with no sample's references the metrics are refused
+    path = write_project(tmp_path, CONFIG, qa=qa)
     summary = ragassay.run(path)
     assert [f[:2] for f in summary.failures] == [("oracle", "x")]
     assert "no reference_contexts" in summary.failures[0][2]

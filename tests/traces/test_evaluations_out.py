@@ -14,7 +14,7 @@ from ragassay.cli.main import cli
 
 from servers.otlp_logs import OTLPLogsReceiver, attributes
 
-METRICS = ("exact_match", "context_mrr")  # context_mrr is unscored: the samples name no reference context
+METRICS = ("exact_match", "k_precision")  # k_precision is unscored: the outputs have no contexts
 EVENTS = DAYS * PER_DAY * 3 - 3  # (trace, metric or judge), less the broken trace's three
 
 
@@ -55,9 +55,9 @@ def test_the_receiver_gets_one_event_per_trace_and_metric_on_the_answer_span(pro
     assert judged["gen_ai.evaluation.score.label"] == "incorrect" and judged["gen_ai.evaluation.score.value"] == 0.0
     assert judged["ragassay.evaluation.kind"] == "judge" and judged["ragassay.judge.id"] == "match:exact"
     assert judged["gen_ai.evaluation.explanation"]
-    unscored = attributes(found[(trace_id(0), "context_mrr")])
+    unscored = attributes(found[(trace_id(0), "k_precision")])
     assert "gen_ai.evaluation.score.value" not in unscored and unscored["error.type"] == "unscored"
-    assert "reference" in unscored["gen_ai.evaluation.explanation"]
+    assert "no retrieved contexts" in unscored["gen_ai.evaluation.explanation"]
     assert (trace_id(5), "exact_match") not in found
 
 
