@@ -7,7 +7,8 @@ answers every call after ``--latency-ms``; ``[project] concurrency`` and the gen
 
 1. the run window (first call start to last call end, from the server's log) against the ideal,
    calls x latency / concurrency (goal: <= 1.05x);
-2. the whole process (``ragassay run`` started to exited) against ideal + 1.5 s (goal: within);
+2. the whole process (``ragassay run`` started to exited) against ideal + 1.6 s (goal: within; 1.5 s until the
+   store opened before the first call again, issue 37);
 3. what the rest of the process spent: before the first call (start-up, planning) and after the last (verdicts,
    store).
 
@@ -145,7 +146,7 @@ def measure(args: argparse.Namespace, floor: bool, python: str = sys.executable)
         f"(goal <= 1.05x)"
     )
     print(
-        f"  whole process: {whole:.2f} s = ideal + {whole - ideal:.2f} s (goal <= ideal + 1.5 s); before the first "
+        f"  whole process: {whole:.2f} s = ideal + {whole - ideal:.2f} s (goal <= ideal + 1.6 s); before the first "
         f"call {first - started:.2f} s, after the last {ended - last:.2f} s"
     )
     per_call = 1000 * (user + system) / calls
