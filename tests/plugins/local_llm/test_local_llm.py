@@ -18,6 +18,7 @@ from ragassay.plugin_manager import get_plugin_host
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
+pytestmark = pytest.mark.slow  # every test here imports torch and transformers; most load a model
 
 from ragassay.plugins.local_llm.generator import LocalGenerator, to_template  # noqa: E402
 

@@ -23,6 +23,7 @@ from tests.plugins.local_llm.test_local_llm import tiny_model  # noqa: F401 - th
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
+pytestmark = pytest.mark.slow  # both tests load a model (a tiny one built here, or SmolLM2)
 
 from ragassay.plugins.local_llm import LocalGenerator  # noqa: E402
 

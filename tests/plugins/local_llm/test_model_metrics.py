@@ -22,6 +22,7 @@ from ragassay.plugin_manager import get_plugin_host
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
+pytestmark = pytest.mark.slow  # every test here imports torch and transformers; most load a model
 
 from ragassay.plugins.local_llm import (  # noqa: E402
     AnswerReward,
