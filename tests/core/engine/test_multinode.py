@@ -30,7 +30,7 @@ from conftest import write_project
 
 pytestmark = pytest.mark.slow
 
-TESTS = Path(__file__).resolve().parents[3]
+TESTS = Path(__file__).resolve().parents[2]
 SAMPLES = 48
 QA = [
     {
