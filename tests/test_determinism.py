@@ -168,6 +168,7 @@ def test_aurp_lexical_systems_store_identical_results_under_three_hash_seeds(tmp
     assert all(len(item["metrics"]) == len(METRICS) for item in stored.values())
 
 
+@pytest.mark.slow
 def test_dense_and_hybrid_store_identical_results_under_three_hash_seeds(tmp_path):
     pytest.importorskip("faiss")
     pytest.importorskip("transformers")

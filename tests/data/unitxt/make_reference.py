@@ -6,7 +6,7 @@ Run with a Python that has ``unitxt==1.26.10`` installed (not a ragassay depende
     /tmp/unitxt/bin/python tests/data/unitxt/make_reference.py
 
 Records mix the awkward cases: punctuation, articles, case, repeated words, non-ASCII text, empty answers, empty
-and article-only references, contexts without relevant ids, repeated ids. tests/core/test_unitxt_parity.py checks
+and article-only references, contexts without relevant ids, repeated ids. tests/core/unitxt/test_unitxt_parity.py checks
 that ragassay's per-sample metrics (compat "unitxt") and its bulk scorer reproduce every value, and that the
 global means and confidence intervals match too.
 """

@@ -8,7 +8,7 @@ Run with a Python that has ``unitxt==1.26.10`` installed (not a ragassay depende
 The records (reference.jsonl) include samples without reference ids, repeated retrieved ids and references
 never retrieved. Each output line holds the question id and Unitxt's ``match_at_k``, ``precision_at_k`` and
 ``recall_at_k`` for k in 1, 3, 5, 10, 20, 40 (catalog ``metrics.rag.end_to_end.context_correctness.retrieval_at_k``).
-tests/core/test_unitxt_retrieval_at_k.py checks ragassay's metrics in unitxt mode against every value.
+tests/core/unitxt/test_unitxt_retrieval_at_k.py checks ragassay's metrics in unitxt mode against every value.
 """
 
 import json

@@ -107,6 +107,7 @@ def test_decoder_model_folder_is_refused(tmp_path):
         LocalEmbedder(LocalEmbedder.Options(model=str(tmp_path))).embed(["x"])
 
 
+@pytest.mark.slow
 def test_broken_config_and_unloadable_weights_are_config_errors(tmp_path):
     (tmp_path / "config.json").write_text("{not json")
     with pytest.raises(ConfigError, match="not valid JSON"):
@@ -116,6 +117,7 @@ def test_broken_config_and_unloadable_weights_are_config_errors(tmp_path):
         LocalEmbedder(LocalEmbedder.Options(model=str(tmp_path))).embed(["x"])
 
 
+@pytest.mark.slow
 def test_warm_loads_the_model_once_per_process(monkeypatch):
     """warm() loads the folder's tokenizer and model (what the first query would otherwise pay for), once."""
     from ragassay.plugins.dense import local

@@ -6,6 +6,7 @@ import asyncio
 import threading
 
 import numpy as np
+import pytest
 
 import ragassay
 from ragassay import Encoded, hookimpl
@@ -185,6 +186,7 @@ def test_ranking_does_not_depend_on_the_batch_a_query_falls_in(tmp_path):
     assert all(score == round(score, 6) for hits in alone for _, score, _ in hits)
 
 
+@pytest.mark.slow
 def test_local_model_gives_a_query_the_same_vector_whatever_its_batch(tmp_path):
     folder = minilm_folder()
     context = make_context(tmp_path)
