@@ -63,6 +63,9 @@ from .systems import (
 )
 from .work import WorkStream
 
+#: The status of a run whose first session stopped on an error before any work (nothing stored).
+FAILED = "failed"
+
 if TYPE_CHECKING:
     from ..store.database import ResultsStore
     from ..store.lease import Lease
@@ -375,7 +378,7 @@ class Runner:
         if on_start:
             on_start(summary)
         start = time.perf_counter()
-        built = self._build_systems(names if units > skipped else set())
+        built = self._build_or_fail(run_id, resumed, names if units > skipped else set())
         summary.warnings += [w for w in self.plan.context.warnings if w not in summary.warnings]
         for name, rag in built.items():
             if not isinstance(rag, Exception):
@@ -494,6 +497,17 @@ class Runner:
             corpus=self.plan.corpus,
             no_answer=no_answer_reasons(self.plan.systems),
         )
+
+    def _build_or_fail(self, run_id: str, resumed: bool, names: set[str]) -> dict[str, RAGSystem | Exception]:
+        """:meth:`_build_systems`; a configuration or data error there (a replayed file that does not validate)
+        stops the session. A run created by this session with nothing stored is then recorded as ``failed``
+        (with the error among its warnings), never left looking like an interrupted run that a re-run resumes."""
+        try:
+            return self._build_systems(names)
+        except RagassayError as exc:
+            if not resumed and not self.store.has_outputs(run_id):
+                self.store.finish_run(run_id, FAILED, [*self.plan.warnings, f"failed before any work: {exc}"])
+            raise
 
     def _build_systems(self, names: set[str]) -> dict[str, RAGSystem | Exception]:
         """Build and prepare each system that has work; a failure fails that system's units, not the run."""

@@ -427,10 +427,16 @@ def to_percent(value: float | None) -> float | None:
     return None if value is None else float(np.round(np.float64(value) * 100, 1))
 
 
+#: The keys of RAGChecker's overall block, by group: ``ragchecker/metrics.py`` (``overall_metrics`` ...), which
+#: ``RAGChecker.evaluate`` writes into (its own example file still has the older ``overall`` ...).
+BLOCK_KEYS = {"overall": "overall_metrics", "retriever": "retriever_metrics", "generator": "generator_metrics"}
+
+
 def ragchecker_block(results: Sequence[Mapping[str, Score]]) -> dict[str, dict[str, float | None]]:
-    """RAGChecker's overall ``metrics`` block (groups overall / retriever / generator, percent, one decimal) from
-    the per-result scores of :func:`compute_all`."""
-    block: dict[str, dict[str, float | None]] = {"overall": {}, "retriever": {}, "generator": {}}
+    """RAGChecker's overall ``metrics`` block (groups ``overall_metrics`` / ``retriever_metrics`` /
+    ``generator_metrics``, :data:`BLOCK_KEYS`; percent, one decimal) from the per-result scores of
+    :func:`compute_all`."""
+    block: dict[str, dict[str, float | None]] = {key: {} for key in BLOCK_KEYS.values()}
     for name, info in METRICS.items():
-        block[info.group][name] = to_percent(system_mean(result[name].value for result in results))
+        block[BLOCK_KEYS[info.group]][name] = to_percent(system_mean(result[name].value for result in results))
     return block
