@@ -9,6 +9,7 @@ metrics only) is made by RAGChecker's own ``evaluate`` from the checks those met
 from __future__ import annotations
 
 import json
+import random
 import shutil
 import textwrap
 from pathlib import Path
@@ -19,7 +20,9 @@ from click.testing import CliRunner
 import ragassay
 from ragassay import DatasetError
 from ragassay.cli.main import cli
+from ragassay.plugins.claims import formulas as F
 from ragassay.plugins.claims.export import export_run
+from ragassay.plugins.claims.model import LABELS, ClaimChecks
 
 pytest.importorskip("dataclasses_json", reason="RAGChecker's loader needs dataclasses-json (pip install -e .[test])")
 
@@ -159,3 +162,73 @@ def test_a_file_that_fails_to_load_leaves_a_failed_run_not_an_interrupted_one(tm
     info = ragassay.open_run(listed["run"], config=project).data().info
     assert info.state == "failed" and info.status == "failed"
     assert any("failed before any work: bad.json, results[1]" in w for w in info.warnings)
+
+
+def _random_checks(rng: random.Random) -> ClaimChecks:
+    """Claims and checks of random shape, the undefined cases included (no claims, no chunk, nothing entailed)."""
+    n, g, k = rng.randint(0, 4), rng.randint(0, 4), rng.choice([0, 1, 2, 3])
+
+    def labels(count: int) -> list[str]:
+        return [rng.choice(LABELS) for _ in range(count)]
+
+    return ClaimChecks(
+        response_claims=[f"r{i}" for i in range(n)],
+        gt_answer_claims=[f"g{j}" for j in range(g)],
+        answer2response=labels(n),
+        response2answer=labels(g),
+        retrieved2response=[labels(k) for _ in range(n)],
+        retrieved2answer=[labels(k) for _ in range(g)],
+        chunk_ids=[f"c{c}" for c in range(k)],
+    )
+
+
+def test_the_ragchecker_reading_is_ragcheckers_computation_and_the_default_differs_only_where_documented(ragchecker):
+    """Item 16: ``RAGCHECKER_CODE`` gives RAGChecker's per-result values exactly on 400 random results (its
+    computation run on the same checks); the default reading differs only where docs/metrics.md says: unscored
+    where RAGChecker's guard gives 0, or the formula's value for a result with no retrieved chunk."""
+    from ragchecker.computation import METRIC_FUNC_MAP
+    from ragchecker.container import RAGResult
+
+    rng, differing = random.Random(7), 0
+    for index in range(400):
+        checks = _random_checks(rng)
+        result = RAGResult.from_dict(
+            {"query_id": str(index), "query": "q", "gt_answer": "a", "response": "r", **checks.model_dump()}
+        )
+        for compute in METRIC_FUNC_MAP.values():
+            compute(result)
+        theirs = {name: float(value) for name, value in result.metrics.items()}
+        ours = F.compute_all(checks, F.RAGCHECKER_CODE)
+        assert {name: score.value for name, score in ours.items()} == theirs
+        for name, score in F.compute_all(checks).items():
+            if score.value != theirs[name]:
+                differing += 1
+                assert score.value is None or checks.chunk_count == 0, (name, checks)
+    assert differing > 0
+    assert F.Readings() != F.RAGCHECKER_CODE and F.Readings().undefined == "unscored"
+
+
+def test_rc_metrics_without_a_generator_replay_only_and_estimate_no_call(tmp_path):
+    """Item 20: a pure replay of stored checks needs no generator and ``estimate`` predicts no call; without
+    stored checks (the file's checks left out) such a metric is unscored saying what it needs."""
+    shutil.copy(DATA / "checking_outputs.json", tmp_path / "out.json")
+    project = _project(tmp_path, "out.json", ALL_RC)
+    estimated = CliRunner().invoke(cli, ["estimate", str(project), "--format", "json"])
+    assert estimated.exit_code == 0, estimated.output
+    rows = {row["component"]: row for row in json.loads(estimated.stdout)}
+    assert {row["calls_high"] for row in rows.values()} == {0}
+    assert rows["metric:rc_faithfulness"]["note"] == "calls no model"
+
+    text = (
+        (tmp_path / "ragassay.toml")
+        .read_text()
+        .replace(
+            'rag = "ragchecker"\noptions = { path = "out.json" }',
+            'rag = "ragchecker"\noptions = { path = "out.json", checks = false }',
+        )
+    )
+    (tmp_path / "ragassay.toml").write_text(text)
+    assert "checks = false" in text
+    run = ragassay.run(project)
+    (record, *_) = run.data().records(kind="metric", label="rc_precision")
+    assert record.value is None and "no generator to check claims" in record.unscored_reason
