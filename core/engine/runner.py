@@ -400,7 +400,7 @@ class Runner:
             status = self._budget_status(run_id, ledger, summary, status)
         finally:
             summary.warnings += [w for w in getattr(self.executor, "warnings", []) if w not in summary.warnings]
-            summary.warnings += _empty_retrieval_warnings(summary)
+            summary.warnings += _empty_retrieval_warnings(summary, built)
             self.store.finish_run(run_id, status, summary.warnings)
             summary.elapsed_s = time.perf_counter() - start
             for rag in built.values():
@@ -588,9 +588,11 @@ def _own_pairs(unit: StoredUnit | None) -> set[tuple[str, int]]:
     return stored_pairs(unit) if unit is not None and unit.status == "ok" else set()
 
 
-def _empty_retrieval_warnings(summary: RunSummary) -> list[str]:
-    """Systems that returned no context for some samples (while deciding to retrieve)."""
+def _empty_retrieval_warnings(summary: RunSummary, built: dict[str, Any]) -> list[str]:
+    """Systems that returned no context for some samples (while deciding to retrieve), but those whose purpose
+    includes it (:attr:`RAGSystem.empties_contexts`)."""
     return [
         f"{system}: {count} output(s) came back with no retrieved context (check the retriever and the corpus)"
         for system, count in sorted(summary.empty_retrievals.items())
+        if not getattr(built.get(system), "empties_contexts", False)
     ]
