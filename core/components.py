@@ -531,6 +531,10 @@ class RAGSystem(Component):
     #: executing anything: the latency it sets on an output (the recorded one) is kept, never replaced by the
     #: time the replay took. Stored with the run as the trait ``replays = true``.
     replays: ClassVar[bool] = False
+    #: True for a system whose purpose includes answering without context (``perturbed`` with ``drop_gold``): the
+    #: run then does not warn that its outputs came back with no retrieved context. Set it on the class, or on the
+    #: instance when it depends on the options.
+    empties_contexts: bool = False
 
     def __init__(
         self,

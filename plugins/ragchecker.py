@@ -4,7 +4,8 @@ Both read a RAGChecker input or output JSON file (``{"results": [{query_id, quer
 retrieved_context: [{doc_id, text}], ...}]}``, :mod:`ragassay.plugins.claims.ragchecker_format`):
 
 - the dataset source gives one sample per result: ``question_id`` = ``query_id``, ``question`` = ``query``,
-  ``reference_answers`` = ``[gt_answer]`` (none when it is empty);
+  ``reference_answers`` = ``[gt_answer]`` (none when it is empty); a repeated ``query_id`` (RAGChecker allows
+  it) is made unique as ``<query_id>#<n>``, with a warning;
 - the rag replays each result as the system's output: ``answer`` = ``response``, ``contexts`` and
   ``context_ids`` = the retrieved texts and doc ids; when the result holds RAGChecker's claims and checks (an
   output file), ``trace["ragchecker"]`` is their :class:`~ragassay.plugins.claims.model.ClaimChecks` JSON, so
@@ -22,7 +23,7 @@ from collections.abc import Iterable, Iterator
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragassay import Corpus, DatasetSource, RAGOutput, RAGSystem, Sample, hookimpl
-from ragassay.plugins.claims.ragchecker_format import checks_of, chunk_ids, read_results
+from ragassay.plugins.claims.ragchecker_format import checks_of, chunk_ids, read_results, result_ids
 
 
 class RAGCheckerSource(DatasetSource):
@@ -38,11 +39,17 @@ class RAGCheckerSource(DatasetSource):
         path: str = Field(description="RAGChecker JSON file (input or output layout), relative to the project folder.")
 
     def samples(self) -> Iterator[Sample]:
-        """One sample per result, in the file's order."""
-        for result in read_results(self.context.resolve(self.options.path)):
+        """One sample per result, in the file's order (a repeated ``query_id`` is made unique, with a warning:
+        :func:`~ragassay.plugins.claims.ragchecker_format.result_ids`)."""
+        path = self.context.resolve(self.options.path)
+        results = read_results(path)
+        ids, notes = result_ids(results)
+        for note in notes:
+            self.context.warn(f"{path.name}: {note}")
+        for question_id, result in zip(ids, results):
             answer = result["gt_answer"]
             yield Sample(
-                question_id=str(result["query_id"]),
+                question_id=question_id,
                 question=result["query"],
                 reference_answers=[answer] if answer.strip() else [],
             )
@@ -79,7 +86,8 @@ class RAGCheckerReplay(RAGSystem):
         """Read and validate the whole file (claims and checks included) before any answer."""
         self.path = self.context.resolve(self.options.path)
         self.outputs: dict[str, RAGOutput] = {}
-        for index, result in enumerate(read_results(self.path)):
+        results = read_results(self.path)
+        for index, (question_id, result) in enumerate(zip(result_ids(results)[0], results)):
             where = f"{self.path.name}, results[{index}]"
             checks = checks_of(result, where) if self.options.checks else None
             trace = {}
@@ -88,7 +96,7 @@ class RAGCheckerReplay(RAGSystem):
                 if isinstance(result.get("metrics"), dict) and result["metrics"]:
                     trace["ragchecker_metrics"] = result["metrics"]
             docs = result.get("retrieved_context") or []
-            self.outputs[str(result["query_id"])] = RAGOutput(
+            self.outputs[question_id] = RAGOutput(
                 answer=result["response"],
                 contexts=[doc["text"] for doc in docs],
                 context_ids=chunk_ids(result),

@@ -4,14 +4,16 @@ results store's labels, and the kind and scale of each rubric.
 A label line holds ``run_id``, ``sample_id`` (the question id), ``system`` (binary and ordinal rubrics) or
 ``systems`` ([first, second] as shown, pairwise rubrics), ``rubric``, ``rubric_version``, ``annotator``, ``value``
 and ``labelled_at`` (epoch seconds); the same fields as ``ragassay.labels.Label``. Of several labels by one
-annotator for one item, the latest counts (as after an undo in the labelling app).
+annotator for one item, the latest counts (as after an undo in the labelling app). A pairwise item is the
+unordered pair: its value is read as rating the system later in name order against the other
+(:attr:`HumanLabel.item_value`), whichever order the two answers were shown in.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -43,8 +45,17 @@ class HumanLabel:
 
     @property
     def item(self) -> tuple:
-        """What was labelled: (system, sample_id), or (sample_id, first, second) for a preference."""
-        return (self.sample_id, *self.systems) if self.systems else (self.system, self.sample_id)
+        """What was labelled: (system, sample_id), or (sample_id, a, b) for a preference, a and b the two systems
+        in name order: a pair is unordered, so the same two answers shown either way round are one item."""
+        return (self.sample_id, *sorted(self.systems)) if self.systems else (self.system, self.sample_id)
+
+    @property
+    def item_value(self) -> float:
+        """The value as it rates :attr:`item`: a preference rates the second answer shown against the first, so
+        one shown in the other order than the item's (b first) is negated to rate b against a."""
+        if self.systems and tuple(self.systems) != tuple(sorted(self.systems)):
+            return -self.value
+        return self.value
 
     @classmethod
     def of(cls, label) -> HumanLabel:
@@ -130,17 +141,44 @@ def stored_labels(labels: Iterable[Any]) -> list[HumanLabel]:
     return [HumanLabel.of(label) for label in labels]
 
 
-def rubric_of(name: str) -> Rubric:
-    """The rubric ``name``: from the rubric loader (``ragassay.labels.load_rubric``) when present, else the
-    shipped ones; an unknown rubric is a ConfigError."""
-    try:
-        from ..labels import load_rubric  # the labelling workflow's loader (rubric files)
-    except ImportError:
-        load_rubric = None
-    if load_rubric is not None:
-        loaded = load_rubric(name)
-        return Rubric(str(loaded.name), str(loaded.kind), tuple(float(v) for v in loaded.values))
+def rubric_of(name: str, given: Mapping[str, Rubric] | None = None) -> Rubric:
+    """The rubric ``name``: one of ``given`` (rubric files the user named, :func:`rubric_files`), a shipped one, or
+    a rubric TOML file when ``name`` is its path; an unknown rubric is a ConfigError that says how to name its
+    file."""
+    if given and name in given:
+        return given[name]
+    if name not in SHIPPED and _is_file(name):
+        return _load(name)
     if name not in SHIPPED:
-        raise ConfigError(f"unknown rubric '{name}': the shipped rubrics are {', '.join(SHIPPED)}")
+        raise ConfigError(
+            f"unknown rubric '{name}': not a shipped rubric ({', '.join(SHIPPED)}); a custom rubric's labels are "
+            f"read with its file: --rubric path/to/{name}.toml (the file given to labels import --rubric)"
+        )
     kind, values = SHIPPED[name]
     return Rubric(name, kind, values)
+
+
+def rubric_files(choices: Iterable[str]) -> tuple[list[str], dict[str, Rubric]]:
+    """(rubric names, definitions) of ``--rubric`` choices: a name selects a rubric; a path to a rubric TOML file
+    (``ragassay.labels.load_rubric``) selects it by its name and defines it (a custom rubric)."""
+    names, given = [], {}
+    for choice in choices:
+        if _is_file(choice):
+            rubric = _load(choice)
+            given[rubric.name] = rubric
+            names.append(rubric.name)
+        else:
+            names.append(choice)
+    return names, given
+
+
+def _is_file(choice: str) -> bool:
+    return choice.endswith(".toml") or Path(choice).is_file()
+
+
+def _load(path: str) -> Rubric:
+    """A rubric TOML file through the labelling workflow's loader (a missing or invalid file is a ConfigError)."""
+    from ..labels import load_rubric
+
+    loaded = load_rubric(Path(path))
+    return Rubric(str(loaded.name), str(loaded.kind), tuple(float(v) for v in loaded.values))

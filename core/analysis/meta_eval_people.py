@@ -10,22 +10,35 @@ by rubric kind, with the agreement among the people themselves as the ceiling.
   that item: **quadratic**-weighted kappa on the rubric's scale (a score already on the scale is taken as is, a
   score in [0, 1] is put on the scale linearly, min + s (max - min), and rounded to the nearest value) and
   Spearman's rho of score and label;
-- **pairwise** rubrics (``preference`` -2..2, second answer much worse .. much better): the judge's score
-  difference (second minus first) against the preference, Pearson and Spearman, with each person's label as one
+- **pairwise** rubrics (``preference`` -2..2, second answer much worse .. much better): an item is the unordered
+  pair (a, b) in name order, each label's value turned to rate b against a (a pair shown as (b, a) is negated:
+  :attr:`.human_labels.HumanLabel.item_value`), so the display order changes nothing; the judge's score
+  difference (b minus a) against the preference, Pearson and Spearman, with each person's label as one
   observation (as RAGChecker's meta-evaluation does, Ru et al. 2024, section 4.3) and with the per-item mean label.
 
 Observations from several people of one item are resampled together (a cluster bootstrap over items).
 The ceiling: Cohen's kappa for each pair of annotators on the items both labelled (unweighted for binary,
-quadratic for ordinal and pairwise) and Krippendorff's alpha over all of them (nominal, ordinal, interval).
+quadratic for ordinal and pairwise) and Krippendorff's alpha over all of them (nominal, ordinal, interval); for
+pairwise rubrics also Pearson and Spearman of each pair of annotators' preferences on the items both labelled (the
+human-human correlation RAGChecker and most papers report beside the judge-human figures).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import statistics as stats
+from collections.abc import Mapping
 
 from ..errors import ConfigError
-from .agreement import Estimate, binary_agreement, clustered, estimate, pearson_statistic, spearman_statistic
+from .agreement import (
+    Estimate,
+    binary_agreement,
+    clustered,
+    correlation,
+    estimate,
+    pearson_statistic,
+    spearman_statistic,
+)
 from .agreement import weighted_kappa_statistic as kappa_statistic
 from .annotators import annotator_pairs, by_item, krippendorff_alpha
 from .human_labels import KINDS, HumanLabel, Rubric, latest, rubric_of
@@ -81,10 +94,19 @@ class PeopleEvaluation:
 
 
 def evaluate_against_people(
-    run, labels: list[HumanLabel], *, source: str, judges=(), metrics=(), judge_threshold=0.5, **bootstrap
+    run,
+    labels: list[HumanLabel],
+    *,
+    source: str,
+    judges=(),
+    metrics=(),
+    judge_threshold=0.5,
+    rubrics: Mapping[str, Rubric] | None = None,
+    **bootstrap,
 ) -> PeopleEvaluation:
     """Each judge of ``run`` (or ``judges``) and each metric spec (``NAME`` or ``NAME:THRESHOLD``) against the
-    ``labels`` of this run, one report per rubric."""
+    ``labels`` of this run, one report per rubric; ``rubrics``: the definitions of custom rubrics by name (from
+    their files, :func:`.human_labels.rubric_files`), the shipped ones need none."""
     mine = latest(label for label in labels if label.run_id == run.id)
     if not mine:
         runs = sorted({label.run_id[:12] for label in labels})
@@ -92,7 +114,7 @@ def evaluate_against_people(
     scores = _scores(run, judges, metrics)
     reports = []
     for name in sorted({label.rubric for label in mine}):
-        rubric = rubric_of(name)
+        rubric = rubric_of(name, rubrics)
         chosen = [label for label in mine if label.rubric == name]
         reports.append(_rubric_report(run, rubric, chosen, scores, metrics, judge_threshold, bootstrap))
     return PeopleEvaluation(run.id, source, reports)
@@ -149,7 +171,7 @@ def _rubric_report(run, rubric, labels, scores, metrics, judge_threshold, bootst
     if len(versions) > 1:
         notes.append(f"labels of rubric versions {versions} are read together")
     agreement, corrected = builder(run, rubric, labels, scores, judge_threshold, notes, bootstrap, metrics)
-    items = by_item([(label.item, label.annotator, label.value) for label in labels])
+    items = by_item([(label.item, label.annotator, label.item_value) for label in labels])
     return RubricReport(
         rubric,
         sorted({label.annotator for label in labels}),
@@ -230,7 +252,7 @@ def _pairwise(run, rubric, labels, scores, threshold, notes, bootstrap, metrics)
             sample, first, second = label.item
             a, b = pairs.get((first, sample), (None,))[0], pairs.get((second, sample), (None,))[0]
             if a is not None and b is not None:
-                observed.append((label.item, b - a, label.value))
+                observed.append((label.item, b - a, label.item_value))
         clusters = [item for item, _, _ in observed]
         diffs, prefs = [d for _, d, _ in observed], [p for _, _, p in observed]
         means = by_item([(item, str(i), p) for i, (item, _, p) in enumerate(observed)])
@@ -253,6 +275,14 @@ def _clustered(statistic, clusters, bootstrap, undefined: str) -> Estimate:
     return dataclasses.replace(result, n=len(clusters))
 
 
+def _correlations(rubric: Rubric, pair: str, first: list, second: list, bootstrap) -> list[Agreement]:
+    """Pearson and Spearman of two annotators' values on the items both labelled (pairwise rubrics)."""
+    return [
+        Agreement(rubric.name, pair, method, correlation(first, second, method, **bootstrap), "item")
+        for method in ("pearson", "spearman")
+    ]
+
+
 def _ceiling(rubric: Rubric, items: dict, bootstrap) -> list[Agreement]:
     rows = []
     weights = "none" if rubric.kind == "binary" else "quadratic"
@@ -268,6 +298,8 @@ def _ceiling(rubric: Rubric, items: dict, bootstrap) -> list[Agreement]:
         )
         name = "cohen_kappa" if weights == "none" else "weighted_kappa_quadratic"
         rows.append(Agreement(rubric.name, f"{a} ~ {b}", name, kappa, "item"))
+        if rubric.kind == "pairwise":
+            rows += _correlations(rubric, f"{a} ~ {b}", [v[a] for v in both], [v[b] for v in both], bootstrap)
     level = ALPHA_LEVEL[rubric.kind]
     alpha = krippendorff_alpha([list(v.values()) for v in items.values()], rubric.values, level, **bootstrap)
     rows.append(Agreement(rubric.name, "all annotators", f"krippendorff_alpha_{level}", alpha, "item"))

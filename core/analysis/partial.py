@@ -20,7 +20,8 @@ from ..sampling import partial_text
 
 DEFAULT_SEED = 42  # [evaluation] seed when the stored config does not name one
 SEEDED_STATUSES = ("budget-limited", "settled")  # stored before [evaluation] order: these always ran seeded
-NOT_PARTIAL = ("complete", "settled")  # a sequential run that settled says so itself (sequential_view)
+#: a sequential run that settled says so itself (sequential_view); a failed one stored nothing to be partial about
+NOT_PARTIAL = ("complete", "settled", "failed")
 
 
 def stored_order_seed(config: Mapping[str, Any] | None, status: str) -> int | None:

@@ -35,7 +35,13 @@ from .render import Column, Table, emit
     "annotator, value), or a JSONL or CSV file with question_id, system and label (correct/incorrect). Without "
     "--truth and --labels, the labels stored for RUN are read when there are any.",
 )
-@click.option("--rubric", "rubrics", multiple=True, help="With people's labels: only these rubrics (default all).")
+@click.option(
+    "--rubric",
+    "rubrics",
+    multiple=True,
+    help="With people's labels: only these rubrics (default all), by NAME or by FILE: a rubric TOML file also "
+    "defines a custom rubric (the file given to labels import --rubric).",
+)
 @click.option("--judge", "judges", multiple=True, help="Judge(s) to evaluate (default: every judge but the truth).")
 @click.option(
     "--metric", "metrics", multiple=True, help="Also evaluate a metric as a judge: NAME:THRESHOLD (value >= it)."
@@ -129,10 +135,12 @@ def _run_and_labels(run, config_path, db, labels, truth):
 
 
 def _people(run, people, rubrics, judges, metrics, judge_threshold, resamples, seed, table, fmt) -> None:
+    from ..analysis.human_labels import rubric_files
     from ..analysis.meta_eval_people import evaluate_against_people
     from .meta_eval_people_view import agreement_tables, corrected_tables, csv_table, people_data
 
     labels, source = people
+    rubrics, given = rubric_files(rubrics)
     if rubrics:
         missing = sorted(set(rubrics) - {label.rubric for label in labels})
         if missing:
@@ -145,6 +153,7 @@ def _people(run, people, rubrics, judges, metrics, judge_threshold, resamples, s
         judges=judges,
         metrics=metrics,
         judge_threshold=judge_threshold,
+        rubrics=given,
         resamples=resamples,
         seed=seed,
     )

@@ -11,7 +11,8 @@ NOTES = {
     "binary": "truth = the majority of each item's labels; balanced accuracy = (recall + specificity) / 2",
     "ordinal": "each person's label is one observation; weighted kappa: quadratic weights, a judge score in [0, 1] "
     "put on the rubric's scale (min + s (max - min), nearest value)",
-    "pairwise": "judge: score(second) - score(first) vs the preference; 'label': each person's label one "
+    "pairwise": "a pair is one item whichever answer was shown first: (a, b) in name order, each preference read as "
+    "rating b against a; judge: score(b) - score(a) vs the preference; 'label': each person's label one "
     "observation (RAGChecker's protocol), 'item_mean': the mean label per item",
 }
 
@@ -59,7 +60,11 @@ def agreement_tables(result) -> list[Table]:
         ]
         tables.append(Table(f"judges against people, {head}", _columns("judge"), rows, notes=notes))
         ceiling = [a.as_row() for a in report.ceiling]
-        note = "the ceiling: how far people agree with each other (Cohen's kappa per pair, Krippendorff's alpha)"
+        note = "the ceiling: how far people agree with each other (Cohen's kappa per pair, Krippendorff's alpha" + (
+            "; Pearson and Spearman of the preferences per pair, RAGChecker's human-human figures)"
+            if rubric.kind == "pairwise"
+            else ")"
+        )
         tables.append(
             Table(
                 f"people among themselves, {head}", _columns("annotators"), ceiling, notes=[note, *_undefined(ceiling)]

@@ -160,14 +160,23 @@ def receive_command(config_path: Path, db: str | None, port: int, host: str, all
 
     def started(server) -> None:
         bound = server.servers[0].sockets[0].getsockname()
-        click.echo(f"receiving OTLP traces on http://{bound[0]}:{bound[1]}/v1/traces (Ctrl-C to stop)", err=True)
+        url = f"http://{bound[0]}:{bound[1]}"
+        click.echo(
+            f"receiving OTLP traces on {url}/v1/traces and GenAI events on {url}/v1/logs (Ctrl-C to stop)", err=True
+        )
 
     try:
         stats = serve(store, host=host, port=port, max_bytes=max_bytes, on_started=started)
     finally:
         store.close()
+    records = f", {stats.log_records:,} log record(s) stored" if stats.log_records else ""
+    dropped = (
+        f", {stats.log_records_dropped:,} log record(s) without a span dropped" if stats.log_records_dropped else ""
+    )
     click.echo(
-        f"stopped: {stats.requests:,} request(s), {stats.spans:,} span(s) stored, {stats.rejected:,} rejected", err=True
+        f"stopped: {stats.requests:,} request(s), {stats.spans:,} span(s) stored{records}{dropped}, "
+        f"{stats.rejected:,} rejected",
+        err=True,
     )
 
 

@@ -63,6 +63,9 @@ from .systems import (
 )
 from .work import WorkStream
 
+#: The status of a run whose first session stopped on an error before any work (nothing stored).
+FAILED = "failed"
+
 if TYPE_CHECKING:
     from ..store.database import ResultsStore
     from ..store.lease import Lease
@@ -375,7 +378,7 @@ class Runner:
         if on_start:
             on_start(summary)
         start = time.perf_counter()
-        built = self._build_systems(names if units > skipped else set())
+        built = self._build_or_fail(run_id, resumed, names if units > skipped else set())
         summary.warnings += [w for w in self.plan.context.warnings if w not in summary.warnings]
         for name, rag in built.items():
             if not isinstance(rag, Exception):
@@ -397,7 +400,7 @@ class Runner:
             status = self._budget_status(run_id, ledger, summary, status)
         finally:
             summary.warnings += [w for w in getattr(self.executor, "warnings", []) if w not in summary.warnings]
-            summary.warnings += _empty_retrieval_warnings(summary)
+            summary.warnings += _empty_retrieval_warnings(summary, built)
             self.store.finish_run(run_id, status, summary.warnings)
             summary.elapsed_s = time.perf_counter() - start
             for rag in built.values():
@@ -495,6 +498,17 @@ class Runner:
             no_answer=no_answer_reasons(self.plan.systems),
         )
 
+    def _build_or_fail(self, run_id: str, resumed: bool, names: set[str]) -> dict[str, RAGSystem | Exception]:
+        """:meth:`_build_systems`; a configuration or data error there (a replayed file that does not validate)
+        stops the session. A run created by this session with nothing stored is then recorded as ``failed``
+        (with the error among its warnings), never left looking like an interrupted run that a re-run resumes."""
+        try:
+            return self._build_systems(names)
+        except RagassayError as exc:
+            if not resumed and not self.store.has_outputs(run_id):
+                self.store.finish_run(run_id, FAILED, [*self.plan.warnings, f"failed before any work: {exc}"])
+            raise
+
     def _build_systems(self, names: set[str]) -> dict[str, RAGSystem | Exception]:
         """Build and prepare each system that has work; a failure fails that system's units, not the run."""
         built: dict[str, RAGSystem | Exception] = {}
@@ -574,9 +588,11 @@ def _own_pairs(unit: StoredUnit | None) -> set[tuple[str, int]]:
     return stored_pairs(unit) if unit is not None and unit.status == "ok" else set()
 
 
-def _empty_retrieval_warnings(summary: RunSummary) -> list[str]:
-    """Systems that returned no context for some samples (while deciding to retrieve)."""
+def _empty_retrieval_warnings(summary: RunSummary, built: dict[str, Any]) -> list[str]:
+    """Systems that returned no context for some samples (while deciding to retrieve), but those whose purpose
+    includes it (:attr:`RAGSystem.empties_contexts`)."""
     return [
         f"{system}: {count} output(s) came back with no retrieved context (check the retriever and the corpus)"
         for system, count in sorted(summary.empty_retrievals.items())
+        if not getattr(built.get(system), "empties_contexts", False)
     ]

@@ -56,6 +56,8 @@ JUDGEMENT_COLUMNS = (
 _STATE_RUNNING, _STATE_COMPLETE, _STATE_INTERRUPTED = "running", "complete", "interrupted"
 SETTLED = "settled"  # a sequential run that stopped once every comparison was settled (ragassay.engine.sequential.plan)
 BUDGET_LIMITED = "budget-limited"  # a run session stopped by its budget (ragassay.llm.budget)
+FAILED = "failed"  # its first session stopped on an error before any work (ragassay.engine.runner)
+FAILED_DETAIL = "stopped on an error before any work (see its warnings); fix it and run again"
 _BATCH = 10_000  # score records added to the table at a time
 
 
@@ -231,6 +233,8 @@ def _info(row: dict[str, Any], holder: Any, systems: int, outputs: int) -> RunIn
         state, detail = BUDGET_LIMITED, "re-run with a larger budget to resume"
     elif row["status"] == SETTLED:
         state, detail = SETTLED, "sequential: stopped once every comparison was settled"
+    elif row["status"] == FAILED:
+        state, detail = FAILED, FAILED_DETAIL
     else:
         state, detail = _STATE_INTERRUPTED, "run again to resume"
     return RunInfo(

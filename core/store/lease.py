@@ -255,6 +255,7 @@ def run_state(run: dict[str, Any], holder: Holder | None) -> tuple[str, str]:
     ``budget-limited``: its last session stopped at its budget (:mod:`ragassay.llm.budget`);
     ``settled``: a sequential run that stopped once every comparison was settled
     (:mod:`ragassay.engine.sequential.plan`);
+    ``failed``: its first session stopped on an error before any work (:mod:`ragassay.engine.runner`);
     ``interrupted``: no live lease and work is missing (a crash, Ctrl-C, ``kill -9``), so a re-run resumes it.
     """
     if holder is not None:
@@ -266,4 +267,6 @@ def run_state(run: dict[str, Any], holder: Holder | None) -> tuple[str, str]:
         return "budget-limited", "re-run with a larger budget to resume"
     if run.get("status") == "settled":
         return "settled", "sequential: stopped once every comparison was settled"
+    if run.get("status") == "failed":
+        return "failed", "stopped on an error before any work (see its warnings); fix it and run again"
     return "interrupted", "run again to resume"

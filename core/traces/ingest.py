@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from .otlp import read_file, spans_of, trace_files
+from .otlp import log_events_of, read_file, spans_of, trace_files
 from .storage import span_rows, trace_store
 
 BATCH_SPANS = 2_000  # spans decoded before they are written
@@ -88,3 +88,12 @@ def store_request(store: Any, request: Any, where: str) -> int:
     if spans:
         trace_store(store).write_spans([span_rows(spans)])
     return len(spans)
+
+
+def store_log_request(store: Any, request: Any, where: str) -> tuple[int, int]:
+    """Store the log records of one decoded ``ExportLogsServiceRequest`` that belong to a span (validated whole
+    first); returns (records kept, records without a trace and span id, not kept)."""
+    records, unattached = log_events_of(request, where)
+    if records:
+        trace_store(store).write_spans([span_rows(records)])
+    return len(records), unattached

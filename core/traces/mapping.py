@@ -7,9 +7,12 @@ Two conventions are read, OpenInference and the OpenTelemetry GenAI semantic con
   execute_tool -> TOOL; invoke_agent, create_agent -> AGENT; retrieval -> RETRIEVER), else
   :attr:`TraceMapping.span_kinds` by span name;
 * question: the root span's input (``input.value``; a JSON input gives its question/query/input key or its
-  last user message), else the last user message of the first LLM span (``llm.input_messages.N.message.*``,
+  last user message), else the root span's last user message (``gen_ai.input.messages`` of an ``invoke_agent`` or
+  workflow span), else the query of the first retrieval span (``gen_ai.retrieval.query.text``, where the GenAI
+  conventions put it), else the last user message of the first LLM span (``llm.input_messages.N.message.*``,
   ``gen_ai.input.messages``, ``gen_ai.prompt``, or the GenAI events ``gen_ai.user.message``,
-  ``gen_ai.content.prompt``, ``gen_ai.client.inference.operation.details``);
+  ``gen_ai.content.prompt``, ``gen_ai.client.inference.operation.details``, as span events or as OTLP log
+  records: :mod:`ragassay.traces.storage` folds those into their span's events);
 * answer: the root span's output (``output.value``), else the last LLM span's output message;
 * contexts: the documents of the last retriever or reranker span (``retrieval.documents.N.document.{id,content,
   score}``, ``reranker.output_documents.N.document.*``, ``gen_ai.retrieval.documents``);
@@ -44,6 +47,7 @@ GENAI_KINDS = {
     "invoke_workflow": "CHAIN",
     "retrieval": "RETRIEVER",
 }
+RETRIEVAL_QUERY = "gen_ai.retrieval.query.text"
 _INDEXED = re.compile(r"^(?P<prefix>.+)\.(?P<index>\d+)\.(?P<field>.+)$")
 
 
@@ -150,13 +154,11 @@ def map_own_spans(
     spans = sorted(spans, key=_order)
     root = find_root(spans)
     llms = [s for s in spans if s.kind == "LLM"]
-    question = _text(root, mapping.question_keys, mapping.json_question_keys) or (
-        _last_user_message(llms[0]) if llms else ""
-    )
+    question = _question(root, spans, llms, mapping)
     if not question:
         raise MappingFailure(
-            f"no question: the root span '{root.name}' has none of {', '.join(mapping.question_keys)} and no LLM "
-            "span has a user message (set mapping.question_keys)"
+            f"no question: the root span '{root.name}' has none of {', '.join(mapping.question_keys)} nor a user "
+            "message, no retrieval span has a query and no LLM span has a user message (set mapping.question_keys)"
         )
     answer_span = llms[-1] if llms else root
     answer = _text(root, mapping.answer_keys, mapping.json_answer_keys) or (_output_message(llms[-1]) if llms else "")
@@ -185,6 +187,16 @@ def map_own_spans(
         spans=spans,
         resource_attributes=resource,
     )
+
+
+def _question(root: TraceSpan, spans: list[TraceSpan], llms: list[TraceSpan], mapping: TraceMapping) -> str:
+    """The question by the module docstring's order: root input, root user message, retrieval query, LLM prompt."""
+    found = _text(root, mapping.question_keys, mapping.json_question_keys) or _last_user_message(root)
+    for span in spans if not found else ():
+        query = span.attributes.get(RETRIEVAL_QUERY) if span.kind == "RETRIEVER" else None
+        if isinstance(query, str) and query.strip():
+            return query.strip()
+    return found or (_last_user_message(llms[0]) if llms else "")
 
 
 def _order(span: TraceSpan) -> tuple[int, int, str]:

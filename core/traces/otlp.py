@@ -264,3 +264,93 @@ def trace_files(path: Path) -> list[Path]:
     if not files:
         raise DatasetError(f"{path}: no trace files (.json, .jsonl, .pb, ...) in this folder")
     return files
+
+
+# -- GenAI events as OTLP log records (POST /v1/logs) ---------------------------------------------------------------
+#
+# The GenAI semantic conventions emit events (gen_ai.user.message, gen_ai.choice,
+# gen_ai.client.inference.operation.details, ...) as OTLP log records carrying the trace and span ids of the span
+# they belong to. Each is stored as a carrier row beside the spans (otel_kind LOG_RECORD, parent = its span, one
+# event: the record's event name, time, attributes and body), and :func:`ragassay.traces.storage.grouped` folds the
+# carriers into their span's events when a trace is read, whichever arrived first.
+
+#: ``TraceSpan.otel_kind`` of a stored log record (never an OTLP span kind).
+LOG_RECORD = "LOG_RECORD"
+
+
+def _logs_request_class():
+    from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+
+    return ExportLogsServiceRequest
+
+
+def logs_request_from_json(payload: Any, where: str):
+    """An ``ExportLogsServiceRequest`` from a decoded OTLP JSON object (hex trace and span ids, as OTLP JSON)."""
+    from google.protobuf import json_format
+
+    if not isinstance(payload, dict) or not ("resourceLogs" in payload or "resource_logs" in payload):
+        keys = ", ".join(sorted(payload)[:5]) if isinstance(payload, dict) else _kind(payload)
+        raise DatasetError(f"{where}: not an OTLP logs payload: no 'resourceLogs' ({keys})")
+
+    def record(item: Any) -> Any:
+        return _with_ids(item)
+
+    def scope(item: Any) -> Any:
+        return _children(item, "logRecords", "log_records", record)
+
+    def resource(item: Any) -> Any:
+        return _children(item, "scopeLogs", "scope_logs", scope)
+
+    try:
+        converted = _children(payload, "resourceLogs", "resource_logs", resource)
+        return json_format.ParseDict(converted, _logs_request_class()())
+    except (json_format.ParseError, ValueError, TypeError) as exc:
+        raise DatasetError(f"{where}: malformed OTLP JSON: {exc}") from None
+
+
+def logs_request_from_bytes(data: bytes, where: str):
+    """An ``ExportLogsServiceRequest`` from its protobuf serialization."""
+    from google.protobuf.message import DecodeError
+
+    request = _logs_request_class()()
+    try:
+        request.ParseFromString(data)
+    except (DecodeError, ValueError) as exc:
+        raise DatasetError(f"{where}: malformed OTLP protobuf: {exc}") from None
+    return request
+
+
+def log_events_of(request, where: str) -> tuple[list[StoredSpan], int]:
+    """(the carrier rows of the request's log records that belong to a span, how many records belong to none):
+    a record's event name is ``event_name``, else its ``event.name`` attribute, else ``log``; its body joins its
+    attributes (a map body key by key, anything else as ``body``)."""
+    import hashlib
+
+    out: list[StoredSpan] = []
+    unattached = 0
+    for r, resource_logs in enumerate(request.resource_logs):
+        resource = attributes(resource_logs.resource.attributes)
+        for s, scope_logs in enumerate(resource_logs.scope_logs):
+            for n, log in enumerate(scope_logs.log_records):
+                at = f"{where}: resourceLogs[{r}].scopeLogs[{s}].logRecords[{n}]"
+                if not log.trace_id or not log.span_id:
+                    unattached += 1
+                    continue
+                trace_id, span_id = _hex(log.trace_id, 16, "traceId", at), _hex(log.span_id, 8, "spanId", at)
+                values = attributes(log.attributes)
+                body = any_value(log.body) if log.HasField("body") else None
+                values.update(body if isinstance(body, dict) else {} if body is None else {"body": body})
+                name = log.event_name or str(values.pop("event.name", "") or "log")
+                time_ns = log.time_unix_nano or log.observed_time_unix_nano
+                key = json.dumps([trace_id, span_id, name, time_ns, values], sort_keys=True, default=str)
+                record = TraceSpan(
+                    span_id=hashlib.sha256(key.encode()).hexdigest()[:16],
+                    parent_span_id=span_id,
+                    name=name,
+                    otel_kind=LOG_RECORD,
+                    start_ns=time_ns,
+                    end_ns=time_ns,
+                    events=[SpanEvent(name=name, time_ns=time_ns, attributes=values)],
+                )
+                out.append(StoredSpan(trace_id, record, resource))
+    return out, unattached

@@ -1,11 +1,13 @@
 """``ragassay traces receive``: an OTLP/HTTP trace receiver (starlette app served by uvicorn).
 
 ``POST /v1/traces`` with ``application/json`` or ``application/x-protobuf`` bodies, optionally gzip-encoded, as
-the OTLP/HTTP specification defines (https://opentelemetry.io/docs/specs/otlp/#otlphttp). A success is 200 with
-an ``ExportTraceServiceResponse`` in the request's encoding; a malformed payload is 400 with a
-``google.rpc.Status`` naming the problem, and nothing of it is stored; a body over the size limit (before or
-after decompression) is 413; another content type is 415. Spans of one trace may arrive in several requests:
-they are stored by (trace id, span id) and assembled by trace id when read.
+the OTLP/HTTP specification defines (https://opentelemetry.io/docs/specs/otlp/#otlphttp), and ``POST /v1/logs``
+the same way for the GenAI events that the current semantic conventions send as log records (each record with a
+trace and span id is kept for its span and read as one of its events; one without is counted and dropped). A
+success is 200 with an ``ExportTraceServiceResponse`` (``ExportLogsServiceResponse``) in the request's encoding;
+a malformed payload is 400 with a ``google.rpc.Status`` naming the problem, and nothing of it is stored; a body
+over the size limit (before or after decompression) is 413; another content type is 415. Spans of one trace may
+arrive in several requests: they are stored by (trace id, span id) and assembled by trace id when read.
 """
 
 from __future__ import annotations
@@ -17,8 +19,8 @@ import zlib
 from typing import Any
 
 from ..errors import DatasetError
-from .ingest import store_request
-from .otlp import request_from_bytes, request_from_json
+from .ingest import store_log_request, store_request
+from .otlp import logs_request_from_bytes, logs_request_from_json, request_from_bytes, request_from_json
 
 JSON, PROTOBUF = "application/json", "application/x-protobuf"
 DEFAULT_MAX_BYTES = 8 * 1024 * 1024  # per request, after decompression
@@ -42,13 +44,17 @@ class ReceiverStats:
     requests: int = 0
     spans: int = 0
     rejected: int = 0
+    log_records: int = 0  # kept: each belongs to a span
+    log_records_dropped: int = 0  # without a trace and span id: no span to read them with
     lock: threading.Lock = dataclasses.field(default_factory=threading.Lock, repr=False)
 
-    def add(self, spans: int = 0, *, rejected: bool = False) -> None:
+    def add(self, spans: int = 0, *, rejected: bool = False, log_records: int = 0, dropped: int = 0) -> None:
         with self.lock:
             self.requests += 1
             self.spans += spans
             self.rejected += int(rejected)
+            self.log_records += log_records
+            self.log_records_dropped += dropped
 
 
 class TooLarge(Exception):
@@ -84,16 +90,16 @@ async def _body(request: Any, max_bytes: int) -> bytes:
     return out
 
 
-def _decode(body: bytes, content_type: str) -> Any:
+def _decode(body: bytes, content_type: str, logs: bool = False) -> Any:
     if content_type == PROTOBUF:
-        return request_from_bytes(body, "request")
+        return (logs_request_from_bytes if logs else request_from_bytes)(body, "request")
     import json
 
     try:
         payload = json.loads(body)
     except ValueError as exc:
         raise DatasetError(f"request: not valid JSON ({exc})") from None
-    return request_from_json(payload, "request")
+    return (logs_request_from_json if logs else request_from_json)(payload, "request")
 
 
 def _reply(message: Any, content_type: str, status: int):
@@ -112,7 +118,8 @@ def _status(code: int, message: str, content_type: str, http_status: int):
 
 
 def make_app(store: Any, *, max_bytes: int = DEFAULT_MAX_BYTES, stats: ReceiverStats | None = None):
-    """The starlette application: ``POST /v1/traces`` into ``store``."""
+    """The starlette application: ``POST /v1/traces`` and ``POST /v1/logs`` into ``store``."""
+    from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceResponse
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
     from starlette.applications import Starlette
     from starlette.concurrency import run_in_threadpool
@@ -120,25 +127,37 @@ def make_app(store: Any, *, max_bytes: int = DEFAULT_MAX_BYTES, stats: ReceiverS
 
     stats = stats if stats is not None else ReceiverStats()
 
-    async def traces(request):
-        content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
-        if content_type not in (JSON, PROTOBUF):
-            stats.add(rejected=True)
-            message = f"unsupported Content-Type '{content_type}': send {JSON} or {PROTOBUF}"
-            return _status(3, message, JSON, 415)
-        try:
-            decoded = _decode(await _body(request, max_bytes), content_type)
-            spans = await run_in_threadpool(store_request, store, decoded, "request")
-        except TooLarge:
-            stats.add(rejected=True)
-            return _status(8, f"request body over the limit of {max_bytes:,} bytes", content_type, 413)
-        except DatasetError as exc:
-            stats.add(rejected=True)
-            return _status(3, f"{exc}; nothing of this request was stored", content_type, 400)
-        stats.add(spans)
-        return _reply(ExportTraceServiceResponse(), content_type, 200)
+    def endpoint(logs: bool):
+        async def receive(request):
+            content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+            if content_type not in (JSON, PROTOBUF):
+                stats.add(rejected=True)
+                message = f"unsupported Content-Type '{content_type}': send {JSON} or {PROTOBUF}"
+                return _status(3, message, JSON, 415)
+            try:
+                decoded = _decode(await _body(request, max_bytes), content_type, logs)
+                stored = await run_in_threadpool(
+                    store_log_request if logs else store_request, store, decoded, "request"
+                )
+            except TooLarge:
+                stats.add(rejected=True)
+                return _status(8, f"request body over the limit of {max_bytes:,} bytes", content_type, 413)
+            except DatasetError as exc:
+                stats.add(rejected=True)
+                return _status(3, f"{exc}; nothing of this request was stored", content_type, 400)
+            if logs:
+                stats.add(log_records=stored[0], dropped=stored[1])
+                return _reply(ExportLogsServiceResponse(), content_type, 200)
+            stats.add(stored)
+            return _reply(ExportTraceServiceResponse(), content_type, 200)
 
-    app = Starlette(routes=[Route("/v1/traces", traces, methods=["POST"])])
+        return receive
+
+    routes = [
+        Route("/v1/traces", endpoint(False), methods=["POST"]),
+        Route("/v1/logs", endpoint(True), methods=["POST"]),
+    ]
+    app = Starlette(routes=routes)
     app.state.stats = stats
     return app
 

@@ -10,7 +10,7 @@ from typing import Any
 from ..errors import StoreError
 from ..store.protocols import SpanRow, TraceStore
 from .model import TraceSpan
-from .otlp import StoredSpan
+from .otlp import LOG_RECORD, StoredSpan
 
 
 def trace_store(store: Any) -> TraceStore:
@@ -40,17 +40,36 @@ def span_rows(spans: Iterable[StoredSpan]) -> list[SpanRow]:
 
 def grouped(rows: Iterable[tuple[str, str, dict, str]]) -> Iterator[tuple[str, list[TraceSpan], dict]]:
     """Stored rows (trace id, span id, resource attributes, span JSON), ordered by trace id, as (trace id, spans,
-    resource attributes by span id) per trace."""
+    resource attributes by span id) per trace; the log records received for a span become its events
+    (:func:`fold_log_records`)."""
     current, spans, by_span = None, [], {}
     for trace_id, span_id, resource, span_json in rows:
         if trace_id != current:
             if current is not None:
-                yield current, spans, by_span
+                yield current, fold_log_records(spans), by_span
             current, spans, by_span = trace_id, [], {}
-        spans.append(TraceSpan.model_validate_json(span_json))
-        by_span[span_id] = resource
+        span = TraceSpan.model_validate_json(span_json)
+        spans.append(span)
+        if span.otel_kind != LOG_RECORD:
+            by_span[span_id] = resource
     if current is not None:
-        yield current, spans, by_span
+        yield current, fold_log_records(spans), by_span
+
+
+def fold_log_records(spans: list[TraceSpan]) -> list[TraceSpan]:
+    """The trace's spans, each with the events of the log records received for it (GenAI events sent as OTLP log
+    records, :data:`~ragassay.traces.otlp.LOG_RECORD`) among its own events, in time order; a record whose span
+    has not arrived is left out."""
+    records = [span for span in spans if span.otel_kind == LOG_RECORD]
+    if not records:
+        return spans
+    kept = [span for span in spans if span.otel_kind != LOG_RECORD]
+    by_id = {span.span_id: span for span in kept}
+    for record in records:
+        target = by_id.get(record.parent_span_id or "")
+        if target is not None:
+            target.events = sorted([*target.events, *record.events], key=lambda event: event.time_ns)
+    return kept
 
 
 def iter_stored(store: Any, trace_ids: Iterable[str] | None = None) -> Iterator[tuple[str, list[TraceSpan], dict]]:

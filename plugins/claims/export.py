@@ -8,9 +8,11 @@ For each sample of one system, the checks are read from the details of the claim
 by default; it stores ``ClaimChecks.model_dump(mode="json")`` under ``details["checks"]``,
 :func:`~ragassay.plugins.claims.model.checks_from_details`), else from the output's ``trace["ragchecker"]`` (a
 replayed RAGChecker file). Each result gets the per-result ``metrics`` RAGChecker's code computes from those
-checks and the file the overall block (``readings`` default: RAGChecker's code, zeros where it gives zeros), so the
-file reads as if RAGChecker had written it. ``gt_answer`` is the sample's first reference answer. Samples without
-checks (a failed output, an unscored claim metric) are left out and listed.
+checks and the file the overall block under RAGChecker's keys (``overall_metrics``, ``retriever_metrics``,
+``generator_metrics``; ``readings`` default: RAGChecker's code, zeros where it gives zeros), so the file reads as
+if RAGChecker had written it: its ``RAGResults.from_json`` loads it and its ``evaluate`` gives the same block.
+``gt_answer`` is the sample's first reference answer. Samples without checks (a failed output, an unscored claim
+metric) are left out and listed.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from .model import ClaimChecks, checks_from_details
 from .ragchecker_format import result_of
 
 #: RAGChecker's own code: exclusive noise sensitivity, any-chunk faithfulness, its zero fallbacks.
-RAGCHECKER_READINGS = formulas.Readings(undefined="ragchecker")
+RAGCHECKER_READINGS = formulas.RAGCHECKER_CODE
 
 
 def export_run(

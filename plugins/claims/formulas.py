@@ -12,7 +12,10 @@ claim (``retrieved2answer``); a response claim is *faithful* when some chunk ent
 Values are fractions in [0, 1]. RAGChecker reports percentages: its per-result ``metrics`` are these fractions
 unchanged, and its overall block is ``round(100 * mean, 1)`` (:func:`to_percent`, :func:`ragchecker_block`).
 
-Disputed readings (``Readings``), each defaulting to RAGChecker's code, which produced the published numbers:
+Disputed readings (``Readings``). Noise sensitivity and faithfulness default to RAGChecker's code, which produced
+the published numbers; undefined cases default to ragassay's rule (unscored with the reason), not to RAGChecker's
+zeros, so per-system means differ from RAGChecker's wherever a case is undefined (:data:`RAGCHECKER_CODE` is
+RAGChecker's code in all three):
 
 - noise sensitivity (RAGChecker issue #36, PR #22): the appendix counts an incorrect claim under "relevant" when
   a relevant chunk entails it and under "irrelevant" when an irrelevant chunk does, so one claim may count in
@@ -23,8 +26,9 @@ Disputed readings (``Readings``), each defaulting to RAGChecker's code, which pr
   ``faithfulness = "any_chunk"`` (default) or ``"figure"``.
 - undefined cases: RAGChecker's code returns 0 whenever a guard fails (no claims, no chunks, nothing recalled),
   also where the formula has another value (hallucination and self-knowledge of a response with no retrieved
-  chunk). ``undefined = "unscored"`` (default) gives the formula's value where it is defined and None with a
-  reason where it is not (0/0); ``"ragchecker"`` reproduces the code's zeros (its per-system means then match).
+  chunk). ``undefined = "unscored"`` (default: a value is a number or unscored with the reason) gives the
+  formula's value where it is defined and None with a reason where it is not (0/0); ``"ragchecker"`` reproduces
+  the code's zeros (its per-result values and per-system means then match RAGChecker's).
 """
 
 from __future__ import annotations
@@ -61,7 +65,9 @@ class Undefined(str, Enum):
 
 
 class Readings(BaseModel):
-    """The chosen reading of each disputed definition (defaults: RAGChecker's code)."""
+    """The chosen reading of each disputed definition. Defaults: RAGChecker's code for ``noise`` and
+    ``faithfulness``; ``undefined = "unscored"`` (ragassay's rule, not RAGChecker's zeros: :data:`RAGCHECKER_CODE`
+    has those)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -77,12 +83,15 @@ class Readings(BaseModel):
     )
     undefined: Undefined = Field(
         Undefined.UNSCORED,
-        description="Where a formula is undefined: 'unscored' (None with the reason) or 'ragchecker' (0.0, as "
-        "RAGChecker's code, also where the formula has another value).",
+        description="Where a formula is undefined: 'unscored' (default, ragassay's rule: None with the reason) or "
+        "'ragchecker' (0.0, as RAGChecker's code, also where the formula has another value).",
     )
 
 
 DEFAULT = Readings()
+#: RAGChecker's code in every reading: exclusive noise sensitivity, any-chunk faithfulness and its zero fallbacks;
+#: per-result values and per-system means are then RAGChecker's (the export uses it).
+RAGCHECKER_CODE = Readings(undefined="ragchecker")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -427,10 +436,16 @@ def to_percent(value: float | None) -> float | None:
     return None if value is None else float(np.round(np.float64(value) * 100, 1))
 
 
+#: The keys of RAGChecker's overall block, by group: ``ragchecker/metrics.py`` (``overall_metrics`` ...), which
+#: ``RAGChecker.evaluate`` writes into (its own example file still has the older ``overall`` ...).
+BLOCK_KEYS = {"overall": "overall_metrics", "retriever": "retriever_metrics", "generator": "generator_metrics"}
+
+
 def ragchecker_block(results: Sequence[Mapping[str, Score]]) -> dict[str, dict[str, float | None]]:
-    """RAGChecker's overall ``metrics`` block (groups overall / retriever / generator, percent, one decimal) from
-    the per-result scores of :func:`compute_all`."""
-    block: dict[str, dict[str, float | None]] = {"overall": {}, "retriever": {}, "generator": {}}
+    """RAGChecker's overall ``metrics`` block (groups ``overall_metrics`` / ``retriever_metrics`` /
+    ``generator_metrics``, :data:`BLOCK_KEYS`; percent, one decimal) from the per-result scores of
+    :func:`compute_all`."""
+    block: dict[str, dict[str, float | None]] = {key: {} for key in BLOCK_KEYS.values()}
     for name, info in METRICS.items():
-        block[info.group][name] = to_percent(system_mean(result[name].value for result in results))
+        block[BLOCK_KEYS[info.group]][name] = to_percent(system_mean(result[name].value for result in results))
     return block

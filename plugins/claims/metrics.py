@@ -23,7 +23,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragassay import Metric, MetricResult, RAGOutput, Sample, Unscored
+from ragassay import GeneratorRef, Metric, MetricResult, RAGOutput, Sample, Unscored
 from ragassay.llm import JudgeOptions, LLMJudging, answer_text, asks, context_texts, current_repeat, fill
 from ragassay.plugins.judges.fact_check import DEFAULT_LEXICAL_THRESHOLD
 
@@ -53,8 +53,17 @@ class _CommonOptions(BaseModel):
 
 
 class ClaimOptions(_CommonOptions, JudgeOptions):
-    """Options of the LLM claim metrics (``rc_*``): the judge model, the claim format, the batching."""
+    """Options of the LLM claim metrics (``rc_*``): the judge model, the claim format, the batching.
 
+    ``generator`` may be left out to replay stored checks only (a RAGChecker output file through the ``ragchecker``
+    rag): no model is built or called, ``ragassay estimate`` counts no call, and an output without stored checks
+    is unscored saying that a generator is needed to check it."""
+
+    generator: GeneratorRef | None = Field(
+        None,
+        description="The judge model that extracts and checks claims: any generator, a name or { name, options }. "
+        'Leave it out to replay the checks stored in output.trace["ragchecker"] only (no model call).',
+    )
     prompt_version: Literal["ragassay-claims-1"] = Field(
         PROMPT_VERSION, description="Version of the extraction and checking prompts (part of the identity)."
     )
@@ -139,6 +148,10 @@ class _ClaimMetric(Metric):
             run = replayed(output.trace[TRACE_KEY])
             run.explanations["source"] = f'replayed from output.trace["{TRACE_KEY}"]'
             return run
+        if not self.offline and self.options.generator is None:
+            why = "replay only" if self.options.replay else "replay is off"
+            reason = f'no checks stored in output.trace["{TRACE_KEY}"] ({why}) and no generator to check claims'
+            return ClaimRun(chunk_ids=list(output.context_ids), missing=dict.fromkeys(PARTS, reason))
         texts = _texts(sample, output, self.options.max_text_chars)
         extract, check, per_call = self._judges(texts.question)
         run = await run_checks(texts, extract, check, per_call, self.parts())
@@ -192,7 +205,7 @@ class _LLMClaimMetric(LLMJudging, _ClaimMetric):
         return extract, check, o.claims_per_call
 
     def judge_name(self) -> str:
-        return self.identity
+        return self.identity if self.options.generator is not None else f"{self.name}: replay only (no generator)"
 
     def call_pattern(self, sample: Sample, hints: Any) -> Any:
         """The claim run of these options is made once per output, by the first rc_* metric that declares them

@@ -52,13 +52,19 @@ class ClaimChecks(BaseModel):
     Validation: every label is one of :data:`LABELS`; ``answer2response`` and ``retrieved2response`` have one row
     per response claim, ``response2answer`` and ``retrieved2answer`` one row per reference claim, and each row of a
     ``retrieved2*`` matrix one label per entry of ``chunk_ids``. A mismatch is an error that names the list, its
-    length and the length expected.
+    length and the length expected. Claims that were not extracted are None (RAGChecker extracts only what the
+    requested metrics need: a retriever-only output has no response claims); the lists that check them must then
+    be None too.
     """
 
     model_config = ConfigDict(extra="forbid")
 
-    response_claims: list[Claim] = Field(description="Claims extracted from the response, in order.")
-    gt_answer_claims: list[Claim] = Field(description="Claims extracted from the reference (ground-truth) answer.")
+    response_claims: list[Claim] | None = Field(
+        None, description="Claims extracted from the response, in order (None: not extracted)."
+    )
+    gt_answer_claims: list[Claim] | None = Field(
+        None, description="Claims extracted from the reference (ground-truth) answer (None: not extracted)."
+    )
     answer2response: list[Label] | None = Field(
         None, description="Per response claim: its label against the reference answer (None: not checked)."
     )
@@ -78,7 +84,7 @@ class ClaimChecks(BaseModel):
     @model_validator(mode="after")
     def _aligned(self) -> ClaimChecks:
         """Each check list has one entry per claim it checks, each chunk row one label per chunk."""
-        n_response, n_answer, k = len(self.response_claims), len(self.gt_answer_claims), len(self.chunk_ids)
+        n_response, n_answer, k = _count(self.response_claims), _count(self.gt_answer_claims), len(self.chunk_ids)
         _rows("answer2response", self.answer2response, n_response, "response_claims")
         _rows("response2answer", self.response2answer, n_answer, "gt_answer_claims")
         _rows("retrieved2response", self.retrieved2response, n_response, "response_claims")
@@ -98,7 +104,13 @@ class ClaimChecks(BaseModel):
         return len(self.chunk_ids)
 
 
-def _rows(name: str, rows: list | None, expected: int, claims: str) -> None:
+def _count(claims: list | None) -> int | None:
+    return None if claims is None else len(claims)
+
+
+def _rows(name: str, rows: list | None, expected: int | None, claims: str) -> None:
+    if rows is not None and expected is None:
+        raise ValueError(f"{name} is given but {claims} is null; give the claims it checks")
     if rows is not None and len(rows) != expected:
         raise ValueError(f"{name} has {len(rows)} entries but {claims} has {expected}; give one entry per claim")
 

@@ -26,6 +26,8 @@ CLAIM_FIELDS = ("response_claims", "gt_answer_claims")
 def read_results(path: Path) -> list[dict[str, Any]]:
     """The ``results`` of a RAGChecker input or output file, each checked for the fields every result needs.
 
+    A ``query_id`` may repeat (RAGChecker allows it): :func:`result_ids` gives each result a unique sample id.
+
     :raises ragassay.DatasetError: the file is missing or not JSON, has no ``results`` list, or a result lacks a
         field or has one of the wrong type (the message names the file and the result's index).
     """
@@ -38,15 +40,36 @@ def read_results(path: Path) -> list[dict[str, Any]]:
     results = data.get("results") if isinstance(data, dict) else None
     if not isinstance(results, list):
         raise DatasetError(f"{path}: expected RAGChecker's layout, an object with a 'results' list.")
-    seen: dict[str, int] = {}
     for index, result in enumerate(results):
-        where = f"{path}, results[{index}]"
-        _check_result(result, where)
-        key = str(result["query_id"])
-        if key in seen:
-            raise DatasetError(f"{where}: query_id '{key}' already in results[{seen[key]}]; make query ids unique.")
-        seen[key] = index
+        _check_result(result, f"{path}, results[{index}]")
     return results
+
+
+def result_ids(results: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
+    """(a unique sample id per result, in order; a note per repeated ``query_id``). RAGChecker keys nothing on
+    ``query_id`` and accepts repeats; a sample id must be unique, so a result whose ``query_id`` came before gets
+    ``<query_id>#<n>`` (its n-th occurrence; further ``#`` if that id is taken too). The dataset source and the
+    replay rag both use this, so a result is replayed as the sample it was read as."""
+    taken = {str(result["query_id"]) for result in results}
+    counts: dict[str, int] = {}
+    ids, renamed = [], {}
+    for result in results:
+        key = str(result["query_id"])
+        counts[key] = counts.get(key, 0) + 1
+        if counts[key] == 1:
+            ids.append(key)
+            continue
+        new = f"{key}#{counts[key]}"
+        while new in taken:
+            new += "#"
+        taken.add(new)
+        ids.append(new)
+        renamed.setdefault(key, []).append(new)
+    notes = [
+        f"query_id '{key}' occurs {len(new) + 1} times; its later results are samples {', '.join(repr(n) for n in new)}"
+        for key, new in renamed.items()
+    ]
+    return ids, notes
 
 
 def _check_result(result: Any, where: str) -> None:
@@ -78,15 +101,14 @@ def chunk_ids(result: dict[str, Any]) -> list[str]:
 
 
 def checks_of(result: dict[str, Any], where: str) -> ClaimChecks | None:
-    """The claims and checks a result holds, or None when it holds no claims (a RAGChecker input file).
+    """The claims and checks a result holds, or None when it holds none (a RAGChecker input file). A result that
+    RAGChecker computed for some metrics only holds the claims and checks those needed, the others null (e.g. no
+    response claims for retriever metrics): the metrics that need a null list are then unscored, saying which.
 
     :raises ragassay.DatasetError: the claims or checks are invalid or misaligned (the message says which).
     """
     if all(result.get(field) is None for field in CLAIM_FIELDS + CHECK_FIELDS):
         return None
-    missing = [field for field in CLAIM_FIELDS if result.get(field) is None]
-    if missing:
-        raise DatasetError(f"{where}: has checks but no {' or '.join(missing)}; give the claims the checks label.")
     fields = {name: result.get(name) for name in CLAIM_FIELDS + CHECK_FIELDS}
     try:
         return ClaimChecks(**fields, chunk_ids=chunk_ids(result))

@@ -25,8 +25,8 @@ def replayed(stored: Any) -> ClaimRun:
     """
     checks = stored if isinstance(stored, ClaimChecks) else ClaimChecks.model_validate(stored)
     run = ClaimRun(
-        response_claims=list(checks.response_claims),
-        gt_answer_claims=list(checks.gt_answer_claims),
+        response_claims=None if checks.response_claims is None else list(checks.response_claims),
+        gt_answer_claims=None if checks.gt_answer_claims is None else list(checks.gt_answer_claims),
         chunk_ids=list(checks.chunk_ids),
     )
     for part in PARTS:

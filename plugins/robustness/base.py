@@ -68,6 +68,9 @@ class Operator:
     name: ClassVar[str] = ""
     target: ClassVar[Target] = "context"
     Options: ClassVar[type[BaseModel]] = NoOptions
+    #: True when leaving a sample without context is the operator's purpose (``drop_gold``): the run does not warn
+    #: about the outputs with no context it produces (``RAGSystem.empties_contexts``).
+    empties_contexts: ClassVar[bool] = False
 
     def __init__(self, options: BaseModel | None = None):
         self.options = options if options is not None else self.Options()

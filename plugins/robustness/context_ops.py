@@ -97,6 +97,7 @@ class DropGold(Operator):
     """Remove every gold chunk from the retrieved chunks (is the question then refused?)."""
 
     name = "drop_gold"
+    empties_contexts = True  # a sample whose retrieved chunks were all gold is left with none: that is the point
 
     def apply(self, case: Case) -> Outcome:
         kept = [c for c in case.chunks if not case.is_gold(c)]

@@ -5,7 +5,8 @@ value and the new answer come from the database: another value of the answer's c
 (in a rolled-back savepoint of an in-memory copy), must change the SQL answer; the new answer is the SQL answer on
 the changed row. Other samples use a declared swap (``swaps``: answer text -> replacement) or, for a numeric
 answer, another number (``numbers``). The original answer's text is replaced by the new one in every retrieved
-gold chunk (as a whole word); ``expected_answer`` is what a system that follows its context must now answer,
+gold chunk (as a whole word, and an article before it made to fit: "an Architectural Liaison" becomes "a Project
+Manager"); ``expected_answer`` is what a system that follows its context must now answer,
 ``original_answer`` what it would answer from its prior (counterfactual-following rate; Longpre et al. 2021,
 "Entity-Based Knowledge Conflicts in Question Answering").
 """
@@ -63,7 +64,7 @@ class Counterfactual(Operator):
         chunks, rewritten, pattern = [], [], whole(old)
         for chunk in case.chunks:
             if case.is_gold(chunk) and pattern.search(chunk.text):
-                chunk = chunk.model_copy(update={"text": pattern.sub(lambda _: new, chunk.text)})
+                chunk = chunk.model_copy(update={"text": rewrite(chunk.text, old, new)})
                 rewritten.append(chunk.id)
             chunks.append(chunk)
         details = {**swap, "rewritten": rewritten}
@@ -94,6 +95,31 @@ class Counterfactual(Operator):
 def whole(text: str) -> re.Pattern:
     """``text`` as a whole: not inside a longer word or number ("Engineer" does not match in "Engineering")."""
     return re.compile(r"(?<![\w.])" + re.escape(text) + r"(?![\w]|\.\d)")
+
+
+_ARTICLE = re.compile(r"\b(a|an|A|An|AN)(\s+)$")
+
+
+def rewrite(text: str, old: str, new: str) -> str:
+    """``text`` with every whole ``old`` replaced by ``new``, and an indefinite article right before it made to fit
+    ``new`` ("a" before a consonant sound, "an" before a vowel letter; its capital kept)."""
+    out, last = [], 0
+    for found in whole(old).finditer(text):
+        before = text[last : found.start()]
+        article = _ARTICLE.search(before)
+        if article:
+            before = before[: article.start()] + _article_for(new, article.group(1)) + article.group(2)
+        out += [before, new]
+        last = found.end()
+    return "".join(out) + text[last:]
+
+
+def _article_for(new: str, written: str) -> str:
+    """The indefinite article before ``new``, in the case ``written`` was in ("A", "An", "AN", "a", "an")."""
+    word = "an" if new[:1].lower() in "aeiou" else "a"
+    if written == "AN":
+        return word.upper()
+    return word.capitalize() if written[0] == "A" else word
 
 
 _NUMBER = re.compile(r"-?\d+(\.\d+)?")

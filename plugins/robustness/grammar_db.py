@@ -2,6 +2,11 @@
 
 The database is loaded into memory once (a SQLite file or a ``.sql`` dump); each candidate is tried inside a
 savepoint that is rolled back, so the data never changes between samples.
+
+Candidates are the column's other values, except for a column that identifies its rows by name (every value
+distinct, most of several words: a person's or a project's name): another row's value would make two rows share
+it (two employees called the same), so its candidates are new names made of the column's own words, the first word
+of one value with the rest of another ("Eleanor" + "Hale"), none of them an existing value.
 """
 
 from __future__ import annotations
@@ -96,7 +101,7 @@ class GrammarDatabase:
         if len(current) != 1:
             return {"reason": f"the source row {table}:{rows[0]} is not in the database"}
         old = current[0][0]
-        values = [v for (v,) in self.conn.execute(self._distinct(table, column)) if v != old]
+        values = self._candidates(table, column, old)
         rng.shuffle(values)
         for value in values[:tries]:
             answer = self._answer_with(sql, table, column, where, key, value)
@@ -118,6 +123,18 @@ class GrammarDatabase:
         if len(parts) != len(pk):
             parts = [row] if len(pk) == 1 else parts
         return " AND ".join(f"CAST({_quote(c)} AS TEXT) = ?" for c in pk), parts
+
+    def _candidates(self, table: str, column: str, old: Any) -> list[Any]:
+        """The values to try for ``old`` (module docstring): the column's other values, or new names for a name
+        column, in a fixed order (the caller shuffles them with the sample's seed)."""
+        values = [v for (v,) in self.conn.execute(self._distinct(table, column))]
+        (rows,) = self.conn.execute(f"SELECT COUNT({_quote(column)}) FROM {_quote(table)}").fetchone()
+        names = [v.split() for v in values if isinstance(v, str) and len(v.split()) >= 2]
+        if len(values) != rows or len(names) * 2 <= len(values):
+            return [v for v in values if v != old]
+        taken = set(values)
+        made = {" ".join([first[0], *rest[1:]]) for first in names for rest in names if first[0] != rest[0]}
+        return sorted(made - taken)
 
     @staticmethod
     def _distinct(table: str, column: str) -> str:

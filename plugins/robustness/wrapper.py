@@ -75,6 +75,7 @@ class PerturbedRAG(RAGSystem):
         spec = self.options.operator
         cls = operator_class(spec.name)
         self.operator = cls(cls.Options.model_validate(spec.options))
+        self.empties_contexts = cls.empties_contexts
 
     @classmethod
     def check_wrapped(cls, wrapped: type[RAGSystem], options: BaseModel) -> None:

@@ -137,4 +137,5 @@ def test_aggregation_is_the_mean_of_per_result_values_and_percent_rounds_like_ra
     assert F.system_mean([None]) is None
     assert F.to_percent(0.61363636) == 61.4 and F.to_percent(None) is None
     block = F.ragchecker_block([F.compute_all(MIXED), F.compute_all(MIXED)])
-    assert block["overall"]["precision"] == 42.9 and list(block) == ["overall", "retriever", "generator"]
+    assert block["overall_metrics"]["precision"] == 42.9
+    assert list(block) == ["overall_metrics", "retriever_metrics", "generator_metrics"]  # RAGChecker's keys

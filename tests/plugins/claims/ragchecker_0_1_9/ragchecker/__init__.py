@@ -1,0 +1,2 @@
+from .container import RAGResult, RAGResults
+from .evaluator import RAGChecker
