@@ -527,8 +527,9 @@ CROSS_CUTTING = {
     "examples": "the shipped examples, run as a user runs them",
     "faults": "the fault suite: a large project under kill -9, full disks and lost servers",
 }
-#: Folders below tests/ that hold no test module: the packages tests install, the fake servers, data files.
-NO_TEST_MODULES = ("packages", "servers", "data")
+#: Folders below tests/ that hold no test module: the packages tests install, the fake servers, data files, and
+#: other projects' code that tests run on our output (vendored with its licence, e.g. RAGChecker's computation).
+NO_TEST_MODULES = ("packages", "servers", "data", "vendor")
 
 
 def package_folders() -> set[str]:

@@ -1,7 +1,7 @@
 """RAGChecker's own code reads what ragassay writes, and ragassay replays what RAGChecker writes.
 
 RAGChecker's loader (``RAGResults.from_json``) and ``RAGChecker.evaluate`` with its computation are vendored in
-``ragchecker_0_1_9/`` (Apache-2.0, version 0.1.9, commit 6091f08; its README says what was trimmed: the model
+``tests/vendor/ragchecker_0_1_9/`` (Apache-2.0, version 0.1.9, commit 6091f08; its README says what was trimmed: the model
 calls). The claims and checks are RAGChecker's example output (tests/data/ragchecker); a partial output (some
 metrics only) is made by RAGChecker's own ``evaluate`` from the checks those metrics need.
 """
@@ -27,7 +27,7 @@ from ragassay.plugins.claims.model import LABELS, ClaimChecks
 pytest.importorskip("dataclasses_json", reason="RAGChecker's loader needs dataclasses-json (pip install -e .[test])")
 
 DATA = Path(__file__).parents[2] / "data" / "ragchecker"
-VENDORED = Path(__file__).parent / "ragchecker_0_1_9"
+VENDORED = Path(__file__).resolve().parents[2] / "vendor" / "ragchecker_0_1_9"
 RETRIEVER_ONLY = ("query_id", "query", "gt_answer", "response", "retrieved_context", "gt_answer_claims")
 
 
