@@ -108,14 +108,16 @@ def run_report(run, *, baseline: str | None = None, alpha: float = 0.05, seed: i
     from .breakdown import breakdown
     from .comparison import compare
     from .cost_view import cost_view
+    from .latency import quality_metric
 
     comparison = compare([run], baseline=baseline, alpha=alpha, seed=seed, family=family)
     verdicts = comparison.runs[0].verdicts
     fields = breakdown_fields(run)
     breakdowns = [breakdown(run, field, seed=seed) for field in fields]
     try:
-        latency = comparison.runs[0].latency
-        cost, cost_reason = cost_view(run, baseline=verdicts.baseline, seed=seed, latency=latency), ""
+        latency, metric = comparison.runs[0].latency, quality_metric(run.columns, verdicts.family, verdicts.constant)
+        cost = cost_view(run, metric, baseline=verdicts.baseline, seed=seed, latency=latency)
+        cost_reason = ""
     except RagassayError as exc:
         cost, cost_reason = None, str(exc)
     grammar, reason = grammar_or_reason(run)
