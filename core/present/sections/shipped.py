@@ -76,10 +76,11 @@ class Breakdowns(RunSection):
 
 def _breakdowns(run, seed: int):
     from ...analysis.breakdown import breakdown
-    from ...analysis.report import breakdown_fields
+    from ...analysis.report import breakdown_choice
     from .breakdowns import breakdowns_section
 
-    return breakdowns_section(run, [breakdown(run, field, seed=seed) for field in breakdown_fields(run)])
+    chosen = breakdown_choice(run)
+    return breakdowns_section(run, [breakdown(run, field, seed=seed) for field in chosen.fields], chosen.skipped)
 
 
 class Correlation(RunSection):
