@@ -95,6 +95,7 @@ def _write_html(store, run_ids: list[str], path: Path, family=(), **settings) ->
 
 
 def _tables(report) -> list[tuple[str, Table]]:
+    from ..analysis.report import skipped_line
     from .breakdown_cmd import cost_table
     from .comparison_view import comparison_tables
     from .grammar_view import grammar_tables
@@ -103,6 +104,8 @@ def _tables(report) -> list[tuple[str, Table]]:
     found += [("breakdowns", table) for table in _breakdown_tables(report)]
     if report.cost is not None:
         found.append(("cost", cost_table(report.cost)))
+        if report.breakdowns_skipped and not report.breakdowns:  # said under the breakdowns when there are some
+            found[-1][1].notes.append(skipped_line(report.breakdowns_skipped))
     if report.grammar is not None:
         names = ["groups", "blame"] + ["hypotheses"] * (len(grammar_tables(report.grammar)) - 2)
         found += list(zip(names, grammar_tables(report.grammar)))
@@ -129,12 +132,11 @@ def print_report(out, report) -> None:
 
     out.print(f"[bold]report of run {esc(report.run_id[:12])}[/] (project {esc(report.project)})", highlight=False)
     print_comparison(out, report.comparison)
-    tables = _breakdown_tables(report)
-    if report.cost is not None:
-        tables.append(cost_table(report.cost))
-    emit(out, tables, "rich")
+    emit(out, _breakdown_tables(report), "rich")
     if report.breakdowns_skipped and not report.breakdowns:
         out.print(esc(skipped_line(report.breakdowns_skipped)), highlight=False)
+    if report.cost is not None:
+        emit(out, [cost_table(report.cost)], "rich")
     if report.cost is None:
         out.print(esc(f"no cost view: {report.cost_reason}"), highlight=False)
     if report.grammar is not None:
