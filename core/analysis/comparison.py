@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from .latency import Frontier, LatencyStats, frontier, latency_stats
+from .latency import Frontier, LatencyStats, frontier, latency_stats, quality_metric
 from .sequential_outcome import SequentialOutcome, sequential_outcome
 from .usage import RunTotals, SystemUsage, run_totals, system_usage
 from .variance import SpreadRow, run_spreads
@@ -120,14 +120,14 @@ def compare(
 
 
 def run_frontier(run, verdicts: Verdicts, usages: list[SystemUsage], latency: list[LatencyStats], metric=None):
-    """The frontier of one run on ``metric`` (default: the first metric of the decision family, else the first
-    column); None when the run has one system or no column."""
-    metric = metric or next(iter(verdicts.family), None) or next(iter(run.columns), None)
+    """The frontier of one run on ``metric`` (default: :func:`~ragassay.analysis.latency.quality_metric`, the first
+    metric of the decision family); None when the run has one system or no column."""
+    metric = metric or quality_metric(run.columns, verdicts.family, verdicts.constant)
     if metric is None or len(run.systems) < 2:
         return None
     means = {c.system: c.mean for c in verdicts.cells if c.metric == metric}
     cost = {u.system: None if u.cost_usd is None else u.cost_usd / max(u.answered, 1) for u in usages}
-    p50 = {s.system: s.at(0.5).value for s in latency}
+    p50 = {s.system: s.at(0.5) for s in latency}
     return frontier(run.systems, means, cost, p50, metric=metric, direction=run.direction(metric))
 
 

@@ -12,7 +12,9 @@ evaluation's own cost (metric and judge model calls), and
 
 A cost is a number only when every model used has a price: unpriced models make it unknown (None, with the
 models named), never 0. A system that made no priced call at all costs $0 and has no quality per dollar. The view
-also carries each system's latency quantiles and the quality-cost-latency frontier (:mod:`.latency`).
+also carries each system's latency quantiles and the quality-cost-latency frontier (:mod:`.latency`). Quality is
+judged by the metric the comparison's frontier uses (:func:`~ragassay.analysis.latency.quality_metric`: the first
+of the decision family, never a metric constant on every system and sample), so both say the same.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import dataclasses
 from ..errors import ConfigError
 from .bootstrap import UNITXT_SEED, bootstrap_mean_ci
 from .breakdown import check_metrics
-from .latency import Frontier, LatencyStats, frontier, latency_stats
+from .latency import Frontier, LatencyStats, frontier, latency_stats, quality_metric
 from .usage import SystemUsage, system_usage
 
 
@@ -70,14 +72,15 @@ def cost_view(
 ) -> CostView:
     """The cost view of ``run`` (:class:`ragassay.results.RunData`).
 
-    ``metric`` defaults to the run's first metric (else its first judge); ``baseline`` to the first system.
+    ``metric`` defaults to the frontier's (:func:`~ragassay.analysis.latency.quality_metric` over the run's stored
+    decision family); ``baseline`` to the first system.
     ``latency``: the run's :func:`~ragassay.analysis.latency.latency_stats` with the same ``seed`` when already
     computed (``compare`` has them), else computed here.
     """
     columns = run.columns
     if not columns:
         raise ConfigError("this run scored no metric and no judge, so there is no quality to set against cost")
-    metric = check_metrics(columns, [metric] if metric else None)[0]
+    metric = check_metrics(columns, [metric])[0] if metric else _default_metric(run)
     systems = run.systems
     baseline = baseline or systems[0]
     if baseline not in systems:
@@ -92,11 +95,17 @@ def cost_view(
         systems,
         {s: qualities[s].mean for s in systems},
         {r.system: None if r.cost_usd is None else r.cost_usd / max(r.outputs, 1) for r in rows},
-        {x.system: x.at(0.5).value for x in latency},
+        {x.system: x.at(0.5) for x in latency},
         metric=metric,
         direction=run.direction(metric),
     )
     return CostView(run.id, metric, baseline, rows, latency, points if len(systems) > 1 else None)
+
+
+def _default_metric(run) -> str:
+    from .verdicts import constant_columns, stored_family
+
+    return quality_metric(run.columns, stored_family(run.info.config) or [], constant_columns(run))
 
 
 def _row(usage: SystemUsage, quality, base_tokens: int, is_baseline: bool) -> CostRow:

@@ -6,10 +6,15 @@ report one; ``numpy.quantile``, linear) with 95% percentile-bootstrap intervals
 systems is decided like any other metric when ``latency_s`` is declared in ``[evaluation] decide``.
 
 **The frontier.** A system is *dominated* when another is at least as good on quality (the mean of one metric,
-by its direction), cost per answered sample and median latency, and strictly better on one of them; the frontier
-is the systems no other dominates (Pareto optimality). Point estimates: a system just off the frontier may not
-be worse beyond noise (see the verdicts). A cost that is unknown (an unpriced model) for any system leaves cost
-out of the comparison, and so does a latency no system reports; the result says which dimensions were used.
+by its direction), cost per answered sample and median latency, and better on one of them; the frontier is the
+systems no other dominates (Pareto optimality). Quality and cost compare point estimates (a system just off the
+frontier may not be worse beyond noise: see the verdicts). Latency compares the p50 intervals: one system is
+faster than another only when its 95% interval lies wholly below the other's; overlapping intervals are a tie,
+so a sub-millisecond difference inside the noise never decides (a system without an interval, fewer than 2
+latencies, ties every other that reports one). The quality metric (:func:`quality_metric`) is the first of the
+decision family, else the first column that is not constant, so ``compare``, the cost view and the report judge
+quality by the same metric. A cost that is unknown (an unpriced model) for any system leaves cost out of the
+comparison, and so does a latency no system reports; the result says which dimensions were used.
 """
 
 from __future__ import annotations
@@ -37,13 +42,15 @@ class LatencyStats:
 
 @dataclasses.dataclass(frozen=True)
 class FrontierPoint:
-    """One system's position: quality, cost per answered sample, median latency; who dominates it."""
+    """One system's position: quality, cost per answered sample, median latency (and its interval); who
+    dominates it."""
 
     system: str
     quality: float | None
     cost_per_answer: float | None
     latency_p50: float | None
     dominated_by: list[str]
+    latency_ci: tuple[float, float] | None = None  # the p50's 95% interval
 
     @property
     def on_frontier(self) -> bool:
@@ -86,41 +93,66 @@ def latency_column(run, system: str):
     )
 
 
+def quality_metric(columns: Sequence[str], family: Sequence[str], constant: Sequence[str]) -> str | None:
+    """The metric a frontier judges quality by: the first of the decision ``family`` that is a column (never the
+    latency itself), else the first column not in ``constant``, else the first column; None without a column."""
+    chosen = [m for m in family if m in columns and m != LATENCY]
+    varying = [m for m in columns if m not in constant]
+    return next(iter(chosen + varying + list(columns)), None)
+
+
 def frontier(
     systems: Sequence[str],
     quality: dict[str, float | None],
     cost: dict[str, float | None],
-    latency: dict[str, float | None],
+    latency: dict[str, QuantileInterval | None],
     *,
     metric: str,
     direction: str = "higher",
 ) -> Frontier:
-    """The systems not dominated on (quality by ``direction``, cost lower, latency lower) (module docstring)."""
+    """The systems not dominated on (quality by ``direction``, cost lower, median latency lower by its interval):
+    ``latency`` gives each system's p50 with its interval (module docstring)."""
     dimensions, notes = ["quality"], []
     if any(cost[s] is None for s in systems):
         notes.append("cost left out: unknown for " + ", ".join(s for s in systems if cost[s] is None))
     else:
         dimensions.append("cost")
-    if all(latency[s] is None for s in systems):
+    p50 = {s: None if latency.get(s) is None else latency[s].value for s in systems}
+    if all(p50[s] is None for s in systems):
         notes.append("latency left out: no system reports one")
     else:
         dimensions.append("latency")
     sign = 1 if direction == "higher" else -1
 
-    def key(system: str) -> list[float]:  # larger is better on every entry
-        values = [_score(quality[system], sign)]
+    def compared(a: str, b: str) -> list[int]:  # per dimension: 1 when a is better than b, -1 worse, 0 a tie
+        signs = [_sign(_score(quality[a], sign) - _score(quality[b], sign))]
         if "cost" in dimensions:
-            values.append(-cost[system])
+            signs.append(_sign(cost[b] - cost[a]))
         if "latency" in dimensions:
-            values.append(_score(latency[system], -1))
-        return values
+            signs.append(_faster(latency.get(a), latency.get(b)))
+        return signs
 
     points = []
     for system in systems:
-        mine = key(system)
-        by = [other for other in systems if other != system and _dominates(key(other), mine)]
-        points.append(FrontierPoint(system, quality[system], cost[system], latency[system], by))
+        by = [other for other in systems if other != system and _dominates(compared(other, system))]
+        points.append(FrontierPoint(system, quality[system], cost[system], p50[system], by, _interval(latency, system)))
     return Frontier(metric, direction, dimensions, points, notes)
+
+
+def _faster(a: QuantileInterval | None, b: QuantileInterval | None) -> int:
+    """1 when ``a``'s median latency is lower than ``b``'s beyond noise (``a``'s interval wholly below ``b``'s),
+    -1 when higher, 0 when the intervals overlap or one has none; a latency beats no latency at all."""
+    known_a, known_b = a is not None and a.value is not None, b is not None and b.value is not None
+    if not (known_a and known_b):
+        return int(known_a) - int(known_b)
+    if a.ci_low is None or b.ci_low is None:
+        return 0
+    return 1 if a.ci_high < b.ci_low else -1 if a.ci_low > b.ci_high else 0
+
+
+def _interval(latency: dict, system: str) -> tuple[float, float] | None:
+    found = latency.get(system)
+    return None if found is None or found.ci_low is None else (found.ci_low, found.ci_high)
 
 
 def _score(value: float | None, sign: int) -> float:
@@ -128,5 +160,11 @@ def _score(value: float | None, sign: int) -> float:
     return float("-inf") if value is None else sign * value
 
 
-def _dominates(a: list[float], b: list[float]) -> bool:
-    return all(x >= y for x, y in zip(a, b)) and any(x > y for x, y in zip(a, b))
+def _sign(difference: float) -> int:
+    if difference != difference:  # both unknown (-inf - -inf): a tie
+        return 0
+    return (difference > 0) - (difference < 0)
+
+
+def _dominates(signs: list[int]) -> bool:
+    return all(x >= 0 for x in signs) and any(x > 0 for x in signs)

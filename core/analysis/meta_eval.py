@@ -28,7 +28,9 @@ Kappa is no proportion: its interval is the seeded percentile bootstrap of :mod:
 Corrected estimates (:func:`ppi_mean`): prediction-powered inference for a mean (Angelopoulos, Bates, Fannjiang,
 Jordan, Zrnic, "Prediction-powered inference", Science 382, 2023, section "Mean estimation"; ARES, Saad-Falcon et
 al. 2024, uses it for RAG judges). For a rate (a share of correct answers) the interval is intersected with [0, 1],
-where the rate lies, so it never claims an impossible value and never covers less.
+where the rate lies, so it never claims an impossible value and never covers less; an estimate outside [0, 1] (a
+rectifier measured on few labels can push it there) is moved to the nearest bound, so the estimate always lies in
+its interval, and the value it had is kept (:attr:`PPIEstimate.clipped_from`) for the report to say so.
 """
 
 from __future__ import annotations
@@ -235,6 +237,7 @@ class PPIEstimate:
     ci: tuple[float, float] | None
     classical: float | None  # the mean of the human labels alone
     classical_ci: tuple[float, float] | None
+    clipped_from: float | None = None  # a rate's PPI estimate before it was moved into [0, 1]; None: not moved
 
 
 def ppi_mean(
@@ -262,7 +265,10 @@ def ppi_mean(
     interval is narrower. Needs n >= 2 and N >= 2 for an interval; fewer gives the point values only.
 
     With ``rate`` (judge verdicts and labels are 0/1: the estimate is a share of correct answers) both intervals
-    stay inside [0, 1]: the PPI interval is intersected with it, and the labels-only interval is Wilson's.
+    stay inside [0, 1]: the PPI interval is intersected with it, and the labels-only interval is Wilson's. The
+    PPI estimate does too: one outside [0, 1] is moved to the nearest bound (the projection onto the range, never
+    farther from the true share), its value kept in ``clipped_from``; when the whole interval lay beyond that
+    bound, the interval is the bound alone.
     """
     if len(judged_labelled) != len(truth_labelled):
         raise ValueError(f"{len(judged_labelled)} labelled judgements but {len(truth_labelled)} labels")
@@ -276,7 +282,10 @@ def ppi_mean(
     ci = None
     if n >= 2 and big_n >= 2:
         half = z * (statistics.variance(judged_unlabelled) / big_n + statistics.variance(residuals) / n) ** 0.5
-        ci = (max(0.0, estimate - half), min(1.0, estimate + half)) if rate else (estimate - half, estimate + half)
+        ci = (estimate - half, estimate + half)
+    clipped_from = None
+    if rate and estimate is not None:
+        estimate, ci, clipped_from = _inside_unit(estimate, ci)
     classical = statistics.fmean(truth_labelled) if n else None
     classical_ci = None
     if n >= 2 and rate:
@@ -284,7 +293,16 @@ def ppi_mean(
     elif n >= 2:
         half = z * (statistics.variance(truth_labelled) / n) ** 0.5
         classical_ci = (classical - half, classical + half)
-    return PPIEstimate(n, big_n, judge_mean, rectifier, estimate, ci, classical, classical_ci)
+    return PPIEstimate(n, big_n, judge_mean, rectifier, estimate, ci, classical, classical_ci, clipped_from)
+
+
+def _inside_unit(estimate: float, ci: tuple[float, float] | None):
+    """A rate's (estimate, interval, value it was moved from or None), each within [0, 1]."""
+    inside = min(1.0, max(0.0, estimate))
+    if ci is not None:
+        low, high = min(max(0.0, ci[0]), inside), max(min(1.0, ci[1]), inside)
+        ci = (low, high)
+    return inside, ci, None if inside == estimate else estimate
 
 
 def choose_threshold(

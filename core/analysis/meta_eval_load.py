@@ -173,6 +173,7 @@ class CorrectedEstimate:
     ppi_mean: float | None
     ppi_low: float | None
     ppi_high: float | None
+    ppi_clipped_from: float | None = None  # the PPI estimate before it was moved into [0, 1] (None: not moved)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -254,6 +255,7 @@ def _corrected(truth: dict, candidates: dict, systems: list[str]) -> list[Correc
                     est.estimate,
                     ppi_low,
                     ppi_high,
+                    est.clipped_from,
                 )
             )
     return rows

@@ -1,7 +1,8 @@
 """The report of a stored run: the general report for any run, and the GRAMMAR section for grouped samples.
 
 :func:`run_report` (``ragassay report``): the comparison and verdicts (:mod:`.comparison`), breakdowns by the
-declared sample fields (``[analysis] breakdowns``, default: the fields with 2 to 8 distinct values), the cost view
+declared sample fields (``[analysis] breakdowns``, default: the fields with 2 to 8 distinct values; every other
+field is named with the reason it is left out: :func:`breakdown_choice`), the cost view
 (:mod:`.cost_view`), and :func:`grammar_report` only when the samples carry a ``group_id``.
 
 :func:`grammar_report`, per system: the group counts (gap, robust, non-robust), R (Eq. 1), Acc (Eq. 2), knowledge
@@ -101,6 +102,7 @@ class RunReport:
     cost_reason: str
     grammar: GrammarReport | None
     grammar_reason: str
+    breakdowns_skipped: dict[str, str] = dataclasses.field(default_factory=dict)  # field -> why not broken down
 
 
 def run_report(run, *, baseline: str | None = None, alpha: float = 0.05, seed: int = 0, family=None) -> RunReport:
@@ -108,39 +110,81 @@ def run_report(run, *, baseline: str | None = None, alpha: float = 0.05, seed: i
     from .breakdown import breakdown
     from .comparison import compare
     from .cost_view import cost_view
+    from .latency import quality_metric
 
     comparison = compare([run], baseline=baseline, alpha=alpha, seed=seed, family=family)
     verdicts = comparison.runs[0].verdicts
-    fields = breakdown_fields(run)
-    breakdowns = [breakdown(run, field, seed=seed) for field in fields]
+    fields = breakdown_choice(run)
+    breakdowns = [breakdown(run, field, seed=seed) for field in fields.fields]
     try:
-        latency = comparison.runs[0].latency
-        cost, cost_reason = cost_view(run, baseline=verdicts.baseline, seed=seed, latency=latency), ""
+        latency, metric = comparison.runs[0].latency, quality_metric(run.columns, verdicts.family, verdicts.constant)
+        cost = cost_view(run, metric, baseline=verdicts.baseline, seed=seed, latency=latency)
+        cost_reason = ""
     except RagassayError as exc:
         cost, cost_reason = None, str(exc)
     grammar, reason = grammar_or_reason(run)
-    return RunReport(run.id, run.info.project, comparison, breakdowns, cost, cost_reason, grammar, reason)
+    return RunReport(
+        run.id, run.info.project, comparison, breakdowns, cost, cost_reason, grammar, reason, fields.skipped
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class BreakdownFields:
+    """The sample fields a report breaks down by, and each field it does not, with the reason."""
+
+    fields: list[str]
+    skipped: dict[str, str]  # field -> why the report does not break down by it
 
 
 def breakdown_fields(run) -> list[str]:
+    """The fields of :func:`breakdown_choice`."""
+    return breakdown_choice(run).fields
+
+
+def breakdown_choice(run) -> BreakdownFields:
     """``[analysis] breakdowns`` of the run, else the sample fields with 2 to :data:`MAX_GROUPS` distinct values
-    (at most :data:`MAX_BREAKDOWNS`, in column order)."""
+    (at most :data:`MAX_BREAKDOWNS`, in column order); every other field that has a value is named with the
+    reason it is left out (one value, too many values, values that cannot be grouped, past the cap)."""
     declared = ((run.info.config.get("analysis") or {}).get("breakdowns")) if run.info.config else None
     if declared is not None:
-        return list(declared)
+        return BreakdownFields(list(declared), {})
     table = run.samples_frame().reset_index()
-    fields = []
+    fields, skipped = [], {}
     for column in table.columns:
         if column in NOT_GROUPING:
             continue
-        try:
-            distinct = table[column].dropna().map(lambda v: v if isinstance(v, (str, int, float, bool)) else repr(v))
-            count = distinct.nunique()
-        except TypeError:
-            continue
-        if 2 <= count <= MAX_GROUPS:
+        reason = _not_grouping(table[column])
+        if reason is None and len(fields) == MAX_BREAKDOWNS:
+            reason = f"past the first {MAX_BREAKDOWNS} fields"
+        if reason is None:
             fields.append(column)
-    return fields[:MAX_BREAKDOWNS]
+        elif reason:
+            skipped[column] = reason
+    return BreakdownFields(fields, skipped)
+
+
+def _not_grouping(values) -> str | None:
+    """Why a field cannot group the samples; None when it can, '' when it has no value at all."""
+    present = values.dropna()
+    try:
+        count = present.map(lambda v: v if isinstance(v, (str, int, float, bool)) else repr(v)).nunique()
+    except TypeError:
+        return "its values cannot be grouped"
+    if count == 0:
+        return ""
+    if count == 1:
+        return "one value on every sample"
+    if count > MAX_GROUPS:
+        return f"{count} distinct values, more than {MAX_GROUPS}"
+    return None
+
+
+def skipped_line(skipped: dict[str, str]) -> str:
+    """One sentence naming each field a report did not break down by, with the reason ('' when none)."""
+    if not skipped:
+        return ""
+    named = "; ".join(f"{field}: {why}" for field, why in skipped.items())
+    return f"Not broken down by {named} ([analysis] breakdowns names the fields to break down by)."
 
 
 def grammar_report(run, settings: AnalysisSection | None = None) -> GrammarReport:

@@ -148,6 +148,11 @@ def stored_family(config: Mapping) -> list[str] | None:
     return ((config or {}).get("evaluation") or {}).get("decide")
 
 
+def constant_columns(run) -> list[str]:
+    """The columns of ``run`` equal on every system and sample (left out of the default decision family)."""
+    return [c for c in run.columns if _constant([run.values(s, c) for s in run.systems])]
+
+
 def decide_values(
     values: Mapping[tuple[str, str], Mapping[str, float]],
     systems: Sequence[str],

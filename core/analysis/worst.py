@@ -1,8 +1,10 @@
 """Which samples to look at first: each system's worst samples, and the samples on which a system got worse.
 
-* :func:`worst_samples`: per system, the ``n`` samples with the worst mean rank over the columns (rank 1 = best by
-  the column's direction; an unscored value ranks last, a failed or missing output too), ties broken by the
-  dataset order; the union of every system's, in dataset order (the HTML report's failure browser).
+* :func:`badness`: per system and sample, the mean rank over the columns (rank 1 = best by the column's
+  direction; an unscored value ranks last, a failed or missing output too), as a share of the samples;
+* :func:`worst_samples`: per system, the ``n`` samples with the worst mean rank, ties broken by the dataset
+  order; the union of every system's, in dataset order (the HTML report's failure browser, which shows their
+  rows worst first by :func:`badness`, as ``ragassay serve``'s failure browser does without a metric).
 * :func:`got_worse`: the samples where a system scored worse than its baseline on one metric, the largest drops
   first (what a failed ``assert_no_regression`` shows: not samples that were already perfect).
 """
@@ -12,23 +14,34 @@ from __future__ import annotations
 import numpy as np
 
 
-def worst_samples(run, n: int) -> list[str]:
-    """The union of every system's ``n`` worst question ids of ``run`` (:class:`ragassay.results.RunData`)."""
-    scores = run.scores_frame()
-    chosen: set[str] = set()
-    position = run.position
+def badness(run) -> dict[str, np.ndarray]:
+    """Per system of ``run`` (:class:`ragassay.results.RunData`), each sample's mean rank over the columns as a
+    share of the samples, in sample order: near 0 for the best sample on every column, 1 for the worst (rank 1 =
+    best by the column's direction, ties averaged; an unscored value, a failed or missing output rank last). A
+    system, or a run, without a column gets zeros."""
+    import pandas as pd
+
+    count = len(run.question_ids)
+    found = {}
     for system in run.systems:
-        table = scores.loc[system]
-        if table.shape[1] == 0:
-            continue
         ranks = [
-            table[c].rank(ascending=run.direction(c) == "lower", method="average", na_option="bottom")
-            for c in table.columns
+            pd.Series(run.values(system, c)).rank(ascending=run.direction(c) == "lower", na_option="bottom")
+            for c in run.columns
         ]
-        badness = sum(ranks) / len(ranks)
-        ranked = sorted(badness.index, key=lambda q: (-float(badness[q]), position.get(q, len(position))))
-        chosen.update(ranked[:n])
-    return sorted(chosen, key=lambda q: position.get(q, len(position)))
+        total = sum(ranks[1:], ranks[0]).to_numpy() if ranks else np.zeros(count)
+        found[system] = total / (len(ranks) * count) if ranks and count else np.zeros(count)
+    return found
+
+
+def worst_samples(run, n: int) -> list[str]:
+    """The union of every system's ``n`` worst question ids of ``run`` (:class:`ragassay.results.RunData`) by
+    :func:`badness`, ties in dataset order; in dataset order."""
+    if not run.columns:
+        return []
+    chosen: set[int] = set()
+    for values in badness(run).values():
+        chosen.update(np.argsort(-values, kind="stable")[:n].tolist())
+    return [run.question_ids[i] for i in sorted(chosen)]
 
 
 def got_worse(

@@ -84,7 +84,11 @@ def _interval_text(row: dict) -> str:
 
 @click.command("cost")
 @click.argument("run", required=False)
-@click.option("--metric", default=None, help="Quality metric or judge:LABEL (default: the run's first).")
+@click.option(
+    "--metric",
+    default=None,
+    help="Quality metric or judge:LABEL (default: the frontier's, first of the decision family).",
+)
 @click.option("--baseline", default=None, help="System the tokens saved are counted against (default: the first).")
 @config_option
 @db_option
@@ -136,7 +140,8 @@ def cost_table(view) -> Table:
     notes = [
         f"quality = mean of {view.metric}; quality/$ = quality / cost per answer; "
         f"tokens saved = {view.baseline}'s tokens (in + out) minus the system's; frontier: not dominated on "
-        "quality, cost per answer and median latency"
+        "quality, cost per answer and median latency (faster only when its 95% interval lies wholly below the "
+        "other's)"
     ]
     if view.frontier is not None and view.frontier.notes:
         notes += [f"frontier: {n}" for n in view.frontier.notes]

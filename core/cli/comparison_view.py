@@ -361,7 +361,9 @@ def latency_table(comparison) -> Table:
 def _dimension(name: str, frontier) -> str:
     if name == "quality":
         return f"{frontier.metric} ({frontier.direction} is better)"
-    return {"cost": "cost per answer", "latency": "median latency"}[name]
+    if name == "cost":
+        return "cost per answer"
+    return "median latency, apart only when the 95% intervals are disjoint"
 
 
 def _quantile_cell(row: dict, label: str) -> str:

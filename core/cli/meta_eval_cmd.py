@@ -203,13 +203,21 @@ def _corrected_table(rows: list[dict]) -> Table:
     columns.append(Column("labels_mean", header="labels only [95% CI]", numeric=True, show=labels_show))
     ppi_show = _with_interval("ppi_mean", "ppi_low", "ppi_high")
     columns.append(Column("ppi_mean", header="PPI [95% CI]", numeric=True, show=ppi_show))
-    columns += [Column(k, numeric=True, in_text=False) for k in ("labels_low", "labels_high", "ppi_low", "ppi_high")]
-    note = (
+    keys = ("labels_low", "labels_high", "ppi_low", "ppi_high", "ppi_clipped_from")
+    columns += [Column(k, numeric=True, in_text=False) for k in keys]
+    notes = [
         "share of correct answers per system: PPI = mean(judge on unlabelled) - mean(judge - label on labelled), "
-        "interval +- z sqrt(var_unlabelled/N + var_residual/n) within [0, 1] (Angelopoulos et al. 2023); labels only: "
-        "Wilson interval; '-' needs n, N >= 2"
-    )
-    return Table("corrected estimates (prediction-powered inference)", columns, rows, notes=[note])
+        "interval +- z sqrt(var_unlabelled/N + var_residual/n); estimate and interval within [0, 1] "
+        "(Angelopoulos et al. 2023); labels only: Wilson interval; '-' needs n, N >= 2"
+    ]
+    notes += [
+        f"{row['judge']}, {row['system']}: the PPI estimate {row['ppi_clipped_from']:.3f} lies outside [0, 1] "
+        f"(the rectifier {row['rectifier']:+.3f} is measured on {row['labelled']} labels) and is shown at "
+        f"{row['ppi_mean']:.3f}; label more outputs to narrow it"
+        for row in rows
+        if row.get("ppi_clipped_from") is not None
+    ]
+    return Table("corrected estimates (prediction-powered inference)", columns, rows, notes=notes)
 
 
 COMMANDS = [meta_eval_command]

@@ -84,43 +84,59 @@ def _write_html(store, run_ids: list[str], path: Path, family=(), **settings) ->
     from ..errors import ConfigError
     from ..present.html_report import build_report
 
-    page = build_report(store, run_ids, **settings)
+    page = build_report(store, run_ids, **settings).encode("utf-8")
     try:
-        path.write_text(page, encoding="utf-8")
+        path.write_bytes(page)
     except OSError as exc:
         raise ConfigError(
             f"cannot write the HTML report to {path}: {exc.strerror}. Give a writable --html path."
         ) from exc
-    console().print(f"HTML report of {len(run_ids)} run(s) written to {esc(str(path))} ({len(page):,} bytes)")
+    console().print(f"HTML report of {len(run_ids)} run(s) written to {esc(str(path))} ({len(page):,} bytes, UTF-8)")
 
 
 def _tables(report) -> list[tuple[str, Table]]:
-    from .breakdown_cmd import breakdown_table, cost_table
+    from ..analysis.report import skipped_line
+    from .breakdown_cmd import cost_table
     from .comparison_view import comparison_tables
     from .grammar_view import grammar_tables
 
     found = list(comparison_tables(report.comparison).items())
-    found += [("breakdowns", breakdown_table(b, report.run_id)) for b in report.breakdowns]
+    found += [("breakdowns", table) for table in _breakdown_tables(report)]
     if report.cost is not None:
         found.append(("cost", cost_table(report.cost)))
+        if report.breakdowns_skipped and not report.breakdowns:  # said under the breakdowns when there are some
+            found[-1][1].notes.append(skipped_line(report.breakdowns_skipped))
     if report.grammar is not None:
         names = ["groups", "blame"] + ["hypotheses"] * (len(grammar_tables(report.grammar)) - 2)
         found += list(zip(names, grammar_tables(report.grammar)))
     return found
 
 
+def _breakdown_tables(report) -> list[Table]:
+    """The breakdown tables, the last one noting the fields the report did not break down by."""
+    from ..analysis.report import skipped_line
+    from .breakdown_cmd import breakdown_table
+
+    tables = [breakdown_table(b, report.run_id) for b in report.breakdowns]
+    if tables and report.breakdowns_skipped:
+        tables[-1].notes.append(skipped_line(report.breakdowns_skipped))
+    return tables
+
+
 def print_report(out, report) -> None:
     """One run's report to a rich console."""
-    from .breakdown_cmd import breakdown_table, cost_table
+    from ..analysis.report import skipped_line
+    from .breakdown_cmd import cost_table
     from .comparison_view import print_comparison
     from .grammar_view import print_grammar
 
     out.print(f"[bold]report of run {esc(report.run_id[:12])}[/] (project {esc(report.project)})", highlight=False)
     print_comparison(out, report.comparison)
-    tables = [breakdown_table(b, report.run_id) for b in report.breakdowns]
+    emit(out, _breakdown_tables(report), "rich")
+    if report.breakdowns_skipped and not report.breakdowns:
+        out.print(esc(skipped_line(report.breakdowns_skipped)), highlight=False)
     if report.cost is not None:
-        tables.append(cost_table(report.cost))
-    emit(out, tables, "rich")
+        emit(out, [cost_table(report.cost)], "rich")
     if report.cost is None:
         out.print(esc(f"no cost view: {report.cost_reason}"), highlight=False)
     if report.grammar is not None:

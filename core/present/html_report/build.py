@@ -84,15 +84,21 @@ def _payloads(run, question_ids: list[str]) -> dict:
 
 
 def _cases(run, chosen: list[str], payloads: dict, prefix: str) -> list[dict[str, Any]]:
+    """The browser's entry of each chosen sample, each system's with its ``badness`` (its mean rank share)."""
+    from ...analysis.worst import badness
+
     wanted = set(chosen)
     scores: dict[str, list] = {q: [] for q in chosen}
     for s in run.ordered_scores():
         if s.repeat == 0 and s.question_id in wanted:
             scores[s.question_id].append(s)
+    ranks = badness(run)
     cases = []
     for q in chosen:
         entry = sample_entry(run, run.samples[run.position[q]], payloads, scores[q])
         entry["id"] = prefix + entry["id"]
+        for system in entry["systems"]:
+            system["badness"] = round(float(ranks[system["system"]][run.position[q]]), 6)
         cases.append(entry)
     return cases
 
@@ -105,10 +111,23 @@ def _browser(cases: list[dict[str, Any]], runs: list, worst: int) -> tuple[dict[
     if any(e["status"] == "failed" for c in cases for e in c["systems"]):
         verdicts.append("failed")
     total = sum(r.info.sample_count for r in runs)
-    data = {"systems": systems, "metrics": metrics, "verdicts": verdicts, "samples": _finite(cases)}
+    order = sorted(
+        ((c, e) for c, case in enumerate(cases) for e in range(len(case["systems"]))),
+        key=lambda pair: (-cases[pair[0]]["systems"][pair[1]]["badness"], pair),
+    )
+    directions = {column: run.direction(column) for run in runs for column in run.columns}
+    data = {
+        "systems": systems,
+        "metrics": metrics,
+        "directions": directions,
+        "verdicts": verdicts,
+        "samples": _finite(cases),
+        "order": [list(pair) for pair in order],
+    }
     legend = (
-        f"The {worst} worst samples of each system (mean rank over all metrics, unscored last): {len(cases):,} of "
-        f"{total:,} samples, every system's output for each. Reference contexts are marked REFERENCE."
+        f"The {worst} worst samples of each system (mean rank over all metrics and judges, unscored last): "
+        f"{len(cases):,} of {total:,} samples, every system's output for each, worst first (by that rank; with a "
+        "metric chosen, by its value), each row with its scores. Reference contexts are marked REFERENCE."
     )
     return data, legend
 

@@ -76,10 +76,11 @@ class Breakdowns(RunSection):
 
 def _breakdowns(run, seed: int):
     from ...analysis.breakdown import breakdown
-    from ...analysis.report import breakdown_fields
+    from ...analysis.report import breakdown_choice
     from .breakdowns import breakdowns_section
 
-    return breakdowns_section(run, [breakdown(run, field, seed=seed) for field in breakdown_fields(run)])
+    chosen = breakdown_choice(run)
+    return breakdowns_section(run, [breakdown(run, field, seed=seed) for field in chosen.fields], chosen.skipped)
 
 
 class Correlation(RunSection):
@@ -123,12 +124,15 @@ class Cost(RunSection):
 
     def sections(self, view):
         from ...analysis.cost_view import cost_view
+        from ...analysis.latency import quality_metric
         from ...errors import RagassayError
         from .tables import cost_section
 
         part = compared(view).runs[0]
+        verdicts = part.verdicts
+        metric = quality_metric(view.run.columns, verdicts.family, verdicts.constant)  # the frontier's metric
         try:
-            found = cost_view(view.run, baseline=part.verdicts.baseline, seed=view.seed, latency=part.latency)
+            found = cost_view(view.run, metric, baseline=verdicts.baseline, seed=view.seed, latency=part.latency)
         except RagassayError as exc:
             return cost_section(None, str(exc))
         return cost_section(found, "")

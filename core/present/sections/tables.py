@@ -113,7 +113,8 @@ def latency_section(part) -> Section:
     if part.frontier is not None:
         f = part.frontier
         legend += (
-            f" Frontier: not dominated on quality ({f.metric}), cost per answer and median latency "
+            f" Frontier: not dominated on quality ({f.metric}), cost per answer and median latency, a system "
+            "being faster only when its 95% interval lies wholly below the other's "
             f"({', '.join(f.dimensions)} compared{''.join('; ' + n for n in f.notes)})."
         )
     headers = ["system", "n", "p50 s", "p95 s", "p99 s", "frontier"]

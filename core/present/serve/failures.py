@@ -3,8 +3,10 @@
 Filters (all optional, combined): ``system``; ``metric`` (a column: a metric label or ``judge:<label>``) with
 ``below`` (keep values strictly below the threshold; for a lower-is-better metric, strictly above) or
 ``unscored`` (keep outputs the metric left unscored); ``status`` (ok, failed, missing); ``q`` (text, case
-insensitive, in the question, the reference answers or the stored output). With a metric the rows are ordered
-worst value first (unscored last, unless asked for), else in dataset order; :data:`PAGE` rows per page.
+insensitive, in the question, the reference answers or the stored output). The rows are ordered worst first:
+with a metric by its value (unscored last, unless asked for), else by the mean rank over every metric and judge
+(:func:`ragassay.analysis.worst.badness`, as the HTML report's failure browser), ties in dataset then system
+order; each shown row carries every column's value. :data:`PAGE` rows per page.
 """
 
 from __future__ import annotations
@@ -65,6 +67,7 @@ class Row:
     status: str
     question: str
     value: float | None
+    scores: tuple[tuple[str, float | None], ...] = ()  # every column's value (filled for the rows shown)
 
 
 def rows(run, filters: Filters, searched: set[tuple[str, str]] | None) -> list[Row]:
@@ -118,13 +121,18 @@ def _questions(run, text: str) -> set[int]:
 
 def _order(run, found: list[Row], filters: Filters):
     """The order of ``found``: worst value of the metric first (unscored last), then dataset order; without a
-    metric, dataset order then system order. Stable: equal keys keep the order they were found in."""
+    metric, the worst mean rank first, then dataset order, then system order. Stable: equal keys keep the order
+    they were found in."""
     import numpy as np
+
+    from ...analysis.worst import badness
 
     position = np.array([run.position[r.question_id] for r in found], dtype=np.int64)
     if not filters.metric:
         place = {system: i for i, system in enumerate(run.systems)}
-        return np.lexsort((np.array([place[r.system] for r in found], dtype=np.int64), position))
+        ranks = badness(run)
+        worst = np.array([-ranks[r.system][run.position[r.question_id]] for r in found], dtype=np.float64)
+        return np.lexsort((np.array([place[r.system] for r in found], dtype=np.int64), position, worst))
     sign = -1.0 if run.direction(filters.metric) == "lower" else 1.0
     missing = np.array([r.value is None for r in found], dtype=bool)
     values = np.array([sign * r.value if r.value is not None else 0.0 for r in found], dtype=np.float64)
@@ -132,12 +140,21 @@ def _order(run, found: list[Row], filters: Filters):
 
 
 def page_of(run, found: list[Row], filters: Filters) -> list[Row]:
-    """The rows of the filters' page, with their questions (cut to :data:`QUESTION_CHARS`)."""
+    """The rows of the filters' page, with their questions (cut to :data:`QUESTION_CHARS`) and every column's
+    value."""
     start = (filters.page - 1) * PAGE
+    rows = found[start : start + PAGE]
+    columns = {(s, c): run.values(s, c) for s in {r.system for r in rows} for c in run.columns}
     shown = []
-    for row in found[start : start + PAGE]:
-        question = json.loads(run.sample_json[run.position[row.question_id]]).get("question") or ""
+    for row in rows:
+        index = run.position[row.question_id]
+        question = json.loads(run.sample_json[index]).get("question") or ""
         if len(question) > QUESTION_CHARS:
             question = question[:QUESTION_CHARS] + "..."
-        shown.append(dataclasses.replace(row, question=question))
+        scores = tuple((c, _number(columns[(row.system, c)][index])) for c in run.columns)
+        shown.append(dataclasses.replace(row, question=question, scores=scores))
     return shown
+
+
+def _number(value: float) -> float | None:
+    return None if math.isnan(value) else float(value)

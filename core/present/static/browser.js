@@ -61,10 +61,16 @@
     });
     return table;
   }
+  function scoreText(entry) {
+    var parts = entry.metrics.map(function (m) { return m.name + " " + fmt(m.value); });
+    entry.judgements.forEach(function (j) { parts.push(j.name + " " + (j.verdict || fmt(j.value))); });
+    return parts.join(", ") || "no score";
+  }
   function caseElement(sample, entry) {
     var box = el("details", null, "case"), vals = values(entry);
     box.dataset.system = entry.system;
-    box.appendChild(el("summary", [entry.system, sample.id, entry.status, sample.question].join(" | ")));
+    var line = [entry.system, sample.id, entry.status, scoreText(entry), sample.question];
+    box.appendChild(el("summary", line.join(" | ")));
     box.appendChild(el("p", "Question: " + sample.question));
     box.appendChild(el("p", "Reference answers: " + (sample.references.join(" | ") || "-")));
     box.appendChild(el("p", "Reference ids: " + (sample.reference_ids.join(", ") || "-")));
@@ -82,13 +88,26 @@
     return box;
   }
   var rows = [];
-  data.samples.forEach(function (sample) {
-    sample.systems.forEach(function (entry) {
-      var e = caseElement(sample, entry);
-      rows.push(e);
-      list.appendChild(e);
-    });
+  data.order.forEach(function (pair) {  // worst first, as the report ordered them
+    var sample = data.samples[pair[0]];
+    var e = caseElement(sample, sample.systems[pair[1]]);
+    e._rank = rows.length;
+    rows.push(e);
+    list.appendChild(e);
   });
+  function metricKey(r, metric) {  // worst value of the metric first, unscored last, then the report's order
+    var m = r._values[metric], sign = data.directions[metric] === "lower" ? -1 : 1;
+    return m && m.value !== null && typeof m.value === "number" ? sign * m.value : Infinity;
+  }
+  function reorder() {
+    var metric = fMetric.value, sorted = rows.slice();
+    sorted.sort(function (a, b) {
+      var d = metric ? metricKey(a, metric) - metricKey(b, metric) : 0;
+      if (d !== d) { d = 0; }  // both unscored
+      return d || a._rank - b._rank;
+    });
+    sorted.forEach(function (r) { list.appendChild(r); });
+  }
   function hasVerdict(r, verdict) {
     if (verdict === "failed") { return r._status === "failed"; }
     return Object.keys(r._values).some(function (k) { return r._values[k].verdict === verdict; });
@@ -107,6 +126,7 @@
     rows.forEach(function (r) { var ok = matches(r); r.hidden = !ok; if (ok) { shown++; } });
     count.textContent = shown + " of " + rows.length + " shown";
   }
+  fMetric.addEventListener("change", reorder);
   [fSystem, fMetric, fVerdict].forEach(function (s) { s.addEventListener("change", apply); });
   fMax.addEventListener("input", apply);
   apply();
