@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from .common import config_option, db_option, get_run, label_store, open_results
+from .listening import token_options
 
 
 def _systems(_ctx, _param, value: str | None) -> list[str] | None:
@@ -36,8 +37,8 @@ def _systems(_ctx, _param, value: str | None) -> list[str] | None:
 @click.option("--seed", type=int, default=0, show_default=True, help="Chooses and orders the items (share it).")
 @click.option("--systems", callback=_systems, default=None, help="Systems to label, A,B (default: all; pairwise: two).")
 @click.option("--host", default="127.0.0.1", show_default=True, help="The address to bind (non-loopback: --token).")
-@click.option("--port", default=8001, show_default=True, type=click.IntRange(1, 65535), help="The port to bind.")
-@click.option("--token", default=None, metavar="SECRET", help="Access token (required for a non-loopback --host).")
+@click.option("--port", default=8001, show_default=True, type=click.IntRange(0, 65535), help="The port (0: any free).")
+@token_options
 def label_command(
     run: str,
     config_path: Path,
@@ -50,23 +51,25 @@ def label_command(
     host: str,
     port: int,
     token: str | None,
+    token_file: Path | None,
 ) -> None:
     """Label RUN's answers in the browser, one at a time, without the system names or the judges' verdicts.
 
     Every annotator given the same --sample and --seed labels the same items in the same order. Keys: the
     number keys give the rubric's values, s skips, u undoes the last label, ? shows the keys.
     """
-    from ..errors import require
     from ..labels import load_rubric
     from ..labels.queue import run_items
     from ..present.serve import serve_app
     from ..present.serve.label_app import LabelQueue, labelling_app
     from ..present.serve.server import check_bind
     from ..results import read_run
+    from .extras import require_extra
+    from .listening import chosen_token, listen, open_url
 
+    require_extra("label", "ragassay label")
+    token, generated = chosen_token(token, token_file)
     check_bind(host, token)
-    for module in ("starlette", "uvicorn", "jinja2", "itsdangerous", "python_multipart"):
-        require(module, "label", "ragassay label")
     scale = load_rubric(rubric)
     if not annotator.strip():
         raise click.BadParameter("give a name", param_hint="--annotator")
@@ -80,14 +83,14 @@ def label_command(
         state = queue.state()
         if sample is not None and sample > len(items):
             click.echo(f"warning: --sample {sample}, but the run has only {len(items)} items to label; all are queued")
-        shown = f"[{host}]" if ":" in host else host
-        url = f"http://{shown}:{port}/label" + (f"?token={token}" if token else "")
+        sock = listen(host, port)
         click.echo(
             f"ragassay label: {len(items)} items of run {run_id[:12]} (rubric {scale.name} v{scale.version}, "
             f"seed {seed}) for {queue.annotator}; {state.done} labelled already."
         )
-        click.echo(f"open {url} (Ctrl-C stops; labels are stored as you go)", nl=True)
-        serve_app(labelling_app(queue, token=token), host, port, token)
+        url = open_url(host, sock, "/label", token, generated)
+        click.echo(f"open {url} (Ctrl-C stops; labels are stored as you go)")
+        serve_app(labelling_app(queue, token=token), host, port, token, sock=sock)
     finally:
         store.close()
 

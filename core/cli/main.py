@@ -44,7 +44,8 @@ COMMAND_MODULES: dict[str, str] = {
 
 
 class RagassayGroup(click.Group):
-    """Ragassay errors: one line on stderr, exit 2; bugs: exit 1; Ctrl-C: 130. ``--debug`` adds the traceback.
+    """Ragassay errors (and an optional package of an extra that is not installed): one line on stderr, exit 2;
+    bugs: exit 1; Ctrl-C: 130. ``--debug`` adds the traceback.
 
     Commands are imported on first use (:data:`COMMAND_MODULES`); ``add_command`` still adds one directly.
     """
@@ -73,8 +74,22 @@ class RagassayGroup(click.Group):
             _print_error("interrupted. Results stored so far are kept; re-run the same command to resume.")
             ctx.exit(EXIT_INTERRUPTED)
         except Exception as exc:  # noqa: BLE001 - a bug: say so briefly, traceback with --debug
+            missing = _missing_extra(ctx, exc)
+            if missing is not None:  # an optional package of an extra that is not installed: the user's to fix
+                _report(ctx, exc, str(missing))
+                ctx.exit(EXIT_USER_ERROR)
             _report(ctx, exc, f"internal error: {type(exc).__name__}: {exc}. Re-run with --debug for the traceback.")
             ctx.exit(EXIT_INTERNAL_ERROR)
+
+
+def _missing_extra(ctx: click.Context, exc: Exception):
+    """The one-line error naming the extra to install, when ``exc`` is the import of a package of an extra that is
+    not installed (:func:`ragassay.cli.extras.missing_extra`); None for any other exception."""
+    if not isinstance(exc, ImportError):
+        return None
+    from .extras import missing_extra
+
+    return missing_extra(exc, f"ragassay {ctx.invoked_subcommand or ''}".strip())
 
 
 def _report(ctx: click.Context, exc: BaseException, message: str) -> None:

@@ -65,7 +65,9 @@ def import_command(
     the reason; --check-all maps every stored trace.
     """
     from ..traces.ingest import import_paths
+    from .extras import require_extra
 
+    require_extra("traces", "ragassay traces import")
     mapping = None if no_check else project_mapping(config_path, db)  # a bad mapping stops before the import
     store = open_traces_db(config_path, db)
     try:
@@ -148,7 +150,10 @@ def receive_command(config_path: Path, db: str | None, port: int, host: str, all
     """
     from ..errors import ConfigError
     from ..traces.receiver import is_loopback, serve
+    from .extras import require_extra
+    from .listening import listen, open_url
 
+    require_extra("traces", "ragassay traces receive")
     if not is_loopback(host):
         if not allow_remote:
             raise ConfigError(
@@ -156,17 +161,15 @@ def receive_command(config_path: Path, db: str | None, port: int, host: str, all
                 "(there is no authentication), or keep the default 127.0.0.1"
             )
         click.echo(f"warning: listening on {host}: any machine that reaches it can store traces", err=True)
+    sock = listen(host, port)
     store = open_traces_db(config_path, db)
 
-    def started(server) -> None:
-        bound = server.servers[0].sockets[0].getsockname()
-        url = f"http://{bound[0]}:{bound[1]}"
-        click.echo(
-            f"receiving OTLP traces on {url}/v1/traces and GenAI events on {url}/v1/logs (Ctrl-C to stop)", err=True
-        )
+    def started(_server) -> None:
+        traces, logs = open_url(host, sock, "/v1/traces"), open_url(host, sock, "/v1/logs")
+        click.echo(f"receiving OTLP traces on {traces} and GenAI events on {logs} (Ctrl-C to stop)", err=True)
 
     try:
-        stats = serve(store, host=host, port=port, max_bytes=max_bytes, on_started=started)
+        stats = serve(store, host=host, port=port, max_bytes=max_bytes, on_started=started, sock=sock)
     finally:
         store.close()
     records = f", {stats.log_records:,} log record(s) stored" if stats.log_records else ""

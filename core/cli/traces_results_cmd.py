@@ -94,7 +94,9 @@ def export_evals_command(run: str, config_path: Path, db: str | None, target: st
     sent with its reason as explanation and no score.
     """
     from ..traces.evaluations import evaluations, send, write_json
+    from .extras import require_extra
 
+    require_extra("traces", "ragassay traces export-evals")
     found = evaluations(_read(config_path, db, run, payloads=True))
     if target.startswith(("http://", "https://")):
         count = send(found, target, timeout=timeout, headers=_headers(headers))

@@ -55,6 +55,8 @@ def _parse_line(line: str, where: str) -> Label:
         data = json.loads(line)
     except json.JSONDecodeError as exc:
         raise DatasetError(f"{where}: not JSON ({exc.msg}); each line is one label as a JSON object") from None
+    except RecursionError:
+        raise DatasetError(f"{where}: JSON nested too deeply to read; a label is one flat JSON object") from None
     if not isinstance(data, dict):
         raise DatasetError(f"{where}: a label is a JSON object, got {type(data).__name__}")
     try:

@@ -25,6 +25,12 @@ from .model import SpanEvent, TraceSpan
 JSON_SUFFIXES = (".json", ".jsonl", ".ndjson")
 PROTOBUF_SUFFIXES = (".pb", ".proto", ".protobuf", ".bin", ".binpb")
 _HEX = re.compile(r"^[0-9a-fA-F]*$")
+SHOWN_CHARS = 300  # of a decoder's message, which may quote the payload
+JSON_HINT = "is it an OTLP JSON file (an ExportTraceServiceRequest, the Collector's file exporter output)?"
+PROTOBUF_HINT = (
+    "is it an OTLP protobuf file (one ExportTraceServiceRequest, or the Collector file exporter's messages, each "
+    "after its length in 4 bytes)?"
+)
 _ID_FIELDS = {"traceId": 16, "spanId": 8, "parentSpanId": 8}
 
 
@@ -103,8 +109,24 @@ def request_from_json(payload: Any, where: str):
             )
     try:
         return json_format.ParseDict(_hex_ids_to_base64(payload), _request_class()())
-    except (json_format.ParseError, ValueError, TypeError) as exc:
-        raise DatasetError(f"{where}: malformed OTLP JSON: {exc}") from None
+    except (json_format.ParseError, ValueError, TypeError, RecursionError) as exc:
+        raise DatasetError(f"{where}: malformed OTLP JSON: {_shortened(exc)}") from None
+
+
+def loads(text: str | bytes, where: str, hint: str = JSON_HINT) -> Any:
+    """``json.loads(text)``, or :class:`DatasetError` naming ``where`` (and ending with ``hint`` when it is not
+    JSON): not JSON, or nested deeper than Python's JSON reader goes (``[`` a thousand times over is 2 KB)."""
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise DatasetError(f"{where}: not valid JSON ({_shortened(exc)}); {hint}") from None
+    except RecursionError:
+        raise DatasetError(f"{where}: JSON nested too deeply to read; OTLP JSON is a few levels deep") from None
+
+
+def _shortened(exc: BaseException) -> str:
+    text = str(exc)
+    return text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + f"... ({len(text):,} characters)"
 
 
 def request_from_bytes(data: bytes, where: str):
@@ -115,7 +137,7 @@ def request_from_bytes(data: bytes, where: str):
     try:
         request.ParseFromString(data)
     except (DecodeError, ValueError) as exc:
-        raise DatasetError(f"{where}: malformed OTLP protobuf: {exc}") from None
+        raise DatasetError(f"{where}: malformed OTLP protobuf: {_shortened(exc)}; {PROTOBUF_HINT}") from None
     return request
 
 
@@ -202,6 +224,13 @@ def read_file(path: Path) -> Iterator[tuple[str, Any]]:
 def _json_file(path: Path) -> Iterator[tuple[str, Any]]:
     """Line mode when the first non-blank line is a whole JSON object (file exporter, JSON lines), else one
     request in the whole file (a pretty-printed export)."""
+    try:
+        yield from _json_requests(path)
+    except UnicodeDecodeError as exc:
+        raise DatasetError(f"{path}: not UTF-8 text (byte {exc.start:,}); {JSON_HINT}") from None
+
+
+def _json_requests(path: Path) -> Iterator[tuple[str, Any]]:
     with path.open(encoding="utf-8-sig") as handle:
         first = ""
         for first in handle:
@@ -212,28 +241,23 @@ def _json_file(path: Path) -> Iterator[tuple[str, Any]]:
             line_mode = True
         except ValueError:
             line_mode = False
+        except RecursionError:  # a whole value, too deep: read as a line, to say which one
+            line_mode = True
         handle.seek(0)
         if not line_mode:
-            try:
-                payload = json.load(handle)
-            except ValueError as exc:
-                raise DatasetError(f"{path}: not valid JSON ({exc})") from None
-            yield str(path), request_from_json(payload, str(path))
+            yield str(path), request_from_json(loads(handle.read(), str(path)), str(path))
             return
         for number, text in enumerate(handle, start=1):
             if not text.strip():
                 continue
             where = f"{path}, line {number}"
-            try:
-                payload = json.loads(text)
-            except ValueError as exc:
-                raise DatasetError(f"{where}: not valid JSON ({exc})") from None
-            yield where, request_from_json(payload, where)
+            yield where, request_from_json(loads(text, where), where)
 
 
 def _protobuf_file(path: Path) -> Iterator[tuple[str, Any]]:
     """One serialized request (it starts with field 1's tag, 0x0a), or length-prefixed messages (4 bytes,
     big-endian, as the Collector's file exporter writes them)."""
+    total = path.stat().st_size
     with path.open("rb") as handle:
         head = handle.read(1)
         handle.seek(0)
@@ -245,11 +269,15 @@ def _protobuf_file(path: Path) -> Iterator[tuple[str, Any]]:
             number += 1
             where = f"{path}, message {number}"
             if len(prefix) < 4:
-                raise DatasetError(f"{where}: truncated length prefix ({len(prefix)} of 4 bytes)")
+                raise DatasetError(f"{where}: truncated length prefix ({len(prefix)} of 4 bytes); {PROTOBUF_HINT}")
             size = int.from_bytes(prefix, "big")
+            left = total - handle.tell()
+            if size > left:
+                raise DatasetError(
+                    f"{where}: its length prefix says {size:,} bytes, but {left:,} follow: not an OTLP message; "
+                    f"{PROTOBUF_HINT}"
+                )
             data = handle.read(size)
-            if len(data) < size:
-                raise DatasetError(f"{where}: truncated message ({len(data)} of {size} bytes)")
             yield where, request_from_bytes(data, where)
 
 
@@ -316,7 +344,7 @@ def logs_request_from_bytes(data: bytes, where: str):
     try:
         request.ParseFromString(data)
     except (DecodeError, ValueError) as exc:
-        raise DatasetError(f"{where}: malformed OTLP protobuf: {exc}") from None
+        raise DatasetError(f"{where}: malformed OTLP protobuf: {_shortened(exc)}") from None
     return request
 
 

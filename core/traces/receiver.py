@@ -8,6 +8,13 @@ success is 200 with an ``ExportTraceServiceResponse`` (``ExportLogsServiceRespon
 a malformed payload is 400 with a ``google.rpc.Status`` naming the problem, and nothing of it is stored; a body
 over the size limit (before or after decompression) is 413; another content type is 415. Spans of one trace may
 arrive in several requests: they are stored by (trace id, span id) and assembled by trace id when read.
+
+A gzip body may hold several members, one after the other (RFC 1952; ``gzip(a) + gzip(b)`` is ``a + b``); bytes
+after the last member that are not another member make it a 400. A receiver on a loopback address answers only
+requests whose ``Host`` is a loopback name (otherwise 403), so a web page cannot write traces through a DNS name
+rebound to 127.0.0.1. A client gets :data:`ragassay.traces.deadline.REQUEST_DEADLINE_S` seconds to send a
+request (:mod:`ragassay.traces.deadline`); one that is slower, or goes away mid-body, is disconnected and
+counted as rejected, and nothing of its request is stored.
 """
 
 from __future__ import annotations
@@ -19,22 +26,42 @@ import zlib
 from typing import Any
 
 from ..errors import DatasetError
+from .deadline import REQUEST_DEADLINE_S, deadline_protocol
 from .ingest import store_log_request, store_request
-from .otlp import logs_request_from_bytes, logs_request_from_json, request_from_bytes, request_from_json
+from .otlp import loads, logs_request_from_bytes, logs_request_from_json, request_from_bytes, request_from_json
 
 JSON, PROTOBUF = "application/json", "application/x-protobuf"
 DEFAULT_MAX_BYTES = 8 * 1024 * 1024  # per request, after decompression
 LOOPBACK = "127.0.0.1"
+JSON_BODY = "send one ExportTraceServiceRequest per request (a gzip body of several members is their concatenation)"
 
 
 def is_loopback(host: str) -> bool:
-    """Whether ``host`` only accepts connections from this machine."""
-    if host == "localhost":
+    """Whether ``host`` only accepts connections from this machine (127.0.0.0/8, ::1, localhost; the short IPv4
+    forms the system reads too: ``127.1``). As :func:`ragassay.present.serve.security.is_loopback`."""
+    import socket
+
+    name = host.strip().strip("[]").lower()
+    if name == "localhost":
         return True
     try:
-        return ipaddress.ip_address(host).is_loopback
+        return ipaddress.ip_address(name).is_loopback
     except ValueError:
+        pass
+    if not name or not set(name) <= set("0123456789abcdefx."):
         return False
+    try:
+        return ipaddress.IPv4Address(socket.inet_aton(name)).is_loopback
+    except (OSError, ValueError):
+        return False
+
+
+def host_name(header: str) -> str:
+    """The host name of a ``Host`` header value, without the port (IPv6 brackets removed)."""
+    header = header.strip().lower()
+    if header.startswith("["):
+        return header[1 : header.find("]")] if "]" in header else header
+    return header.rsplit(":", 1)[0] if header.count(":") == 1 else header
 
 
 @dataclasses.dataclass
@@ -78,28 +105,37 @@ async def _body(request: Any, max_bytes: int) -> bytes:
         return body
     if encoding != "gzip":
         raise DatasetError(f"unsupported Content-Encoding '{encoding}': send gzip or none")
-    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
-    try:
-        out = inflater.decompress(body, max_bytes + 1)
-    except zlib.error as exc:
-        raise DatasetError(f"the gzip body cannot be decompressed: {exc}") from None
-    if len(out) > max_bytes or inflater.unconsumed_tail:
-        raise TooLarge
-    if not inflater.eof:
-        raise DatasetError("the gzip body is truncated")
-    return out
+    return gunzip(body, max_bytes)
+
+
+def gunzip(body: bytes, max_bytes: int) -> bytes:
+    """Every member of a gzip ``body``, one after the other (TooLarge past ``max_bytes``); DatasetError for a body
+    that cannot be decompressed, a truncated member, or bytes after a member that are not another member."""
+    out, size, member, rest = [], 0, 0, body
+    while True:
+        member += 1
+        inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        try:
+            part = inflater.decompress(rest, max_bytes - size + 1)
+        except zlib.error as exc:
+            raise DatasetError(f"gzip member {member} of the body cannot be decompressed: {exc}") from None
+        size += len(part)
+        if size > max_bytes or inflater.unconsumed_tail:
+            raise TooLarge
+        if not inflater.eof:
+            raise DatasetError(f"gzip member {member} of the body is truncated")
+        out.append(part)
+        rest = inflater.unused_data
+        if not rest:
+            return b"".join(out)
+        if not rest.startswith(b"\x1f\x8b"):
+            raise DatasetError(f"the body has {len(rest):,} bytes after gzip member {member} that are not gzip data")
 
 
 def _decode(body: bytes, content_type: str, logs: bool = False) -> Any:
     if content_type == PROTOBUF:
         return (logs_request_from_bytes if logs else request_from_bytes)(body, "request")
-    import json
-
-    try:
-        payload = json.loads(body)
-    except ValueError as exc:
-        raise DatasetError(f"request: not valid JSON ({exc})") from None
-    return (logs_request_from_json if logs else request_from_json)(payload, "request")
+    return (logs_request_from_json if logs else request_from_json)(loads(body, "request", JSON_BODY), "request")
 
 
 def _reply(message: Any, content_type: str, status: int):
@@ -117,12 +153,19 @@ def _status(code: int, message: str, content_type: str, http_status: int):
     return _reply(Status(code=code, message=message), content_type, http_status)
 
 
-def make_app(store: Any, *, max_bytes: int = DEFAULT_MAX_BYTES, stats: ReceiverStats | None = None):
-    """The starlette application: ``POST /v1/traces`` and ``POST /v1/logs`` into ``store``."""
+def make_app(
+    store: Any, *, max_bytes: int = DEFAULT_MAX_BYTES, stats: ReceiverStats | None = None, loopback_only: bool = True
+):
+    """The starlette application: ``POST /v1/traces`` and ``POST /v1/logs`` into ``store``.
+
+    :param loopback_only: answer only requests whose ``Host`` is a loopback name (a receiver bound to a loopback
+        address: a page in a browser cannot write traces through a DNS name rebound to 127.0.0.1); others get 403.
+    """
     from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceResponse
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
     from starlette.applications import Starlette
     from starlette.concurrency import run_in_threadpool
+    from starlette.requests import ClientDisconnect
     from starlette.routing import Route
 
     stats = stats if stats is not None else ReceiverStats()
@@ -130,10 +173,10 @@ def make_app(store: Any, *, max_bytes: int = DEFAULT_MAX_BYTES, stats: ReceiverS
     def endpoint(logs: bool):
         async def receive(request):
             content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
-            if content_type not in (JSON, PROTOBUF):
+            refusal = _refusal(request, content_type, loopback_only)
+            if refusal is not None:
                 stats.add(rejected=True)
-                message = f"unsupported Content-Type '{content_type}': send {JSON} or {PROTOBUF}"
-                return _status(3, message, JSON, 415)
+                return refusal
             try:
                 decoded = _decode(await _body(request, max_bytes), content_type, logs)
                 stored = await run_in_threadpool(
@@ -145,6 +188,9 @@ def make_app(store: Any, *, max_bytes: int = DEFAULT_MAX_BYTES, stats: ReceiverS
             except DatasetError as exc:
                 stats.add(rejected=True)
                 return _status(3, f"{exc}; nothing of this request was stored", content_type, 400)
+            except ClientDisconnect:  # went away (or was too slow) mid-body: nobody to answer, nothing stored
+                stats.add(rejected=True)
+                return _status(1, "the client went away before its body ended; nothing was stored", content_type, 400)
             if logs:
                 stats.add(log_records=stored[0], dropped=stored[1])
                 return _reply(ExportLogsServiceResponse(), content_type, 200)
@@ -162,6 +208,34 @@ def make_app(store: Any, *, max_bytes: int = DEFAULT_MAX_BYTES, stats: ReceiverS
     return app
 
 
+def _refusal(request, content_type: str, loopback_only: bool):
+    """The answer to a request refused before its body is read (a foreign ``Host``, a content type), or None."""
+    if loopback_only and not is_loopback(host_name(request.headers.get("host", ""))):
+        message = "this receiver answers only on a loopback host name (start it with --host and --allow-remote)"
+        return _status(7, message, JSON, 403)
+    if content_type not in (JSON, PROTOBUF):
+        return _status(3, f"unsupported Content-Type '{content_type}': send {JSON} or {PROTOBUF}", JSON, 415)
+    return None
+
+
+def _server(store: Any, host: str, port: int, max_bytes: int, stats: ReceiverStats, deadline_s: float):
+    """The uvicorn server of a receiver on ``host``: loopback-only Host names on a loopback address, a deadline
+    of ``deadline_s`` seconds per request (:mod:`ragassay.traces.deadline`)."""
+    import uvicorn
+
+    app = make_app(store, max_bytes=max_bytes, stats=stats, loopback_only=is_loopback(host))
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        lifespan="off",
+        access_log=False,
+        http=deadline_protocol(deadline_s),
+    )
+    return uvicorn.Server(config)
+
+
 class Receiver:
     """A receiver served by uvicorn in a background thread (tests, benchmarks); ``port=0`` picks a free port.
 
@@ -169,13 +243,17 @@ class Receiver:
         post(receiver.url, ...)
     """
 
-    def __init__(self, store: Any, *, host: str = LOOPBACK, port: int = 0, max_bytes: int = DEFAULT_MAX_BYTES):
-        import uvicorn
-
+    def __init__(
+        self,
+        store: Any,
+        *,
+        host: str = LOOPBACK,
+        port: int = 0,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        deadline_s: float = REQUEST_DEADLINE_S,
+    ):
         self.stats = ReceiverStats()
-        app = make_app(store, max_bytes=max_bytes, stats=self.stats)
-        config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off", access_log=False)
-        self.server = uvicorn.Server(config)
+        self.server = _server(store, host, port, max_bytes, self.stats, deadline_s)
         self.thread = threading.Thread(target=self.server.run, name="otlp-receiver", daemon=True)
 
     @property
@@ -196,14 +274,24 @@ class Receiver:
         self.thread.join(10)
 
 
-def serve(store: Any, *, host: str, port: int, max_bytes: int, on_started=None) -> ReceiverStats:
-    """Serve in the foreground until Ctrl-C (uvicorn handles the signal and shuts down cleanly)."""
-    import uvicorn
+def serve(
+    store: Any,
+    *,
+    host: str,
+    port: int,
+    max_bytes: int,
+    on_started=None,
+    sock=None,
+    deadline_s: float = REQUEST_DEADLINE_S,
+) -> ReceiverStats:
+    """Serve in the foreground until Ctrl-C (uvicorn handles the signal and shuts down cleanly).
 
+    :param on_started: called with the uvicorn server once it listens.
+    :param sock: a socket already bound to ``host``:``port`` (``ragassay traces receive`` binds it first, so a
+        busy port is a one-line error); None: uvicorn binds ``host``:``port`` itself.
+    """
     stats = ReceiverStats()
-    app = make_app(store, max_bytes=max_bytes, stats=stats)
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off", access_log=False)
-    server = uvicorn.Server(config)
+    server = _server(store, host, port, max_bytes, stats, deadline_s)
     if on_started is not None:
         original = server.startup
 
@@ -214,7 +302,7 @@ def serve(store: Any, *, host: str, port: int, max_bytes: int, on_started=None) 
 
         server.startup = startup
     try:
-        server.run()
+        server.run(sockets=None if sock is None else [sock])
     except KeyboardInterrupt:  # uvicorn shut down cleanly, then re-raised the signal it captured
         pass
     return stats

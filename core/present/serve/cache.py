@@ -16,11 +16,17 @@ A page is kept with its recipe (:meth:`RunEntry.page`: how to compute it from an
 version of a run inherits the recipes of the pages viewed at the old one, so the preparer can compute them again.
 
 A store without ``run_version`` (another backend) gets no cache: each request reads the run again.
+
+What is computed at once is bounded (:class:`ComputeSlots`): at most :data:`COMPUTED_AT_ONCE` values of the app's
+runs are computed at the same time (a page of a 100,000-sample run with a new ``?seed=`` takes about a minute of
+CPU and a few hundred MiB); a request for one more waits for a slot, a request for a value already kept takes
+none.
 """
 
 from __future__ import annotations
 
 import collections
+import contextlib
 import threading
 from collections.abc import Callable, Hashable
 from typing import Any
@@ -28,6 +34,37 @@ from typing import Any
 RUNS_KEPT = 4  # runs (each at its latest version) kept at once
 VALUES_KEPT = 64  # computed values kept per run (one per page and settings)
 RECIPES_KEPT = 8  # pages of a run computed again at its next version (the most recently viewed)
+COMPUTED_AT_ONCE = 2  # values computed at the same time, by requests and the preparer together
+
+
+class ComputeSlots:
+    """At most ``size`` computations at once, over every run of an app. A computation inside another (a page
+    reading its run) runs in its caller's slot."""
+
+    def __init__(self, size: int = COMPUTED_AT_ONCE):
+        self.size = size
+        self._free = threading.BoundedSemaphore(size)
+        self._lock = threading.Lock()
+        self._inside = threading.local()
+        self.waiting = 0  # computations waiting for a slot now
+
+    @contextlib.contextmanager
+    def slot(self):
+        """Hold a slot while the block runs (waiting for one if all are taken)."""
+        if getattr(self._inside, "held", False):
+            yield
+            return
+        with self._lock:
+            self.waiting += 1
+        self._free.acquire()
+        with self._lock:
+            self.waiting -= 1
+        self._inside.held = True
+        try:
+            yield
+        finally:
+            self._inside.held = False
+            self._free.release()
 
 
 class RunEntry:
@@ -36,11 +73,13 @@ class RunEntry:
     Thread safe: one lock per value, so concurrent requests (and the preparer's thread) compute each value once
     (a second caller waits for the first and reuses its result) while other values of the run are computed
     beside it. A value needs only values below it (a page needs the comparison, which needs the run), so the
-    locks are always taken in one order.
+    locks are always taken in one order. A value not kept is computed in a slot of :class:`ComputeSlots`, taken
+    before its lock (a thread waiting for a slot holds no lock, so the slots add no deadlock).
     """
 
-    def __init__(self, store: Any, run_id: str, version: tuple | None):
+    def __init__(self, store: Any, run_id: str, version: tuple | None, slots: ComputeSlots | None = None):
         self.store, self.run_id, self.version = store, run_id, version
+        self.slots = slots or ComputeSlots()  # shared by the entries of one RunCache
         self._values: collections.OrderedDict[Hashable, Any] = collections.OrderedDict()
         self._computing: dict[Hashable, threading.Lock] = {}
         self._lock = threading.Lock()
@@ -55,7 +94,7 @@ class RunEntry:
                 self._values.move_to_end(key)
                 return self._values[key]
             computing = self._computing.setdefault(key, threading.Lock())
-        with computing:  # a second caller waits here for the first
+        with self.slots.slot(), computing:  # a second caller waits here for the first
             with self._lock:
                 if key in self._values:
                     return self._values[key]
@@ -103,8 +142,9 @@ class RunEntry:
 class RunCache:
     """The runs a running app keeps: at most :data:`RUNS_KEPT`, each at its latest version only."""
 
-    def __init__(self, store: Any, size: int = RUNS_KEPT):
+    def __init__(self, store: Any, size: int = RUNS_KEPT, slots: ComputeSlots | None = None):
         self.store, self.size = store, size
+        self.slots = slots or ComputeSlots()  # what the app computes at once, over all its runs
         self._entries: collections.OrderedDict[str, RunEntry] = collections.OrderedDict()
         self._lock = threading.Lock()
         self.reads = 0  # entries made (each reads its run at most once): a fresh version, or a run not kept
@@ -115,13 +155,13 @@ class RunCache:
         store's error for an unknown or ambiguous ``ref``. ``viewed``: the run counts as the most recently
         viewed (the preparer's own look-ups leave the order alone)."""
         if not hasattr(self.store, "run_version"):
-            return RunEntry(self.store, self.store.get_run(ref)["id"], None)
+            return RunEntry(self.store, self.store.get_run(ref)["id"], None, self.slots)
         run_id, version = self.store.run_version(ref)
         with self._lock:
             entry = self._entries.get(run_id)
             if entry is None or entry.version != version:
                 self.reads += 1
-                fresh = RunEntry(self.store, run_id, version)
+                fresh = RunEntry(self.store, run_id, version, self.slots)
                 if entry is not None:
                     fresh.recipes.update(entry.recipes)
                 entry = self._entries[run_id] = fresh

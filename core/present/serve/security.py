@@ -3,7 +3,9 @@
 - With a token (``ragassay serve --token T``, required for a non-loopback bind): every request carries it, as the
   ``token`` query parameter (answered with a redirect to the same URL without it and an HttpOnly, SameSite=Strict
   cookie), the ``X-Ragassay-Token`` header, an ``Authorization: Bearer`` header or that cookie; a missing or
-  wrong token is a 403.
+  wrong token is a 403. The cookie is named after the port the app listens on (``ragassay_token_8000``): a
+  browser keeps cookies per host name, not per port, so two apps on one host (``serve`` and ``label``) each keep
+  their own token instead of overwriting each other's. An empty ``?token=`` is dropped, the cookie kept.
 - Without a token (a loopback bind): the ``Host`` of each request must be a loopback name (127.0.0.1,
   localhost, ::1), so a web page cannot reach the app through a DNS name it rebinds to 127.0.0.1.
 - Every answer says not to be cached, framed, sniffed or to run any script but the app's own (a
@@ -16,7 +18,7 @@ import hmac
 import ipaddress
 from urllib.parse import urlencode
 
-COOKIE = "ragassay_token"
+COOKIE = "ragassay_token"  # the prefix of the cookie's name: ragassay_token_<port> (cookie_name)
 HEADER = "x-ragassay-token"
 LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
 HEADERS = [
@@ -33,13 +35,22 @@ HEADERS = [
 
 
 def is_loopback(host: str) -> bool:
-    """Whether binding ``host`` keeps the app on this machine (127.0.0.0/8, ::1, localhost)."""
+    """Whether binding ``host`` keeps the app on this machine (127.0.0.0/8, ::1, localhost), the short IPv4 forms
+    the system reads too (``127.1`` is 127.0.0.1)."""
+    import socket
+
     name = host.strip().strip("[]").lower()
     if name == "localhost":
         return True
     try:
         return ipaddress.ip_address(name).is_loopback
     except ValueError:
+        pass
+    if not name or not set(name) <= set("0123456789abcdefx."):  # what inet_aton reads, and nothing after it
+        return False
+    try:
+        return ipaddress.IPv4Address(socket.inet_aton(name)).is_loopback
+    except (OSError, ValueError):
         return False
 
 
@@ -69,7 +80,7 @@ class Gate:
         if refusal is not None:
             return await _with_headers(refusal)(scope, receive, send)
         if self.token is not None and "token" in request.query_params and request.method in ("GET", "HEAD"):
-            return await _with_headers(self._to_cookie(request))(scope, receive, send)
+            return await _with_headers(_to_cookie(request))(scope, receive, send)
         await self.app(scope, receive, _header_sender(send))
 
     def _refusal(self, request):
@@ -88,14 +99,25 @@ class Gate:
             status_code=403,
         )
 
-    def _to_cookie(self, request):
-        from starlette.responses import RedirectResponse
 
-        rest = [(k, v) for k, v in request.query_params.multi_items() if k != "token"]
-        target = request.url.path + (f"?{urlencode(rest)}" if rest else "")
-        response = RedirectResponse(target, status_code=303)
-        response.set_cookie(COOKIE, request.query_params["token"], httponly=True, samesite="strict")
-        return response
+def cookie_name(scope) -> str:
+    """The token cookie of the app answering ``scope``: named after the port it listens on."""
+    server = scope.get("server") or ()
+    port = server[1] if len(server) > 1 and server[1] is not None else ""
+    return f"{COOKIE}_{port}" if port != "" else COOKIE
+
+
+def _to_cookie(request):
+    """A redirect to the request's URL without ``token``; a non-empty (so checked and right) token is kept in the
+    app's cookie, an empty one leaves the cookie as it was."""
+    from starlette.responses import RedirectResponse
+
+    rest = [(k, v) for k, v in request.query_params.multi_items() if k != "token"]
+    target = request.url.path + (f"?{urlencode(rest)}" if rest else "")
+    response = RedirectResponse(target, status_code=303)
+    if request.query_params["token"]:
+        response.set_cookie(cookie_name(request.scope), request.query_params["token"], httponly=True, samesite="strict")
+    return response
 
 
 def _given(request) -> str | None:
@@ -104,7 +126,7 @@ def _given(request) -> str | None:
         request.query_params.get("token")
         or request.headers.get(HEADER)
         or (bearer[7:] if bearer.lower().startswith("bearer ") else None)
-        or request.cookies.get(COOKIE)
+        or request.cookies.get(cookie_name(request.scope))
     )
 
 

@@ -23,12 +23,20 @@ def check_bind(host: str, token: str | None) -> None:
         )
 
 
-def serve_app(app, host: str, port: int, token: str | None) -> None:
+def serve_app(app, host: str, port: int, token: str | None, *, sock=None) -> None:
     """Serve ``app`` (made by :func:`ragassay.present.serve.create_app` with the same ``token``) on ``host``:``port``
-    until interrupted; refuses a non-loopback host without a token (:func:`check_bind`)."""
+    until interrupted (Ctrl-C returns); refuses a non-loopback host without a token (:func:`check_bind`).
+
+    :param sock: a socket already bound to ``host``:``port`` (``ragassay serve`` binds it first, so a busy port is
+        a one-line error before the URL is printed); None: uvicorn binds ``host``:``port`` itself.
+    """
     check_bind(host, token)
     if getattr(app.state, "token", None) != token:
         raise ValueError("serve_app: the app was made with another token than the one given")
     import uvicorn
 
-    uvicorn.run(app, host=host, port=port, log_level="warning", server_header=False, access_log=False)
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", server_header=False, access_log=False)
+    try:
+        uvicorn.Server(config).run(sockets=None if sock is None else [sock])
+    except KeyboardInterrupt:  # uvicorn shut down cleanly, then re-raised the signal it captured
+        pass
