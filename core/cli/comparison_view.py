@@ -4,6 +4,7 @@ every number comes from the analysis."""
 
 from __future__ import annotations
 
+from ..text import counted
 from .render import Column, Table, esc, number_text
 from .sequential_view import NOT_VALID, replace_verdict, sequential_lines, sequential_table
 
@@ -97,8 +98,8 @@ def verdict_lines(verdicts) -> list[str]:
     left = f" ({declared - verdicts.compared} with too few differing samples)" if declared > verdicts.compared else ""
     head = (
         f"verdicts, run {verdicts.run_id[:8]}: against {verdicts.baseline} (baseline), alpha {verdicts.alpha:g}, "
-        f"Holm over {verdicts.compared} of {declared} comparisons{left} on {', '.join(verdicts.family) or '-'}, "
-        f"seed {verdicts.seed}"
+        f"Holm over {verdicts.compared} of {counted(declared, 'comparison')}{left} on "
+        f"{', '.join(verdicts.family) or '-'}, seed {verdicts.seed}"
     )
     sentences = verdict_sentences(verdicts) or ["only one system: nothing to compare"]
     partial = [f"  {verdicts.partial}"] if verdicts.partial else []  # a run that is not complete
@@ -142,12 +143,9 @@ def comparison_table(comparison) -> Table:
 
 
 def _usage_columns(comparison) -> list[Column]:
+    stopped = stopped_runs(comparison)
     columns = [
-        Column(
-            "failed",
-            numeric=True,
-            show=lambda r: f"{r['failed']}" + (f" +{r['missing']} missing" if r["missing"] else ""),
-        ),
+        Column("failed", numeric=True, show=lambda r: _failed_cell(r, r["run"] in stopped)),
         Column("missing", numeric=True, in_text=False),
         Column("retrieved", numeric=True, show=lambda r: f"{r['retrieved']}/{r['answered']}"),
         Column("answered", numeric=True, in_text=False),
@@ -169,6 +167,20 @@ def _usage_columns(comparison) -> list[Column]:
             Column("eval cost $", numeric=True, digits=4, show=lambda r: _money(r["eval cost $"])),
         ]
     return columns
+
+
+def stopped_runs(comparison) -> set[str]:
+    """The runs of ``comparison`` that stopped sequentially: their outputs not run are not a fault."""
+    return {part.run_id for part in comparison.runs if part.sequential is not None and part.sequential.stopped}
+
+
+def _failed_cell(r: dict, stopped: bool) -> str:
+    """``0``, ``0 +20 missing`` (not run yet), or ``0 (20 not run: stopped early)`` for a sequential run."""
+    if not r["missing"]:
+        return f"{r['failed']}"
+    if stopped:
+        return f"{r['failed']} ({r['missing']} not run: stopped early)"
+    return f"{r['failed']} +{r['missing']} missing"
 
 
 def _tokens(r: dict) -> str:
@@ -225,6 +237,11 @@ def _footnotes(comparison) -> list[str]:
 
     notes = []
     rows = comparison.rows
+    if any(r.run_id in stopped_runs(comparison) and r.usage.missing for r in rows):
+        notes.append(
+            "not run: stopped early: a sequential run stopped processing a system once its comparisons were decided "
+            "(or at the maximum sample count); those outputs were never meant to run, nothing failed"
+        )
     if comparison.show_evaluation and any(r.usage.evaluation.calls or r.usage.evaluation.cache_hits for r in rows):
         for part in comparison.runs:
             e = part.totals.evaluation
