@@ -68,8 +68,12 @@ def data_of(comparison, tables: dict[str, Table]) -> dict:
     return data
 
 
-def print_comparison(out, comparison, *, against: str | None = None, explain: bool = False, compact: bool = False):
-    """The tables, then the verdicts in words, to the rich console ``out``."""
+def print_comparison(
+    out, comparison, *, against: str | None = None, explain: bool = False, compact: bool = False, conclude=True
+):
+    """The tables, then per run its conclusion (unless ``conclude`` is False: the report printed it first) and
+    the verdicts in words, to the rich console ``out``."""
+    from ..analysis.conclusion import run_conclusion
     from .render import emit
 
     tables = comparison_tables(comparison, against)
@@ -78,6 +82,8 @@ def print_comparison(out, comparison, *, against: str | None = None, explain: bo
         hidden = "; ".join(f"{name} ({why})" for name, why in comparison.hidden.items())
         out.print(esc(f"hidden: {hidden}. --all-columns shows them."), highlight=False)
     for part in comparison.runs:
+        for line in conclusion_lines(run_conclusion(part), part.run_id) if conclude else []:
+            out.print(esc(line), highlight=False)
         for line in sequential_lines(part.sequential) if part.sequential is not None else []:
             out.print(esc(line), highlight=False)
         if part.sequential is not None and part.sequential.stopped:
@@ -88,6 +94,12 @@ def print_comparison(out, comparison, *, against: str | None = None, explain: bo
         out.print("legend:", highlight=False)
         for line in EXPLAIN:
             out.print(esc(f"  {line}"), highlight=False)
+
+
+def conclusion_lines(conclusion, run_id: str) -> list[str]:
+    """A run's conclusion (:mod:`ragassay.analysis.conclusion`) as plain lines: a head, then one line per
+    sentence."""
+    return [f"conclusion, run {run_id[:8]}:", *(f"  {sentence}" for sentence in conclusion.sentences)]
 
 
 def verdict_lines(verdicts) -> list[str]:

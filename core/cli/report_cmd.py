@@ -112,11 +112,13 @@ def _tables(report) -> list[tuple[str, Table]]:
 def print_report(out, report) -> None:
     """One run's report to a rich console."""
     from .breakdown_cmd import breakdown_table, cost_table
-    from .comparison_view import print_comparison
+    from .comparison_view import conclusion_lines, print_comparison
     from .grammar_view import print_grammar
 
     out.print(f"[bold]report of run {esc(report.run_id[:12])}[/] (project {esc(report.project)})", highlight=False)
-    print_comparison(out, report.comparison)
+    for line in conclusion_lines(report.conclusion, report.run_id):
+        out.print(esc(line), highlight=False)
+    print_comparison(out, report.comparison, conclude=False)
     tables = [breakdown_table(b, report.run_id) for b in report.breakdowns]
     if report.cost is not None:
         tables.append(cost_table(report.cost))
