@@ -91,6 +91,7 @@ class Conclusion:
     undecided: list[Compared]
     fix_first: list[FixFirst]
     note: str = ""  # what the comparisons stand on, when that needs saying (a partial run)
+    nothing: str = ""  # why there is no comparison, when there is none
     sentences: list[str] = dataclasses.field(default_factory=list)
 
     @property
@@ -107,9 +108,11 @@ def conclude(
     *,
     blame: Sequence[Blamed] = (),
     note: str = "",
+    nothing: str = "",
 ) -> Conclusion:
     """The conclusion of ``items`` (compared with ``against`` on ``samples`` samples), with the module to fix first
-    from ``blame``; ``note`` opens the sentences (what a partial run stands on)."""
+    from ``blame``; ``note`` opens the sentences (what a partial run stands on); ``nothing`` says why there is no
+    comparison, when there is none."""
     found = {kind: [c for c in items if c.outcome == kind] for kind in (BETTER, WORSE, WITHIN_MARGIN, SAME)}
     found |= {kind: [c for c in items if c.outcome == kind] for kind in (NO_DIFFERENCE, OPEN)}
     strongest = sorted(found[BETTER] + found[WORSE], key=lambda c: (c.p if c.p is not None else 1, -abs_diff(c)))
@@ -124,6 +127,7 @@ def conclude(
         found[OPEN],
         fix_first(blame),
         note,
+        nothing,
     )
     return dataclasses.replace(conclusion, sentences=sentences(conclusion))
 
@@ -268,4 +272,10 @@ def run_conclusion(part, grammar=None) -> Conclusion:
     else:
         items, samples = from_verdicts(verdicts), max((p.n for p in verdicts.pairs), default=0)
     blame = blame_of(grammar) if grammar is not None else []
-    return conclude(items, f"{verdicts.baseline} (baseline)", samples, blame=blame, note=verdicts.partial or "")
+    systems = list(dict.fromkeys(c.system for c in verdicts.cells))
+    if len(systems) < 2:
+        nothing = f"One system, {verdicts.baseline}: nothing to compare it with (its means are in the comparison)."
+    else:
+        nothing = f"No metric varies across the systems: nothing to decide against {verdicts.baseline} (baseline)."
+    against = f"{verdicts.baseline} (baseline)"
+    return conclude(items, against, samples, blame=blame, note=verdicts.partial or "", nothing=nothing)

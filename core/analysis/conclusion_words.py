@@ -29,7 +29,11 @@ def sentences(c: Any) -> list[str]:
     """The conclusion in plain words (module docstring)."""
     lines = [c.note[:1].upper() + c.note[1:] + "."] if c.note else []
     if not (c.better or c.worse or c.within_margin or c.same or c.no_difference or c.undecided):
-        return lines + ["Nothing to compare: there is a single system, or no metric varies."]
+        return (
+            lines
+            + [c.nothing or f"Nothing to compare with {c.against}."]
+            + ([fix_first(c.fix_first)] if c.fix_first else [])
+        )
     if c.better:
         lines.append(f"Shown better than {c.against}: {amounts(c.better)}.")
     if c.worse:

@@ -71,8 +71,8 @@ def data_of(comparison, tables: dict[str, Table]) -> dict:
 def print_comparison(
     out, comparison, *, against: str | None = None, explain: bool = False, compact: bool = False, conclude=True
 ):
-    """The tables, then per run its conclusion (unless ``conclude`` is False: the report printed it first) and
-    the verdicts in words, to the rich console ``out``."""
+    """The tables, then per run its conclusion (unless ``conclude`` is False: the report printed it first; and not
+    for a run of one system, which compares nothing) and the verdicts in words, to the rich console ``out``."""
     from ..analysis.conclusion import run_conclusion
     from .render import emit
 
@@ -82,7 +82,7 @@ def print_comparison(
         hidden = "; ".join(f"{name} ({why})" for name, why in comparison.hidden.items())
         out.print(esc(f"hidden: {hidden}. --all-columns shows them."), highlight=False)
     for part in comparison.runs:
-        for line in conclusion_lines(run_conclusion(part), part.run_id) if conclude else []:
+        for line in conclusion_lines(run_conclusion(part), part.run_id) if conclude and part.verdicts.pairs else []:
             out.print(esc(line), highlight=False)
         for line in sequential_lines(part.sequential) if part.sequential is not None else []:
             out.print(esc(line), highlight=False)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ragassay.analysis.conclusion import Blamed, conclude, from_sequential, from_verdicts
+from ragassay.analysis.conclusion import Blamed, conclude, from_sequential, from_verdicts, run_conclusion
 from ragassay.analysis.power import samples_needed
 from ragassay.analysis.sentences import verdict_sentences
 from ragassay.analysis.verdicts import decide_values
@@ -119,3 +119,15 @@ def test_a_sequential_run_concludes_from_its_anytime_valid_decisions():
 def test_a_partial_run_says_first_what_it_stands_on(note):
     sentences = _conclusion(issue_example(), note=note).sentences
     assert sentences[0] == "Partial: 10 of 32 samples, a uniform random subset (seed 42); interrupted."
+
+
+class _Part:
+    def __init__(self, verdicts):
+        self.verdicts, self.sequential = verdicts, None
+
+
+def test_one_system_says_there_is_nothing_to_compare_it_with():
+    verdicts = decide_values({("only", "m"): dict.fromkeys(IDS, 0.5)}, ["only"], ["m"], {})
+    assert run_conclusion(_Part(verdicts)).sentences == [
+        "One system, only: nothing to compare it with (its means are in the comparison)."
+    ]
