@@ -113,9 +113,9 @@ def conclude(
     """The conclusion of ``items`` (compared with ``against`` on ``samples`` samples), with the module to fix first
     from ``blame``; ``note`` opens the sentences (what a partial run stands on); ``nothing`` says why there is no
     comparison, when there is none."""
-    found = {kind: [c for c in items if c.outcome == kind] for kind in (BETTER, WORSE, WITHIN_MARGIN, SAME)}
-    found |= {kind: [c for c in items if c.outcome == kind] for kind in (NO_DIFFERENCE, OPEN)}
-    strongest = sorted(found[BETTER] + found[WORSE], key=lambda c: (c.p if c.p is not None else 1, -abs_diff(c)))
+    found = {kind: [c for c in items if c.outcome == kind] for kind in (WITHIN_MARGIN, SAME, NO_DIFFERENCE, OPEN)}
+    shown = [c for c in items if c.outcome in (BETTER, WORSE)]
+    strongest = sorted(shown, key=lambda c: (c.p if c.p is not None else 1, -abs_diff(c)))
     conclusion = Conclusion(
         against,
         samples,
