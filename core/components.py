@@ -624,7 +624,7 @@ class RunSection(Component):
     page: ClassVar[str] = ""
     #: The label of the page's tab (its first section's label counts; default: the page name).
     tab: ClassVar[str] = ""
-    #: Where the section goes in each run of the HTML report, smaller first (the shipped ones use 10 to 100;
+    #: Where the section goes in each run of the HTML report, smaller first (the shipped ones use 1 to 100;
     #: equal values keep the order of registration); None leaves it out of the report.
     report_order: ClassVar[float | None] = 1000
 

@@ -2,6 +2,8 @@
 
 :func:`normalize_answer` is the SQuAD v1.1 evaluation script's normalisation (lower case, punctuation
 removed, articles 'a', 'an', 'the' removed, whitespace collapsed), which Unitxt's token-overlap metrics use.
+Also the small helpers every printed sentence shares: :func:`terminal_safe`, and :func:`counted` and :func:`listed`
+for counts and lists in words.
 """
 
 from __future__ import annotations
@@ -97,3 +99,16 @@ def terminal_safe(text: str) -> str:
     if _CONTROL.search(text) is None:
         return text
     return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", text.replace("\r\n", "\n"))
+
+
+def counted(count: int, noun: str, plural: str | None = None) -> str:
+    """``count`` with ``noun`` in the number it takes: ``1 comparison``, ``0 comparisons``, ``1,200 samples``
+    (``plural``: the plural when it is not ``noun + "s"``)."""
+    return f"{count:,} {noun if count == 1 else plural or noun + 's'}"
+
+
+def listed(items: list[str], last: str = "and") -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    if len(items) <= 1:
+        return "".join(items)
+    return f"{', '.join(items[:-1])} {last} {items[-1]}"

@@ -1,6 +1,8 @@
 """The gate's markdown summary, written for a pull-request comment (``ragassay gate --summary FILE``).
 
-A headline (✅ no regression / ❌ N regressions and M inconclusive in K comparisons), what was compared with what
+A headline (✅ no regression / ❌ N regressions and M inconclusive in K comparisons), the conclusion in plain
+words (:mod:`ragassay.analysis.conclusion`: what is shown worse or better and by how much, what cannot be decided
+yet and how many samples would settle it), what was compared with what
 and in which mode with which margin, every pair that does not pass with its difference, interval and the samples
 that would settle it, a table per system (metric, baseline and candidate means, difference with its interval,
 margin, Holm p, outcome), the cost delta, failures and unscored values, notes, and links to the HTML report.
@@ -14,6 +16,7 @@ import dataclasses
 import re
 from collections.abc import Callable
 
+from ..text import counted
 from .gate import INCONCLUSIVE, PASS, REGRESSION, GateResult, GateRow
 from .sentences import confidence
 
@@ -39,7 +42,7 @@ def md_url(url: str) -> str:
 
 def markdown_summary(result: GateResult, *, report_url: str | None = None, html_path: str | None = None) -> str:
     """The summary of ``result`` as GitHub-flavoured markdown (a pull-request comment or a job summary)."""
-    parts = [_headline(result), _context(result), _links(report_url, html_path)]
+    parts = [_headline(result), _conclusion(result), _context(result), _links(report_url, html_path)]
     if result.regressions:
         parts.append("### Regressions\n\n" + "\n".join(f"- {_failing(row)}" for row in result.regressions))
     if result.inconclusive:
@@ -62,17 +65,36 @@ METHOD = (
 
 
 def _headline(result: GateResult) -> str:
+    return f"## {ICON[result.exit_code]} {headline(result)}"
+
+
+ICON = {0: "✅", 1: "❌"}
+
+
+def headline(result: GateResult) -> str:
+    """``ragassay gate: 1 regression and 2 inconclusive in 5 comparisons``, or ``ragassay gate: no regression (5
+    comparisons)``: the summary's headline, and the one line ``gate --quiet`` prints when the gate fails."""
     m = len(result.rows)
     failing, regressions, inconclusive = len(result.failing), len(result.regressions), len(result.inconclusive)
     if failing:
-        what = [f"{regressions} regression{'s' if regressions != 1 else ''}"] if regressions else []
+        what = [counted(regressions, "regression")] if regressions else []
         if inconclusive and result.settings.on_inconclusive == "fail":
             what.append(f"{inconclusive} inconclusive")
-        return f"## ❌ ragassay gate: {' and '.join(what)} in {m} comparisons"
+        return f"ragassay gate: {' and '.join(what)} in {counted(m, 'comparison')}"
     if not m:
-        return "## ✅ ragassay gate: no regression (nothing differs: every metric has one value on every sample)"
+        return "ragassay gate: no regression (nothing differs: every metric has one value on every sample)"
     extra = f", {inconclusive} inconclusive (passed by --on-inconclusive pass)" if inconclusive else ""
-    return f"## ✅ ragassay gate: no regression ({m} comparisons{extra})"
+    return f"ragassay gate: no regression ({counted(m, 'comparison')}{extra})"
+
+
+def _conclusion(result: GateResult) -> str:
+    """The conclusion in plain words, one paragraph."""
+    from .conclusion import conclude, from_gate
+
+    if not result.rows:
+        return ""
+    found = conclude(from_gate(result), "the baseline run", result.shared_samples)
+    return "**In short:** " + " ".join(md(sentence) for sentence in found.sentences)
 
 
 def _context(result: GateResult) -> str:

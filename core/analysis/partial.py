@@ -16,12 +16,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..config.sequential import STOPPED_EARLY
 from ..sampling import partial_text
 
 DEFAULT_SEED = 42  # [evaluation] seed when the stored config does not name one
 SEEDED_STATUSES = ("budget-limited", "settled")  # stored before [evaluation] order: these always ran seeded
-#: a sequential run that settled says so itself (sequential_view); a failed one stored nothing to be partial about
-NOT_PARTIAL = ("complete", "settled", "failed")
+#: a sequential run that stopped early says so itself (sequential_view); a failed one stored nothing to be partial
+#: about
+NOT_PARTIAL = ("complete", STOPPED_EARLY, "failed")
 
 
 def stored_order_seed(config: Mapping[str, Any] | None, status: str) -> int | None:
@@ -56,9 +58,9 @@ def samples_done(run: Any) -> int:
 
 
 def partial_note(run: Any) -> str | None:
-    """The partial note of ``run`` (a :class:`ragassay.results.RunData`): None for a complete run (or a settled
-    sequential one, which explains itself); else :func:`ragassay.sampling.partial_text` with the run's state, e.g.
-    ``partial: 40 of 200 samples, a uniform random subset (seed 42); interrupted: run again to resume``."""
+    """The partial note of ``run`` (a :class:`ragassay.results.RunData`): None for a complete run (or a sequential
+    one that stopped early, which explains itself); else :func:`ragassay.sampling.partial_text` with the run's
+    state, e.g. ``partial: 40 of 200 samples, a uniform random subset (seed 42); interrupted: run again to resume``."""
     info = run.info
     total = len(run.question_ids)
     done = samples_done(run)

@@ -1,9 +1,10 @@
 """The report of a stored run: the general report for any run, and the GRAMMAR section for grouped samples.
 
-:func:`run_report` (``ragassay report``): the comparison and verdicts (:mod:`.comparison`), breakdowns by the
-declared sample fields (``[analysis] breakdowns``, default: the fields with 2 to 8 distinct values; every other
-field is named with the reason it is left out: :func:`breakdown_choice`), the cost view
-(:mod:`.cost_view`), and :func:`grammar_report` only when the samples carry a ``group_id``.
+:func:`run_report` (``ragassay report``): the conclusion it opens with (:mod:`.conclusion`), the comparison and
+verdicts (:mod:`.comparison`), breakdowns by the declared sample fields (``[analysis] breakdowns``, default: the
+fields with 2 to 8 distinct values; every other field is named with the reason it is left out:
+:func:`breakdown_choice`), the cost view (:mod:`.cost_view`), and :func:`grammar_report` only when the samples
+carry a ``group_id``.
 
 :func:`grammar_report`, per system: the group counts (gap, robust, non-robust), R (Eq. 1), Acc (Eq. 2), knowledge
 accuracy, the modular blame of wrong answers (context comparison, and ground truth where reference documents are
@@ -103,12 +104,14 @@ class RunReport:
     grammar: GrammarReport | None
     grammar_reason: str
     breakdowns_skipped: dict[str, str] = dataclasses.field(default_factory=dict)  # field -> why not broken down
+    conclusion: object = None  # ragassay.analysis.conclusion.Conclusion: what the report opens with
 
 
 def run_report(run, *, baseline: str | None = None, alpha: float = 0.05, seed: int = 0, family=None) -> RunReport:
     """The report of ``run`` (:class:`ragassay.results.RunData`; read with payloads when it has grouped samples)."""
     from .breakdown import breakdown
     from .comparison import compare
+    from .conclusion import run_conclusion
     from .cost_view import cost_view
     from .latency import quality_metric
 
@@ -123,8 +126,9 @@ def run_report(run, *, baseline: str | None = None, alpha: float = 0.05, seed: i
     except RagassayError as exc:
         cost, cost_reason = None, str(exc)
     grammar, reason = grammar_or_reason(run)
+    conclusion = run_conclusion(comparison.runs[0], grammar)
     return RunReport(
-        run.id, run.info.project, comparison, breakdowns, cost, cost_reason, grammar, reason, fields.skipped
+        run.id, run.info.project, comparison, breakdowns, cost, cost_reason, grammar, reason, fields.skipped, conclusion
     )
 
 

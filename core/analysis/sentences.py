@@ -2,14 +2,17 @@
 notebook display and the pytest assertions, so every surface says the same thing.
 
 Wins and losses come first (smallest Holm p first), then the comparisons without a detectable difference (one
-line per metric), then those with too few differing samples to decide, those that cannot be compared, and a
-closing line naming the metrics left out of the decision (constant on every system, or not declared).
+line per metric), the systems equal to the baseline on every sample (one line per system), the comparisons with
+too few differing samples to decide (one line), those that cannot be compared, and a closing line naming the
+metrics left out of the decision (constant on every system, or not declared). No two lines say the same thing
+about different metrics: a reader of many metrics gets one line per kind of finding, not one per metric.
 """
 
 from __future__ import annotations
 
 import math
 
+from ..text import counted, listed
 from .verdicts import BETTER, NO_DIFFERENCE, NOT_COMPARABLE, TOO_FEW, UNDECIDED, PairVerdict, Verdicts
 
 
@@ -17,9 +20,10 @@ def verdict_sentences(verdicts: Verdicts) -> list[str]:
     """The verdicts in plain words (module docstring)."""
     pairs = verdicts.pairs
     decided = sorted((p for p in pairs if p.decided), key=lambda p: (p.p_holm, -abs(p.effect_size or math.inf)))
-    undecided = sorted((p for p in pairs if p.verdict == NO_DIFFERENCE), key=lambda p: p.p_holm)
+    undecided = sorted((p for p in pairs if p.verdict == NO_DIFFERENCE and p.n_discordant), key=lambda p: p.p_holm)
     lines = [sentence(p) for p in decided] + _grouped(undecided)
-    lines += _too_few([p for p in pairs if p.verdict == TOO_FEW])
+    lines += _equal([p for p in pairs if p.verdict in (NO_DIFFERENCE, TOO_FEW) and not p.n_discordant])
+    lines += _too_few([p for p in pairs if p.verdict == TOO_FEW and p.n_discordant])
     lines += [sentence(p) for p in pairs if p.verdict == NOT_COMPARABLE]
     return lines + _left_out(verdicts)
 
@@ -94,10 +98,6 @@ def _grouped(undecided: list[PairVerdict]) -> list[str]:
             continue
         base, ns = f"{pairs[0].baseline} (baseline)", sorted({p.n for p in pairs})
         n_text = f"n = {ns[0]}" if len(ns) == 1 else f"n = {ns[0]}-{ns[-1]}"
-        if all(p.n_discordant == 0 for p in pairs):
-            systems = ", ".join(p.system for p in pairs)
-            lines.append(f"No difference between {systems} and {base} on {metric}: equal on every sample ({n_text}).")
-            continue
         systems = ", ".join(f"{p.system} ({p.mean_diff:+.3f}, {interval(p)})" for p in pairs)
         mdes = sorted(p.mde for p in pairs if p.mde is not None)
         span = f"{mdes[0]:.2g}" if mdes and f"{mdes[0]:.2g}" == f"{mdes[-1]:.2g}" else None
@@ -108,22 +108,39 @@ def _grouped(undecided: list[PairVerdict]) -> list[str]:
     return lines
 
 
-def _too_few(pairs: list[PairVerdict]) -> list[str]:
-    """One line per metric for the pairs with too few differing samples (the single-pair sentence for one)."""
-    by_metric: dict[str, list[PairVerdict]] = {}
+def _by_system(pairs: list[PairVerdict]) -> dict[str, list[PairVerdict]]:
+    found: dict[str, list[PairVerdict]] = {}
     for pair in pairs:
-        by_metric.setdefault(pair.metric, []).append(pair)
+        found.setdefault(pair.system, []).append(pair)
+    return found
+
+
+def _equal(pairs: list[PairVerdict]) -> list[str]:
+    """One line per system for the metrics on which it equals the baseline on every sample."""
     lines = []
-    for metric, found in by_metric.items():
-        if len(found) == 1:
-            lines.append(sentence(found[0]))
-            continue
-        systems = ", ".join(f"{p.system} (differs on {p.n_discordant} of {p.n}, {p.mean_diff:+.3f})" for p in found)
+    for system, found in _by_system(pairs).items():
+        ns = {p.n for p in found}
+        where = f"all {found[0].n} samples" if len(ns) == 1 else "every sample both scored"
+        metrics = listed([p.metric for p in found])
         lines.append(
-            f"Too few differing samples to decide on {metric} for {systems} against {found[0].baseline} (baseline): "
-            "no result on so few could reach the level. Score more samples."
+            f"No difference between {system} and {found[0].baseline} (baseline) on {metrics}: equal on {where}."
         )
     return lines
+
+
+def _too_few(pairs: list[PairVerdict]) -> list[str]:
+    """One line for every pair with too few differing samples (the single-pair sentence for one)."""
+    if len(pairs) <= 1:
+        return [sentence(p) for p in pairs]
+    groups = [
+        f"{system} on "
+        + listed([f"{p.metric} (differs on {p.n_discordant} of {p.n}, {p.mean_diff:+.3f})" for p in found])
+        for system, found in _by_system(pairs).items()
+    ]
+    return [
+        f"Too few differing samples to decide {counted(len(pairs), 'comparison')} against {pairs[0].baseline} "
+        f"(baseline): {'; '.join(groups)}. No result on so few could reach the level: score more samples."
+    ]
 
 
 def _left_out(verdicts: Verdicts) -> list[str]:

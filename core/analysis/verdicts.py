@@ -43,6 +43,7 @@ METHOD = (
 BETTER, WORSE, NO_DIFFERENCE = "better", "worse", "no detectable difference"
 TOO_FEW, NOT_COMPARABLE, UNDECIDED = "too few differing samples", "not comparable", "not in the decision family"
 DECIDED = (BETTER, WORSE)
+CONSTANT = "equal on every system and sample"  # why a metric is left out of the default decision family
 
 
 @dataclasses.dataclass(frozen=True)
@@ -209,7 +210,7 @@ def decide_columns(
     constant = [m for m in metrics if _constant([columns[(s, m)] for s in systems])]
     chosen = _family(metrics, family, constant)
     cells = _cells(columns, systems, metrics, directions, unscored or {}, seed)
-    pairs = _pairs(columns, systems, metrics, baseline, directions, chosen, alpha, seed)
+    pairs = _pairs(columns, systems, metrics, baseline, directions, (chosen, constant), alpha, seed)
     return Verdicts(run_id, baseline, alpha, seed, METHOD, cells, pairs, chosen, constant)
 
 
@@ -271,20 +272,21 @@ def _cells(columns, systems, metrics, directions, unscored, seed: int) -> list[C
     ]
 
 
-def _pairs(columns, systems, metrics, baseline, directions, family, alpha: float, seed: int) -> list[PairVerdict]:
+def _pairs(columns, systems, metrics, baseline, directions, chosen, alpha: float, seed: int) -> list[PairVerdict]:
+    family, constant = chosen
     keys = [(s, m) for m in metrics for s in systems if s != baseline]
     inputs = {k: PairInput(k, columns[k] - columns[(baseline, k[1])]) for k in keys}
     outcomes = dict(zip(_in(keys, family), decide_family([inputs[k] for k in _in(keys, family)], alpha, seed)))
     outside = [k for k in keys if k[1] not in family]
     outcomes.update(zip(outside, describe([inputs[k] for k in outside], alpha, seed)))
-    return [_verdict(outcomes[k], inputs[k], baseline, directions.get(k[1], "higher")) for k in keys]
+    return [_verdict(outcomes[k], inputs[k], baseline, directions.get(k[1], "higher"), k[1] in constant) for k in keys]
 
 
 def _in(keys, family) -> list:
     return [k for k in keys if k[1] in family]
 
 
-def _verdict(o: PairOutcome, item: PairInput, baseline: str, direction: str) -> PairVerdict:
+def _verdict(o: PairOutcome, item: PairInput, baseline: str, direction: str, constant: bool) -> PairVerdict:
     system, metric = o.key
     d = item.differences[~np.isnan(item.differences)]
     sign = 1 if direction != "lower" else -1
@@ -296,9 +298,11 @@ def _verdict(o: PairOutcome, item: PairInput, baseline: str, direction: str) -> 
     elif o.in_family:
         verdict, reason = NO_DIFFERENCE, ""
     elif o.reason:
-        verdict, reason = TOO_FEW, o.reason
+        verdict, reason = TOO_FEW, _too_few_reason(o)
+    elif constant:
+        verdict, reason = UNDECIDED, f"{CONSTANT}: nothing to decide, so left out of the decision family"
     else:
-        verdict, reason = UNDECIDED, "not in [evaluation] decide: described, not decided"
+        verdict, reason = UNDECIDED, "not in [evaluation] decide (or --decide): described, not decided"
     return PairVerdict(
         metric=metric,
         baseline=baseline,
@@ -319,6 +323,14 @@ def _verdict(o: PairOutcome, item: PairInput, baseline: str, direction: str) -> 
         ties=len(d) - wins - losses,
         losses=losses,
     )
+
+
+def _too_few_reason(o: PairOutcome) -> str:
+    """Why Tarone's reduction left a pair out, without repeating the verdict's words."""
+    if not o.n_discordant:
+        return "equal on every sample: nothing to decide"
+    p_min = "" if o.p_min is None else f": the smallest attainable p-value, {o.p_min:.3g}, cannot reach the level"
+    return f"differ on {o.n_discordant} of {o.n} samples{p_min}"
 
 
 def _mde(sd: float | None, n: int, level: float | None) -> float | None:

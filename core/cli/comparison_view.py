@@ -4,6 +4,7 @@ every number comes from the analysis."""
 
 from __future__ import annotations
 
+from ..text import counted
 from .render import Column, Table, esc, number_text
 from .sequential_view import NOT_VALID, replace_verdict, sequential_lines, sequential_table
 
@@ -67,8 +68,12 @@ def data_of(comparison, tables: dict[str, Table]) -> dict:
     return data
 
 
-def print_comparison(out, comparison, *, against: str | None = None, explain: bool = False, compact: bool = False):
-    """The tables, then the verdicts in words, to the rich console ``out``."""
+def print_comparison(
+    out, comparison, *, against: str | None = None, explain: bool = False, compact: bool = False, conclude=True
+):
+    """The tables, then per run its conclusion (unless ``conclude`` is False: the report printed it first; and not
+    for a run of one system, which compares nothing) and the verdicts in words, to the rich console ``out``."""
+    from ..analysis.conclusion import run_conclusion
     from .render import emit
 
     tables = comparison_tables(comparison, against)
@@ -77,6 +82,8 @@ def print_comparison(out, comparison, *, against: str | None = None, explain: bo
         hidden = "; ".join(f"{name} ({why})" for name, why in comparison.hidden.items())
         out.print(esc(f"hidden: {hidden}. --all-columns shows them."), highlight=False)
     for part in comparison.runs:
+        for line in conclusion_lines(run_conclusion(part), part.run_id) if conclude and part.verdicts.pairs else []:
+            out.print(esc(line), highlight=False)
         for line in sequential_lines(part.sequential) if part.sequential is not None else []:
             out.print(esc(line), highlight=False)
         if part.sequential is not None and part.sequential.stopped:
@@ -89,6 +96,12 @@ def print_comparison(out, comparison, *, against: str | None = None, explain: bo
             out.print(esc(f"  {line}"), highlight=False)
 
 
+def conclusion_lines(conclusion, run_id: str) -> list[str]:
+    """A run's conclusion (:mod:`ragassay.analysis.conclusion`) as plain lines: a head, then one line per
+    sentence."""
+    return [f"conclusion, run {run_id[:8]}:", *(f"  {sentence}" for sentence in conclusion.sentences)]
+
+
 def verdict_lines(verdicts) -> list[str]:
     """The verdict block of one run as plain lines (what ``compare`` prints; the pytest assertions quote it)."""
     from ..analysis.sentences import verdict_sentences
@@ -97,8 +110,8 @@ def verdict_lines(verdicts) -> list[str]:
     left = f" ({declared - verdicts.compared} with too few differing samples)" if declared > verdicts.compared else ""
     head = (
         f"verdicts, run {verdicts.run_id[:8]}: against {verdicts.baseline} (baseline), alpha {verdicts.alpha:g}, "
-        f"Holm over {verdicts.compared} of {declared} comparisons{left} on {', '.join(verdicts.family) or '-'}, "
-        f"seed {verdicts.seed}"
+        f"Holm over {verdicts.compared} of {counted(declared, 'comparison')}{left} on "
+        f"{', '.join(verdicts.family) or '-'}, seed {verdicts.seed}"
     )
     sentences = verdict_sentences(verdicts) or ["only one system: nothing to compare"]
     partial = [f"  {verdicts.partial}"] if verdicts.partial else []  # a run that is not complete
@@ -142,12 +155,9 @@ def comparison_table(comparison) -> Table:
 
 
 def _usage_columns(comparison) -> list[Column]:
+    stopped = stopped_runs(comparison)
     columns = [
-        Column(
-            "failed",
-            numeric=True,
-            show=lambda r: f"{r['failed']}" + (f" +{r['missing']} missing" if r["missing"] else ""),
-        ),
+        Column("failed", numeric=True, show=lambda r: _failed_cell(r, r["run"] in stopped)),
         Column("missing", numeric=True, in_text=False),
         Column("retrieved", numeric=True, show=lambda r: f"{r['retrieved']}/{r['answered']}"),
         Column("answered", numeric=True, in_text=False),
@@ -169,6 +179,20 @@ def _usage_columns(comparison) -> list[Column]:
             Column("eval cost $", numeric=True, digits=4, show=lambda r: _money(r["eval cost $"])),
         ]
     return columns
+
+
+def stopped_runs(comparison) -> set[str]:
+    """The runs of ``comparison`` that stopped sequentially: their outputs not run are not a fault."""
+    return {part.run_id for part in comparison.runs if part.sequential is not None and part.sequential.stopped}
+
+
+def _failed_cell(r: dict, stopped: bool) -> str:
+    """``0``, ``0 +20 missing`` (not run yet), or ``0 (20 not run: stopped early)`` for a sequential run."""
+    if not r["missing"]:
+        return f"{r['failed']}"
+    if stopped:
+        return f"{r['failed']} ({r['missing']} not run: stopped early)"
+    return f"{r['failed']} +{r['missing']} missing"
 
 
 def _tokens(r: dict) -> str:
@@ -225,6 +249,11 @@ def _footnotes(comparison) -> list[str]:
 
     notes = []
     rows = comparison.rows
+    if any(r.run_id in stopped_runs(comparison) and r.usage.missing for r in rows):
+        notes.append(
+            "not run: stopped early: a sequential run stopped processing a system once its comparisons were decided "
+            "(or at the maximum sample count); those outputs were never meant to run, nothing failed"
+        )
     if comparison.show_evaluation and any(r.usage.evaluation.calls or r.usage.evaluation.cache_hits for r in rows):
         for part in comparison.runs:
             e = part.totals.evaluation

@@ -72,7 +72,13 @@ BASELINE_HELP = (
     show_default=True,
     help="Stdout: the summary as text (rich), as raw markdown, or the whole result as json.",
 )
-@click.option("--quiet", "-q", is_flag=True, help="Print nothing to stdout and no progress (files are still written).")
+@click.option(
+    "--quiet",
+    "-q",
+    is_flag=True,
+    help="Print nothing when the gate passes, one line on stderr (its headline) when it fails; no progress "
+    "(files are still written).",
+)
 @click.option("--no-cache", "no_cache", is_flag=True, help="Call the models even for cached requests.")
 @click.option("--wait", is_flag=True, help="If another process is running this config, wait for it, then resume.")
 @click.pass_context
@@ -134,7 +140,16 @@ def _gate(config: Path, *, baseline: str, metrics, mode, margin, on_inconclusive
         options["summary_path"].write_text(text, encoding="utf-8")
     if not options["quiet"]:
         _print(text, result, options["fmt"])
+    elif result.exit_code:
+        click.echo(terminal_safe(_failed_line(result)), err=True)
     return result.exit_code
+
+
+def _failed_line(result) -> str:
+    """What ``--quiet`` prints when the gate fails: its headline and the runs."""
+    from ..analysis.gate_summary import headline
+
+    return f"{headline(result)} (candidate run {result.candidate_run[:12]}, baseline run {result.baseline_run[:12]})"
 
 
 class _Baseline:
@@ -188,8 +203,11 @@ def _run_candidate(loaded, check, options: dict) -> str:
     from ..api import run
     from .progress import build_callbacks, make_progress, progress_every, run_callbacks, system_count
 
-    progress = make_progress(options["quiet"], progress_every(None))
+    quiet = options["quiet"]
+    progress = make_progress(quiet, progress_every(None))
     on_start, on_result = run_callbacks(progress, system_count(loaded))
+    if quiet:  # one line, or none on success (docs/ci.md)
+        on_start = _nothing
     try:
         summary = run(
             loaded,
@@ -203,6 +221,8 @@ def _run_candidate(loaded, check, options: dict) -> str:
     finally:
         if progress is not None:
             progress.stop()
+    if quiet:
+        return summary.run_id
     click.echo(
         f"candidate run {summary.run_id}: {summary.completed} units done, {summary.skipped} already done, "
         f"{summary.reused} reused, {summary.failed} failed",
@@ -211,6 +231,10 @@ def _run_candidate(loaded, check, options: dict) -> str:
     for warning in summary.warnings:
         click.echo(f"  warning: {terminal_safe(warning)}", err=True)
     return summary.run_id
+
+
+def _nothing(*_args) -> None:
+    """A callback that says nothing (``--quiet``)."""
 
 
 def _open_baseline(database: str):

@@ -127,11 +127,13 @@ def print_report(out, report) -> None:
     """One run's report to a rich console."""
     from ..analysis.report import skipped_line
     from .breakdown_cmd import cost_table
-    from .comparison_view import print_comparison
+    from .comparison_view import conclusion_lines, print_comparison
     from .grammar_view import print_grammar
 
     out.print(f"[bold]report of run {esc(report.run_id[:12])}[/] (project {esc(report.project)})", highlight=False)
-    print_comparison(out, report.comparison)
+    for line in conclusion_lines(report.conclusion, report.run_id):
+        out.print(esc(line), highlight=False)
+    print_comparison(out, report.comparison, conclude=False)
     emit(out, _breakdown_tables(report), "rich")
     if report.breakdowns_skipped and not report.breakdowns:
         out.print(esc(skipped_line(report.breakdowns_skipped)), highlight=False)

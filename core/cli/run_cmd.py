@@ -205,11 +205,12 @@ def _say_summary(summary) -> None:
     if summary.budget_limited:
         click.echo(terminal_safe(summary.partial_note() or ""), err=True)
     if summary.sequential:
+        from ..config.sequential import decision_counts
+
         record = summary.sequential
-        settled = sum(1 for c in record["comparisons"] if c["decision"] != "open")
         click.echo(
-            f"sequential: {settled} of {len(record['comparisons'])} comparisons settled after checking "
-            f"{record['checked']} of {record['samples']} samples (ragassay compare shows the decisions and the saving)",
+            f"sequential: {decision_counts(record['comparisons'])} after checking {record['checked']} of "
+            f"{record['samples']} samples (ragassay compare shows the decisions and the saving)",
             err=True,
         )
 

@@ -4,6 +4,8 @@ projected calls, tokens and money saved against the full run. Rendering only."""
 
 from __future__ import annotations
 
+from ..config.sequential import NOT_SETTLED, OPEN
+from ..text import counted
 from .render import Column, Table
 
 NOT_VALID = (
@@ -17,21 +19,30 @@ def sequential_lines(outcome) -> list[str]:
     settings = outcome.settings
     head = (
         f"sequential decisions, run {outcome.run_id[:8]}: against {outcome.baseline} (baseline), alpha "
-        f"{settings.get('alpha', 0.05):g} over {len(outcome.rows)} comparison(s) (Bonferroni), batch "
+        f"{settings.get('alpha', 0.05):g} over {counted(len(outcome.rows), 'comparison')} (Bonferroni), batch "
         f"{settings.get('batch')}, seed {outcome.seed}, samples in the seeded order; checked {outcome.checked} of "
         f"{outcome.samples} samples" + ("" if outcome.complete else " (not finished: run again to go on)")
     )
     lines = [head]
     for row in outcome.rows:
-        where = "still open after" if row.decision == "open" else "settled at"
         mean = "-" if row.mean_gain is None else f"{row.mean_gain:+.3f}"
         lines.append(
-            f"  {row.system} vs {row.baseline} on {row.metric}: {row.decision}, {where} {row.settled_at} samples; "
+            f"  {row.system} vs {row.baseline} on {row.metric}: {where_decided(row)}; "
             f"mean gain {mean}, {(1 - row.level) * 100:.4g}% confidence sequence "
             f"[{row.ci_low:+.3f}, {row.ci_high:+.3f}] (n = {row.n} paired)"
         )
     lines.append("  " + saved_line(outcome))
     return lines
+
+
+def where_decided(row) -> str:
+    """``better, settled at 20 samples``, ``not settled at the maximum of 30 samples`` or ``open, still open after
+    40 samples``: a comparison that reached the maximum is never called settled."""
+    if row.decision == NOT_SETTLED:
+        return f"not settled at the maximum of {counted(row.settled_at, 'sample')}"
+    if row.decision == OPEN:
+        return f"open, still open after {counted(row.settled_at, 'sample')}"
+    return f"{row.decision}, settled at {counted(row.settled_at, 'sample')}"
 
 
 def saved_line(outcome) -> str:
@@ -65,16 +76,23 @@ def sequential_table(comparison) -> Table:
     return Table("sequential decisions: anytime-valid, each system against the baseline", columns, rows, notes)
 
 
+FIXED_N = ("ci_low", "ci_high", "level", "p_value", "p_holm", "effect_size", "mde")  # not valid after a stop
+
+
 def replace_verdict(part, pair: dict) -> dict:
-    """A verdicts-table row of a sequentially stopped run: the sequential decision in place of the fixed-n one."""
+    """A verdicts-table row of a sequentially stopped run: the sequential decision in place of the fixed-n one, and
+    no fixed-n interval, p-value, effect size or MDE (None: not valid on the samples the run stopped at)."""
     outcome = part.sequential
     if outcome is None or not outcome.stopped:
         return pair
     row = outcome.row(pair["system"], pair["metric"])
     if row is None:
-        return pair
-    return pair | {
-        "verdict": f"sequential: {row.decision}",
-        "reason": f"stopped sequentially (settled at {row.settled_at}): the fixed-n interval is not valid here; "
-        f"anytime-valid [{row.ci_low:+.3f}, {row.ci_high:+.3f}]",
-    }
+        verdict = "not decided"
+        reason = "the run stopped sequentially and this pair is not in its decision family: no fixed-n verdict is valid"
+    else:
+        verdict = f"sequential: {row.decision}"
+        reason = (
+            f"stopped sequentially ({where_decided(row)}): the fixed-n interval is not valid here; anytime-valid "
+            f"[{row.ci_low:+.3f}, {row.ci_high:+.3f}] at level {row.level:g}"
+        )
+    return pair | dict.fromkeys(FIXED_N) | {"verdict": verdict, "reason": reason}

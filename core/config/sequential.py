@@ -1,11 +1,15 @@
 """``[evaluation] sequential`` (and ``ragassay run --sequential``): how a sequential run stops.
 
-Only the options live here (light: the config imports them); the procedure is
-:mod:`ragassay.analysis.sequential` and :mod:`ragassay.analysis.sequential_replay`, its wiring into a run
-:mod:`ragassay.engine.sequential.plan` (docs/statistics.md, Stopping early).
+The options live here (light: the config imports them), with the words for how a run stopped
+(:func:`decision_counts`, :func:`stopped_detail`: the store, the read model and the commands say it alike); the
+procedure is :mod:`ragassay.analysis.sequential` and :mod:`ragassay.analysis.sequential_replay`, its wiring into
+a run :mod:`ragassay.engine.sequential.plan` (docs/statistics.md, Stopping early).
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -51,3 +55,35 @@ class SequentialSettings(BaseModel):
         description="Non-inferiority margin as a share of each metric's declared range (0.02: 2 points of a 0-1 "
         "metric): a comparison whose interval lies above -margin settles as 'non-inferior' (default: none).",
     )
+
+
+SETTLED_DECISIONS = ("better", "worse", "non-inferior")  # a comparison that settled (docs/statistics.md, the rules)
+NOT_SETTLED, OPEN = "not settled", "open"  # reached the maximum sample count first; still open (an unfinished run)
+
+
+def decision_counts(comparisons: Sequence[Mapping[str, Any]]) -> str:
+    """The stored comparisons of a sequential run (``spec["sequential"]["comparisons"]``) counted in words:
+    ``3 of 10 comparisons settled, 7 not settled at the maximum (100 samples)``; a comparison that reached the
+    maximum sample count is never called settled."""
+    from ..text import counted
+
+    settled = sum(1 for c in comparisons if c.get("decision") in SETTLED_DECISIONS)
+    parts = [f"{settled} of {counted(len(comparisons), 'comparison')} settled"]
+    at_maximum = [int(c.get("settled_at") or 0) for c in comparisons if c.get("decision") == NOT_SETTLED]
+    if at_maximum:
+        parts.append(f"{len(at_maximum)} not settled at the maximum ({counted(max(at_maximum), 'sample')})")
+    still_open = sum(1 for c in comparisons if c.get("decision") == OPEN)
+    if still_open:
+        parts.append(f"{still_open} still open")
+    return ", ".join(parts)
+
+
+STOPPED_EARLY = "stopped early"  # the state of a run stored with status "settled" (ragassay runs)
+
+
+def stopped_detail(spec: Mapping[str, Any] | None) -> str:
+    """The state detail of a sequential run that stopped early (status ``settled``), from its stored spec:
+    ``sequential: 0 of 10 comparisons settled, 10 not settled at the maximum (30 samples)`` (running it again
+    without ``--sequential`` completes it)."""
+    record = (spec or {}).get("sequential") or {}
+    return f"sequential: {decision_counts(record.get('comparisons') or [])}"

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
+from ..config.sequential import STOPPED_EARLY, stopped_detail
 from ..errors import StoreError
 from ..models import RAGOutput
 from .model import OutputRecord, RunData, RunInfo, StoredRows
@@ -54,7 +55,7 @@ JUDGEMENT_COLUMNS = (
     *_USAGE,
 )
 _STATE_RUNNING, _STATE_COMPLETE, _STATE_INTERRUPTED = "running", "complete", "interrupted"
-SETTLED = "settled"  # a sequential run that stopped once every comparison was settled (ragassay.engine.sequential.plan)
+SETTLED = "settled"  # the status of a sequential run that stopped early (ragassay.engine.sequential.plan)
 BUDGET_LIMITED = "budget-limited"  # a run session stopped by its budget (ragassay.llm.budget)
 FAILED = "failed"  # its first session stopped on an error before any work (ragassay.engine.runner)
 FAILED_DETAIL = "stopped on an error before any work (see its warnings); fix it and run again"
@@ -232,7 +233,7 @@ def _info(row: dict[str, Any], holder: Any, systems: int, outputs: int) -> RunIn
     elif row["status"] == BUDGET_LIMITED:
         state, detail = BUDGET_LIMITED, "re-run with a larger budget to resume"
     elif row["status"] == SETTLED:
-        state, detail = SETTLED, "sequential: stopped once every comparison was settled"
+        state, detail = STOPPED_EARLY, stopped_detail(_json(row["spec_json"], run_id, "spec"))
     elif row["status"] == FAILED:
         state, detail = FAILED, FAILED_DETAIL
     else:

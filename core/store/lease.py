@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import functools
+import json
 import os
 import socket
 import sys
@@ -28,6 +29,7 @@ from sqlalchemy import delete, insert, select, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
+from ..config.sequential import STOPPED_EARLY, stopped_detail
 from ..errors import LeaseHeldError, StoreError
 from .healing import Healer
 from .schema import run_leases
@@ -253,8 +255,8 @@ def run_state(run: dict[str, Any], holder: Holder | None) -> tuple[str, str]:
 
     ``running``: a live process holds its lease; ``complete``: it finished with every unit stored;
     ``budget-limited``: its last session stopped at its budget (:mod:`ragassay.llm.budget`);
-    ``settled``: a sequential run that stopped once every comparison was settled
-    (:mod:`ragassay.engine.sequential.plan`);
+    ``stopped early``: a sequential run (stored status ``settled``) that stopped once no comparison was open,
+    each settled or at its maximum sample count (:func:`ragassay.config.sequential.stopped_detail` counts them);
     ``failed``: its first session stopped on an error before any work (:mod:`ragassay.engine.runner`);
     ``interrupted``: no live lease and work is missing (a crash, Ctrl-C, ``kill -9``), so a re-run resumes it.
     """
@@ -266,7 +268,16 @@ def run_state(run: dict[str, Any], holder: Holder | None) -> tuple[str, str]:
     if run.get("status") == "budget-limited":
         return "budget-limited", "re-run with a larger budget to resume"
     if run.get("status") == "settled":
-        return "settled", "sequential: stopped once every comparison was settled"
+        return STOPPED_EARLY, stopped_detail(_spec(run.get("spec_json")))
     if run.get("status") == "failed":
         return "failed", "stopped on an error before any work (see its warnings); fix it and run again"
     return "interrupted", "run again to resume"
+
+
+def _spec(text: str | None) -> dict[str, Any]:
+    """A run's stored spec, or {} when it cannot be read (the state detail then says less, the listing goes on)."""
+    try:
+        spec = json.loads(text or "{}")
+    except ValueError:
+        return {}
+    return spec if isinstance(spec, dict) else {}

@@ -1,12 +1,12 @@
 """ragassay's own sections: the default plugin of the presentation wing, registered through ``register_sections``
 like any plugin's (:mod:`.registered` adds it to the plugin host when the report or the app first needs sections).
 
-Registered in the order of ``ragassay serve``'s tabs and pages: the comparison page (verdicts, comparison, paired
-verdicts), breakdowns (breakdowns, metric correlation, GRAMMAR), cost and latency, the failure browser, robustness
-and drift. ``report_order`` gives the HTML report's reading order: verdicts, comparison, paired verdicts, latency,
-breakdowns, cost, correlation, GRAMMAR, robustness, drift. What each shows is built by :mod:`.tables`,
-:mod:`.breakdowns`, :mod:`.robustness` and :mod:`.trend`; values several sections use (the comparison) are computed
-once per run and settings through ``view.shared``.
+Registered in the order of ``ragassay serve``'s tabs and pages: the comparison page (conclusion, verdicts,
+comparison, paired verdicts), breakdowns (breakdowns, metric correlation, GRAMMAR), cost and latency, the failure
+browser, robustness and drift. ``report_order`` gives the HTML report's reading order: conclusion, verdicts,
+comparison, paired verdicts, latency, breakdowns, cost, correlation, GRAMMAR, robustness, drift. What each shows
+is built by :mod:`.tables`, :mod:`.breakdowns`, :mod:`.robustness` and :mod:`.trend`; values several sections use
+(the comparison, the GRAMMAR report) are computed once per run and settings through ``view.shared``.
 """
 
 from __future__ import annotations
@@ -21,6 +21,29 @@ def compared(view):
 
     settings = view.settings
     return view.shared(("compare", settings), lambda: compare([view.run], **dict(settings)))
+
+
+def grammar_of(view):
+    """The GRAMMAR report of the view's run and "", or None and why there is none (computed once per run: the
+    conclusion and the GRAMMAR view share it)."""
+    from ...analysis.report import grammar_or_reason
+
+    return view.shared(("grammar report",), lambda: grammar_or_reason(view.grouped_run))
+
+
+class Conclusion(RunSection):
+    """What the run shows, in a few plain sentences: shown better or worse and by how much, what cannot be decided
+    yet and how many samples would settle it, and the module to fix first where GRAMMAR blame exists."""
+
+    name = "conclusion"
+    tab = "comparison"
+    report_order = 1
+
+    def sections(self, view):
+        from ...analysis.conclusion import run_conclusion
+        from .tables import conclusion_section
+
+        return conclusion_section(run_conclusion(compared(view).runs[0], grammar_of(view)[0]))
 
 
 class Verdicts(RunSection):
@@ -104,14 +127,9 @@ class Grammar(RunSection):
     report_order = 80
 
     def sections(self, view):
-        return view.shared(("grammar",), lambda: _grammar(view.grouped_run))
+        from .tables import grammar_section
 
-
-def _grammar(run):
-    from ...analysis.report import grammar_or_reason
-    from .tables import grammar_section
-
-    return grammar_section(*grammar_or_reason(run))
+        return view.shared(("grammar",), lambda: grammar_section(*grammar_of(view)))
 
 
 class Cost(RunSection):
@@ -212,6 +230,7 @@ class Drift(RunSection):
 
 
 SHIPPED = [
+    Conclusion,
     Verdicts,
     Comparison,
     Pairs,

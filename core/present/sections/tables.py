@@ -1,5 +1,5 @@
-"""The report's statistics sections as data (:mod:`ragassay.present.blocks`): verdicts, comparison, paired
-verdicts, latency, breakdowns, cost and GRAMMAR. The templates render them; ``ragassay serve`` shows the same."""
+"""The report's statistics sections as data (:mod:`ragassay.present.blocks`): conclusion, verdicts, comparison,
+paired verdicts, latency, breakdowns, cost and GRAMMAR. The templates render them; ``ragassay serve`` shows the same."""
 
 from __future__ import annotations
 
@@ -7,6 +7,12 @@ from ..blocks import Cell, Items, Note, Section, Table
 from ..templating import interval, num, pvalue, signed
 
 DOCS = "docs/statistics.md"
+
+
+def conclusion_section(conclusion) -> Section:
+    """What the run shows, in a few plain sentences (:class:`ragassay.analysis.conclusion.Conclusion`)."""
+    legend = f"What the run shows, in short; the sections below give every number. See {DOCS}."
+    return Section("conclusion", "Conclusion", [Items(list(conclusion.sentences), "conclusion")], legend)
 
 
 def verdict_section(verdicts, sentences: list[str]) -> Section:

@@ -106,11 +106,12 @@ def test_hook_register_sections(planted):
     assert not shipped  # ragassay's own are added when the report or the app first needs sections
     page = build_report(planted, [RUN], host=host)
     names = [i.name for i in host.registry.in_order("section")]
-    assert names[:3] == ["kit/lengths", "kit/systems", "verdicts"] and "failures" in names  # in order of registration
+    assert names[:3] == ["kit/lengths", "kit/systems", "conclusion"] and "failures" in names  # in order of registration
     shipped = [i for i in host.registry.in_order("section") if i.distribution == "ragassay"]
-    assert [i.plugin for i in shipped] == ["ragassay_sections"] * 11  # through the hook, like any plugin's
+    assert [i.plugin for i in shipped] == ["ragassay_sections"] * 12  # through the hook, like any plugin's
     found = anchors(page)
-    assert found[:2] == ["kit-systems", "verdicts"]  # report_order 5: before the verdicts (10)
+    assert found[:3] == ["conclusion", "kit-systems", "verdicts"]  # report_order 5: after the conclusion (1), before
+    # the verdicts (10)
     assert found[-3:] == ["grammar", "kit-lengths", "browser"]  # the default order: after every shipped section
     web = TestClient(create_app(planted, token=None, host=host, prepare=False), base_url="http://127.0.0.1")
     lengths = web.get(f"/runs/{RUN}/lengths?alpha=0.1&seed=3&by=week")
@@ -120,7 +121,7 @@ def test_hook_register_sections(planted):
     first = web.get(f"/runs/{RUN}").text
     assert f'<a href="/runs/{RUN}/lengths">question lengths</a>' in first  # the tab, after the shipped ones
     assert first.index(f"/runs/{RUN}/failures") < first.index(f"/runs/{RUN}/lengths")
-    assert anchors(first) == ["verdicts", "comparison", "pairs", "kit-systems"]  # on its page: after the shipped
+    assert anchors(first) == ["conclusion", "verdicts", "comparison", "pairs", "kit-systems"]  # after the shipped
 
 
 def test_plugin_text_is_escaped(planted):
