@@ -200,7 +200,8 @@ def _corrected_table(rows: list[dict]) -> Table:
         "interval +- z sqrt(var_unlabelled/N + var_residual/n) within [0, 1] (Angelopoulos et al. 2023); labels only: "
         "Wilson interval; '-' needs n, N >= 2"
     )
-    return Table("corrected estimates (prediction-powered inference)", columns, rows, notes=[note])
+    title = "corrected estimates (prediction-powered inference)"
+    return Table(title, columns, rows, notes=[note], id_columns=("judge", "system"))
 
 
 COMMANDS = [meta_eval_command]

@@ -112,7 +112,7 @@ def scores_table(detail: dict) -> Table:
         Column("note"),
         Column("answer"),
     ]
-    return Table(f"sample {detail['sample'].question_id}", columns, rows)
+    return Table(f"sample {detail['sample'].question_id}", columns, rows, id_columns=("system", "score"))
 
 
 def _print_detail(out, detail: dict) -> None:
