@@ -10,6 +10,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from ..errors import ConfigError, DatasetError
+from ..text import describe_json_error
 from .model import Label
 from .rubrics import Rubric
 
@@ -54,7 +55,7 @@ def _parse_line(line: str, where: str) -> Label:
     try:
         data = json.loads(line)
     except json.JSONDecodeError as exc:
-        raise DatasetError(f"{where}: not JSON ({exc.msg}); each line is one label as a JSON object") from None
+        raise DatasetError(f"{where}: {describe_json_error(exc)}; each line is one label as a JSON object") from None
     if not isinstance(data, dict):
         raise DatasetError(f"{where}: a label is a JSON object, got {type(data).__name__}")
     try:

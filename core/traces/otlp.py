@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..errors import DatasetError
+from ..text import describe_json_error
 from .model import SpanEvent, TraceSpan
 
 JSON_SUFFIXES = (".json", ".jsonl", ".ndjson")
@@ -217,7 +218,8 @@ def _json_file(path: Path) -> Iterator[tuple[str, Any]]:
             try:
                 payload = json.load(handle)
             except ValueError as exc:
-                raise DatasetError(f"{path}: not valid JSON ({exc})") from None
+                where = f"{path}, line {exc.lineno}" if isinstance(exc, json.JSONDecodeError) else str(path)
+                raise DatasetError(f"{where}: {describe_json_error(exc)}") from None
             yield str(path), request_from_json(payload, str(path))
             return
         for number, text in enumerate(handle, start=1):
@@ -227,7 +229,7 @@ def _json_file(path: Path) -> Iterator[tuple[str, Any]]:
             try:
                 payload = json.loads(text)
             except ValueError as exc:
-                raise DatasetError(f"{where}: not valid JSON ({exc})") from None
+                raise DatasetError(f"{where}: {describe_json_error(exc)}") from None
             yield where, request_from_json(payload, where)
 
 

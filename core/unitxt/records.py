@@ -23,6 +23,7 @@ from typing import Any
 
 from ..errors import DatasetError
 from ..models import Sample
+from ..text import describe_json_error
 
 CONTEXT_ID_FIELDS = ("contexts_ids", "contexts_id", "context_ids")
 LIST_FIELDS = ("contexts", "reference_answers", "reference_contexts", "reference_context_ids")
@@ -79,7 +80,7 @@ def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             try:
                 row = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise DatasetError(f"{path}, line {line_no}: not JSON ({exc.msg}, column {exc.colno}).") from None
+                raise DatasetError(f"{path}, line {line_no}: {describe_json_error(exc)}.") from None
             if not isinstance(row, dict):
                 raise DatasetError(f"{path}, line {line_no}: a JSON object is expected, not {type(row).__name__}.")
             yield line_no, row
