@@ -21,7 +21,10 @@ BASELINE_HELP = (
 )
 
 
-@click.command("gate")
+@click.command(
+    "gate",
+    short_help="The CI gate: run CONFIG, compare each system with the --baseline run; exit 0 pass, 1 fail, 2 error.",
+)
 @click.argument("config", required=False, type=click.Path(path_type=Path))
 @config_option
 @click.option("--baseline", required=True, metavar="RUN|DATABASE[#RUN]", help=BASELINE_HELP)

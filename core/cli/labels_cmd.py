@@ -9,9 +9,10 @@ from pathlib import Path
 import click
 
 from .common import config_option, db_option, get_run, label_store, open_results
+from .help_text import ListsWholeSentences
 
 
-@click.group("labels")
+@click.group("labels", cls=ListsWholeSentences)
 def labels_group() -> None:
     """Export and import human labels (JSONL; docs/labelling.md)."""
 

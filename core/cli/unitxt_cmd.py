@@ -9,10 +9,11 @@ from pathlib import Path
 import click
 
 from .common import config_option, console, db_option, format_option, get_run, open_results, output_format
+from .help_text import ListsWholeSentences
 from .render import Column, Table, emit, esc
 
 
-@click.group("unitxt")
+@click.group("unitxt", cls=ListsWholeSentences)
 def unitxt_group() -> None:
     """Unitxt's RAG task layout (JSONL): score it, import it as a project, export runs to it (docs/unitxt.md)."""
 

@@ -41,3 +41,12 @@ def test_a_bad_budget_is_one_line_that_says_what_to_write(project, budget, fragm
     line = one_line_exit_2(result, *fragments)
     assert "could not convert" not in line and "Input should be" not in line
     assert not (project.parent / "ragassay-results.db").exists()
+
+
+def test_runs_given_a_folder_says_to_name_it_with_config_or_db(project):
+    folder = project.parent
+    one_line_exit_2(ragassay_cli("runs", str(folder)), f"runs takes no argument, got '{folder}'", f"--config {folder}")
+    one_line_exit_2(ragassay_cli("runs", str(project)), f"--config {project}")
+    database = folder / "results.db"
+    one_line_exit_2(ragassay_cli("runs", str(database)), f"--db {database}")
+    one_line_exit_2(ragassay_cli("runs", "nothing-here"), "--config FOLDER, or a results database with --db URL")
