@@ -188,6 +188,11 @@ def _as_list(value: Any, key: str, file: Path, line: int, *, csv_cell: bool) -> 
 
 def _read_records(file: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, record) pairs of a .jsonl or .csv samples file."""
+    if file.is_dir():
+        raise DatasetError(
+            f"the dataset 'path' {file} is a folder; give the samples file in it: one .jsonl or .csv file with a "
+            'question per line (e.g. path = "qa.jsonl")'
+        )
     if not file.is_file():
         raise DatasetError(f"samples file not found: {file}; check the dataset 'path' option")
     suffix = file.suffix.lower()

@@ -38,6 +38,8 @@ def read_jsonl(path: str | Path, rubrics: Mapping[str, Rubric] | None = None) ->
         lines = path.read_text(encoding="utf-8").splitlines()
     except FileNotFoundError:
         raise DatasetError(f"labels file {path} does not exist") from None
+    except IsADirectoryError:
+        raise DatasetError(f"labels file {path} is a folder; give a JSONL file of labels") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise DatasetError(f"cannot read labels file {path}: {exc}") from exc
     labels = []

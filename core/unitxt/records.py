@@ -55,6 +55,8 @@ class UnitxtRecord:
 def read_unitxt(path: str | Path) -> list[UnitxtRecord]:
     """All records of a Unitxt RAG JSONL file; a malformed line raises :class:`DatasetError` naming file and line."""
     path = Path(path)
+    if path.is_dir():
+        raise DatasetError(f"{path} is a folder; give a JSONL file in Unitxt's RAG task layout (docs/unitxt.md).")
     if not path.is_file():
         raise DatasetError(f"{path}: no such file. Give a JSONL file in Unitxt's RAG task layout (docs/unitxt.md).")
     records, seen = [], {}

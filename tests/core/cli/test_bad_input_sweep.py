@@ -50,3 +50,48 @@ def test_runs_given_a_folder_says_to_name_it_with_config_or_db(project):
     database = folder / "results.db"
     one_line_exit_2(ragassay_cli("runs", str(database)), f"--db {database}")
     one_line_exit_2(ragassay_cli("runs", "nothing-here"), "--config FOLDER, or a results database with --db URL")
+
+
+def folder_cases(folder: str, project: str) -> list[tuple[tuple[str, ...], str]]:
+    """(arguments, what the error must say) for each place a third-wave command takes a file."""
+    jsonl = "give a JSONL file of labels"
+    return [
+        (("labels", "import", folder, "-c", project), f"FILE: {folder} is a folder; {jsonl}"),
+        (("labels", "import", folder + "/x.jsonl", "--rubric", folder, "-c", project), "--rubric: "),
+        (("labels", "export", "RUN", "--out", folder, "-c", project), f"e.g. {folder}/labels.jsonl"),
+        (("meta-eval", "RUN", "--labels", folder, "-c", project), "give a labels export (JSONL)"),
+        (("align", "match", "--labels", folder, "--examples", "2", "-c", project), f"--labels: {folder} is a folder"),
+        (("align", "match", "--examples", "2", "--out", folder, "-c", project), f"e.g. {folder}/aligned.toml"),
+        (("label", "RUN", "--rubric", folder, "--annotator", "me", "-c", project), "give a shipped rubric's name"),
+        (("unitxt", "score", folder), "give a JSONL file in Unitxt's RAG task layout"),
+        (("unitxt", "import", folder, "--into", folder + "-new"), "give a JSONL file in Unitxt's RAG task layout"),
+        (("unitxt", "export", "RUN", "-o", folder, "-c", project), f"e.g. {folder}/unitxt.jsonl"),
+        (("gate", project, "--baseline", folder), f"--baseline: {folder} is a folder; give a results database file"),
+        (("gate", project, "--baseline", folder + "#abc"), "give a results database file"),
+        (("gate", project, "--baseline", "RUN", "--summary", folder), f"e.g. {folder}/summary.md"),
+        (("gate", project, "--baseline", "RUN", "--html", folder), f"e.g. {folder}/report.html"),
+        (("report", "--html", folder, "-c", project), f"--html: {folder} is a folder"),
+        (("traces", "testset", "RUN", "--out", folder, "-c", project), f"e.g. {folder}/testset.jsonl"),
+        (("traces", "export-evals", "RUN", "--otlp", folder, "-c", project), "an OTLP/HTTP endpoint (http://...)"),
+        (("traces", "trend", "RUN", "--db", folder), f"--db: {folder} is a folder; give a results database file"),
+        (("serve", "--db", folder), f"e.g. {folder}/ragassay-results.db"),
+        (("runs", "--db", folder), "--db: "),
+        (("generate", project, "--out", folder), f"e.g. {folder}/generated.jsonl"),
+    ]
+
+
+def test_a_folder_given_where_a_file_belongs_is_one_line_that_names_the_file(project, tmp_path):
+    folder = tmp_path / "a-folder"
+    folder.mkdir()
+    for args, fragment in folder_cases(str(folder), str(project)):
+        line = one_line_exit_2(ragassay_cli(*args), fragment)
+        assert "Traceback" not in line and "internal error" not in line, (args, line)
+    assert list(folder.iterdir()) == []
+
+
+def test_a_dataset_path_that_is_a_folder_says_which_file_belongs_there(project):
+    config = project.read_text(encoding="utf-8").replace('path = "qa.jsonl"', 'path = "corpus"')
+    project.write_text(config, encoding="utf-8")
+    for command in ("run", "estimate"):
+        line = one_line_exit_2(ragassay_cli(command, str(project)), "the dataset 'path'", "corpus is a folder")
+        assert "give the samples file in it: one .jsonl or .csv file" in line and "not found" not in line
