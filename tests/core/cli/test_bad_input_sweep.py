@@ -77,6 +77,7 @@ def folder_cases(folder: str, project: str) -> list[tuple[tuple[str, ...], str]]
         (("serve", "--db", folder), f"e.g. {folder}/ragassay-results.db"),
         (("runs", "--db", folder), "--db: "),
         (("generate", project, "--out", folder), f"e.g. {folder}/generated.jsonl"),
+        (("traces", "import", folder, "-c", project), f"{folder}: no trace files"),  # a folder of traces is fine
     ]
 
 
