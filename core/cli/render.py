@@ -156,10 +156,38 @@ class _Size:
         if column.numeric:
             width = max(widest, min(header, HEADER_WIDTH) if compact else _cells(title), 1)
             return cls(width, width, width)
-        words = [word for line in lines for word in line.split()] + title.split()
+        words = [part for line in lines for word in line.split() for part in _segments(word)] + title.split()
         floor = max(min(max((_cells(word) for word in words), default=1), WORD_LIMIT), 1)
         natural = max(widest, header if compact else _cells(title), floor)
         return cls(max(min(natural, TEXT_BUDGET), floor), natural, floor)
+
+
+def _segments(word: str) -> list[str]:
+    """A path's segments, each with its ``/`` (``a/b.toml`` -> ``a/``, ``b.toml``): a path may wrap after a slash;
+    any other word is one segment."""
+    return _SEGMENT.findall(word) or [word]
+
+
+_SEGMENT = re.compile(r"[^/]*/|[^/]+")
+
+
+def _break_paths(text: str, width: int) -> str:
+    """``text`` with each path longer than ``width`` broken after a slash into lines that fit (rich wraps at
+    spaces only, and would cut the path anywhere)."""
+    if "/" not in text or all(_cells(word) <= width for word in text.split()):
+        return text
+
+    def pieces(word: str) -> str:
+        if _cells(word) <= width:
+            return word
+        lines = [""]
+        for segment in _segments(word):
+            if lines[-1] and _cells(lines[-1] + segment) > width:
+                lines.append("")
+            lines[-1] += segment
+        return "\n".join(lines)
+
+    return "\n".join(" ".join(pieces(word) for word in line.split(" ")) for line in text.split("\n"))
 
 
 def _cells(text: str) -> int:
@@ -229,7 +257,8 @@ def _rich_table(table: Table, columns: list[Column], texts: dict, widths: dict, 
     for i in range(len(table.rows)):
         cells = []
         for column in columns:
-            text = esc(texts[column.key][i])
+            text = texts[column.key][i]
+            text = esc(text if column.numeric else _break_paths(text, widths[column.key]))
             emphasised = (i, column.key) in table.emphasis and text and not compact
             cells.append(f"[bold green]{text}[/]" if emphasised else text)
         rich.add_row(*cells)

@@ -146,8 +146,7 @@ def _print_detail(out, detail: dict) -> None:
             )
             _print_details(out, judgement.get("details"))
     out.print(
-        "(contexts cut to 160 characters, --format json has them whole; (reference): the context or its document is "
-        "one of the sample's reference context ids)",
+        "(contexts cut to 160 characters, --format json has them whole; (reference): one of the sample's references)",
         highlight=False,
     )
 

@@ -108,3 +108,18 @@ def test_blocks_are_headed_by_every_identifying_value():
     )
     text = rendered(table, width=40)
     assert "-- bm25 / judge:match" in text and "cell: " + "x" * 70 in text.replace("\n", "")
+
+
+def test_a_long_path_wraps_after_a_slash_and_does_not_take_a_part_of_its_own():
+    # a run's config path, longer than a text column's budget: it wraps after a slash, as it did before names got
+    # the room, and the description column stays in the same part
+    path = "/tmp/same-outputs/base/top_k/ragassay.toml"
+    columns = [Column("run"), Column("created"), Column("project"), Column("state"), Column("systems")]
+    columns += [Column("samples", numeric=True), Column("outputs", numeric=True), Column("failed", numeric=True)]
+    columns += [Column("config"), Column("description")]
+    row = {"run": "8b821b2d6543b8b4", "created": "2026-11-27 13:50", "project": "top_k", "state": "complete"}
+    row |= {"systems": "a, b", "samples": 7, "outputs": 21, "failed": 0, "config": path, "description": ""}
+    text = rendered(Table("runs", columns, [row]))
+    assert "runs (2/2)" in text and "runs (3/" not in text
+    config = [cell for cell in column_cells(text, "config")[0] if cell]
+    assert "".join(config) == path and all(line.endswith("/") for line in config[:-1])
