@@ -90,6 +90,8 @@ _EXPORTS = {
     "answer_tokens": "ragassay.text",
     "normalize_answer": "ragassay.text",
     "text_bytes": "ragassay.text",
+    # a json.JSONDecodeError as "line L, column C: what is wrong" in words (file readers of plugins)
+    "describe_json_error": "ragassay.text",
     # token overlap and id ranking in Unitxt's semantics (lexical metrics)
     "token_bag": "ragassay.lexical",
     "TokenBag": "ragassay.lexical",

@@ -112,3 +112,38 @@ def listed(items: list[str], last: str = "and") -> str:
     if len(items) <= 1:
         return "".join(items)
     return f"{', '.join(items[:-1])} {last} {items[-1]}"
+
+
+#: json's terse messages (CPython's ``json.decoder``), in words a person can act on.
+_JSON_PROBLEMS = {
+    "Invalid control character": "a raw control character (a tab, a line break, ...) inside a string; write it "
+    "escaped (\\t, \\n, \\u0001)",
+    "Expecting property name enclosed in double quotes": "expected a key in double quotes (single quotes and a "
+    "comma before '}' are not JSON)",
+    "Expecting ':' delimiter": "expected ':' between a key and its value",
+    "Expecting ',' delimiter": "expected ',' between two items, or a closing bracket",
+    "Expecting value": "expected a value (a string in double quotes, a number, true, false, null, an object or "
+    "an array; a comma before ']' is not JSON)",
+    "Unterminated string starting at": "a string is not closed: its closing double quote is missing",
+    "Invalid \\escape": "an invalid backslash escape in a string (write a backslash as \\\\)",
+    "Invalid \\uXXXX escape": "an invalid \\uXXXX escape in a string (four hexadecimal digits)",
+    "Extra data": "more text after the end of the JSON value (one value per file, or one object per line in JSONL)",
+    "Illegal trailing comma before end of object": "a comma before '}'",
+    "Illegal trailing comma before end of array": "a comma before ']'",
+}
+
+
+def describe_json_error(error: ValueError, *, column: bool = True) -> str:
+    """``invalid JSON at column C: what is wrong``, in words, for a :class:`json.JSONDecodeError` (json's own
+    message reads e.g. 'Invalid control character at'); the caller names the file and the line before it
+    (``error.lineno`` for a whole file, the file's line for JSONL parsed line by line).
+
+    ``column=False``: without the column (JSON in a CSV cell). A ValueError that is not a decode error (a file
+    that is not UTF-8) gives ``not valid JSON (its text)``.
+    """
+    msg = getattr(error, "msg", None)
+    if msg is None:
+        return f"not valid JSON ({error})"
+    known = next((words for start, words in _JSON_PROBLEMS.items() if msg.startswith(start)), None)
+    what = known or msg.removesuffix(" at").rstrip(":")
+    return f"invalid JSON at column {error.colno}: {what}" if column else f"invalid JSON: {what}"

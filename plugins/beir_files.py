@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-from ragassay import DatasetError, Document
+from ragassay import DatasetError, Document, describe_json_error
 
 #: Keys that hold a document's id in a JSONL corpus, in order of precedence.
 DOC_ID_KEYS = ("_id", "doc_id", "id")
@@ -80,9 +80,7 @@ def jsonl_records(file: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         try:
             record = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise DatasetError(
-                f"{file}, line {number}: invalid JSON ({exc.msg}, column {exc.colno}); fix the line"
-            ) from None
+            raise DatasetError(f"{file}, line {number}: {describe_json_error(exc)}; fix the line") from None
         if not isinstance(record, dict):
             raise DatasetError(f"{file}, line {number}: expected a JSON object, got {type(record).__name__}")
         empty = False

@@ -33,6 +33,7 @@ from ragassay import (
     DuplicateKey,
     Sample,
     SeenKeys,
+    describe_json_error,
     hookimpl,
 )
 
@@ -173,7 +174,8 @@ def _as_list(value: Any, key: str, file: Path, line: int, *, csv_cell: bool) -> 
             value = json.loads(text)
         except json.JSONDecodeError as exc:
             raise DatasetError(
-                f"{file}, line {line}: '{key}' is not a valid JSON array ({exc.msg}); fix the cell"
+                f"{file}, line {line}: '{key}' is not a valid JSON array ({describe_json_error(exc, column=False)})"
+                "; fix the cell"
             ) from None
     if value is None:
         return []
@@ -186,6 +188,11 @@ def _as_list(value: Any, key: str, file: Path, line: int, *, csv_cell: bool) -> 
 
 def _read_records(file: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, record) pairs of a .jsonl or .csv samples file."""
+    if file.is_dir():
+        raise DatasetError(
+            f"the dataset 'path' {file} is a folder; give the samples file in it: one .jsonl or .csv file with a "
+            'question per line (e.g. path = "qa.jsonl")'
+        )
     if not file.is_file():
         raise DatasetError(f"samples file not found: {file}; check the dataset 'path' option")
     suffix = file.suffix.lower()
@@ -236,7 +243,7 @@ def _json_object(text: str, file: Path, line: int) -> dict[str, Any]:
     try:
         record = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise DatasetError(f"{file}, line {line}: invalid JSON ({exc.msg}, column {exc.colno}); fix the line") from None
+        raise DatasetError(f"{file}, line {line}: {describe_json_error(exc)}; fix the line") from None
     if not isinstance(record, dict):
         raise DatasetError(f"{file}, line {line}: expected a JSON object, got {type(record).__name__}")
     return record
@@ -279,7 +286,8 @@ def _csv_record(header: list[str], row: list[str], file: Path, line: int) -> dic
         try:
             record["metadata"] = json.loads(record["metadata"])
         except json.JSONDecodeError as exc:
-            raise DatasetError(f"{file}, line {line}: metadata must be a JSON object ({exc.msg})") from None
+            problem = describe_json_error(exc, column=False)
+            raise DatasetError(f"{file}, line {line}: metadata must be a JSON object ({problem})") from None
     return record
 
 
@@ -404,7 +412,7 @@ def _json_list(file: Path) -> list[dict[str, Any]]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise DatasetError(f"{file}, line {exc.lineno}: invalid JSON ({exc.msg}); fix the file") from None
+        raise DatasetError(f"{file}, line {exc.lineno}: {describe_json_error(exc)}; fix the file") from None
     records = data if isinstance(data, list) else [data]
     for item, record in enumerate(records, start=1):
         if not isinstance(record, dict):

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
+from ..text import describe_json_error
 
 KINDS = ("binary", "ordinal", "pairwise")
 #: The shipped rubrics (core/rubrics/*.toml), used when the rubric loader is not available.
@@ -106,7 +107,7 @@ def read_label_export(path: Path) -> list[HumanLabel]:
         try:
             row = json.loads(line)
         except ValueError as exc:
-            raise ConfigError(f"{path}:{number}: not a JSON object ({exc})") from None
+            raise ConfigError(f"{path}:{number}: {describe_json_error(exc)}") from None
         missing = [f for f in REQUIRED if not isinstance(row, dict) or row.get(f) in (None, "")]
         if not missing and not (row.get("system") or row.get("systems")):
             missing = ["system (or systems for a preference)"]

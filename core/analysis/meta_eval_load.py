@@ -16,6 +16,7 @@ import json
 from pathlib import Path
 
 from ..errors import ConfigError
+from ..text import describe_json_error
 from .meta_eval import DetectorReport, evaluate_detector, ppi_mean
 
 Key = tuple[str, str]  # (system, question_id)
@@ -122,7 +123,7 @@ def _jsonl_rows(text: str, path: Path) -> list[tuple[int, dict]]:
             try:
                 rows.append((number, json.loads(line)))
             except ValueError as exc:
-                raise ConfigError(f"{path}:{number}: not a JSON object ({exc})") from None
+                raise ConfigError(f"{path}:{number}: {describe_json_error(exc)}") from None
     return rows
 
 

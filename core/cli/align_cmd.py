@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from .common import config_option, console, db_option, format_option, output_format
+from .file_params import FilePath
 from .render import Column, Table, emit
 
 
@@ -18,7 +19,7 @@ from .render import Column, Table, emit
 @click.option("--run", "run_ref", default=None, help="The run whose outputs are judged (default: the labels' run).")
 @click.option(
     "--labels",
-    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    type=FilePath("a JSONL file of labels, as 'ragassay labels export' writes it", exists=True),
     default=None,
     help="People's labels: a labels export (JSONL); default: the labels stored for the run.",
 )
@@ -47,7 +48,7 @@ from .render import Column, Table, emit
 @click.option("--embedder", default=None, help="The embedder of the nearest rule (a registered embedder name).")
 @click.option(
     "--out",
-    type=click.Path(path_type=Path, dir_okay=False),
+    type=FilePath("the TOML file to write, e.g. {folder}/aligned.toml"),
     default=None,
     help="Where the variant's config snippet goes (default: JUDGE-aligned.toml beside the config).",
 )

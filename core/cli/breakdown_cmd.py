@@ -73,7 +73,7 @@ def breakdown_table(result, run_id: str) -> Table:
     notes = ["n = scored/samples in the group; share = the group's share of the run's samples"]
     reasons = Counter(row.reason for row in result.rows if row.reason)
     notes += [f"no interval in {count} cell(s): {reason}" for reason, count in sorted(reasons.items())]
-    return Table(title, columns, rows, notes + result.notes)
+    return Table(title, columns, rows, notes + result.notes, id_columns=("group", "system", "metric"))
 
 
 def _interval_text(row: dict) -> str:

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from .common import config_option, console
+from .help_text import ListsWholeSentences
 from .render import esc
 
 
@@ -29,7 +30,7 @@ def _folder_size(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) if folder.exists() else 0
 
 
-@click.group("cache")
+@click.group("cache", cls=ListsWholeSentences)
 def cache_group() -> None:
     """The LLM response cache: a re-run of an unchanged config makes no model calls."""
 

@@ -15,8 +15,22 @@ config_option = click.option(
     type=click.Path(path_type=Path),
     help="The project: a config file, or a folder with ragassay.toml (or pyproject.toml with [tool.ragassay]).",
 )
+
+
+def _not_a_folder(_ctx, _param, value: str | None) -> str | None:
+    """``--db`` names a database file or URL; a folder is one line that says which file to give."""
+    if value and "://" not in value and Path(value).is_dir():
+        from .file_params import folder_given
+
+        raise folder_given("--db", value, f"a results database file, e.g. {value.rstrip('/')}/ragassay-results.db")
+    return value
+
+
 db_option = click.option(
-    "--db", default=None, help="Results database: SQLite path or SQLAlchemy URL (overrides --config)."
+    "--db",
+    default=None,
+    callback=_not_a_folder,
+    help="Results database: SQLite path or SQLAlchemy URL (overrides --config).",
 )
 
 

@@ -445,7 +445,7 @@ def variance_table(comparison) -> Table:
         "repeat (n), their min-max and standard deviation; vs reference: difference of the means, 'exceeds' when the "
         "two min-max ranges do not overlap, 'within spread' otherwise"
     )
-    return Table("run-to-run variance", columns, rows, [legend])
+    return Table("run-to-run variance", columns, rows, [legend], id_columns=("metric", "system"))
 
 
 def _versus(row: dict) -> str:

@@ -30,12 +30,13 @@ def estimate_command(config: Path | None, config_path: Path, fmt: str, pilot: in
     else characters / 4 (docs/llm.md).
     Work already stored in the run that 'ragassay run CONFIG' would resume costs nothing and is subtracted.
     Calls the LLM response cache answers are subtracted too (a cache-only pass of the run: no call is made).
-    Only --pilot makes model calls (it says how many).
+    Only --pilot makes model calls (it says how many). Where nothing calls a model, the markdown output is
+    that one line (json and csv keep the rows of zeros).
     """
     from ..config import load_config
     from ..engine.estimate.cache import cache_pass
     from ..engine.estimate.pilot import apply_pilot, run_pilot
-    from ..engine.estimate.rows import as_csv, as_json, as_markdown, estimate, footer_lines
+    from ..engine.estimate.rows import as_csv, as_json, as_markdown, calls_no_model, estimate, footer_lines
     from ..engine.estimate.stored import stored_work
     from ..engine.runner import plan_run
 
@@ -51,7 +52,14 @@ def estimate_command(config: Path | None, config_path: Path, fmt: str, pilot: in
     if measured is not None:
         apply_pilot(rows, measured)
         notes += measured.lines()
-    click.echo({"json": as_json, "csv": as_csv, "markdown": as_markdown}[fmt](rows), nl=False)
+    if fmt == "markdown" and calls_no_model(rows):  # one line, not a table of zeros; json and csv keep the rows
+        count = len({row.system for row in rows})
+        systems = (
+            "the system, its metrics and judges" if count == 1 else f"the {count} systems, their metrics and judges"
+        )
+        click.echo(f"nothing here calls a model: {systems} have no model component (0 calls, 0 tokens, $0)")
+    else:
+        click.echo({"json": as_json, "csv": as_csv, "markdown": as_markdown}[fmt](rows), nl=False)
     for line in notes:  # markdown: after the table; json and csv stay parseable on stdout
         click.echo(line, err=fmt != "markdown")
 

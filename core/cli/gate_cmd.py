@@ -13,6 +13,7 @@ import click
 
 from ..text import terminal_safe
 from .common import config_option, console, project_path
+from .file_params import FilePath, folder_given
 
 BASELINE_HELP = (
     "What to compare with: a run id (or unique prefix) in the project's results database, or another results "
@@ -21,7 +22,10 @@ BASELINE_HELP = (
 )
 
 
-@click.command("gate")
+@click.command(
+    "gate",
+    short_help="The CI gate: run CONFIG, compare each system with the --baseline run; exit 0 pass, 1 fail, 2 error.",
+)
 @click.argument("config", required=False, type=click.Path(path_type=Path))
 @config_option
 @click.option("--baseline", required=True, metavar="RUN|DATABASE[#RUN]", help=BASELINE_HELP)
@@ -61,8 +65,18 @@ BASELINE_HELP = (
     help="Family-wise level of the gate's decisions.",
 )
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of the random draws.")
-@click.option("--summary", "summary_path", type=click.Path(path_type=Path), help="Write the markdown summary here.")
-@click.option("--html", "html_path", type=click.Path(path_type=Path), help="Write the candidate's HTML report here.")
+@click.option(
+    "--summary",
+    "summary_path",
+    type=FilePath("the markdown file to write, e.g. {folder}/summary.md"),
+    help="Write the markdown summary here.",
+)
+@click.option(
+    "--html",
+    "html_path",
+    type=FilePath("the HTML file to write, e.g. {folder}/report.html"),
+    help="Write the candidate's HTML report here.",
+)
 @click.option("--report-url", default=None, help="Where CI publishes the HTML report (linked from the summary).")
 @click.option(
     "--format",
@@ -241,6 +255,9 @@ def _open_baseline(database: str):
     from ..errors import StoreError
     from ..store import open_store, store_url
 
+    if "://" not in database and Path(database).is_dir():
+        folder = database.rstrip("/")
+        raise folder_given("--baseline", database, f"a results database file (e.g. {folder}/ragassay-results.db)")
     if "://" not in database and not Path(database).exists():
         raise StoreError(
             f"--baseline: no results database at {database}. In CI the main branch's results were not restored "

@@ -18,6 +18,7 @@ import click
 
 from ..text import terminal_safe
 from .common import config_option, console, project_path
+from .file_params import FilePath
 from .render import esc
 
 
@@ -27,7 +28,7 @@ from .render import esc
 @click.option("--dry-run", is_flag=True, help="Print what would be generated (counts per template); write nothing.")
 @click.option(
     "--out",
-    type=click.Path(path_type=Path),
+    type=FilePath("the samples file to write, e.g. {folder}/generated.jsonl"),
     default=Path("generated.jsonl"),
     show_default=True,
     help="Samples file (JSONL).",
@@ -35,7 +36,7 @@ from .render import esc
 @click.option(
     "--documents",
     "documents_out",
-    type=click.Path(path_type=Path),
+    type=FilePath("the documents file to write, e.g. {folder}/documents.jsonl"),
     default=None,
     help="Documents file (JSONL); default: next to --out as <stem>.documents.jsonl, if there are any.",
 )

@@ -9,9 +9,11 @@ from pathlib import Path
 import click
 
 from .common import config_option, db_option, get_run, label_store, open_results
+from .file_params import FilePath
+from .help_text import ListsWholeSentences
 
 
-@click.group("labels")
+@click.group("labels", cls=ListsWholeSentences)
 def labels_group() -> None:
     """Export and import human labels (JSONL; docs/labelling.md)."""
 
@@ -24,7 +26,7 @@ def labels_group() -> None:
     "--out",
     "out",
     required=True,
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=FilePath("the JSONL file to write, e.g. {folder}/labels.jsonl"),
     help="The JSONL file to write (one label per line).",
 )
 @click.option("--rubric", default=None, help="Only labels of this rubric (by name).")
@@ -45,14 +47,14 @@ def export_command(run: str, config_path: Path, db: str | None, out: Path, rubri
 
 
 @labels_group.command("import")
-@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("file", type=FilePath("a JSONL file of labels, as 'ragassay labels export' writes it"))
 @config_option
 @db_option
 @click.option(
     "--rubric",
     "rubric_files",
     multiple=True,
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=FilePath("a rubric TOML file"),
     help="A rubric TOML file the labels use besides the shipped ones (correct, faithful, preference).",
 )
 def import_command(file: Path, config_path: Path, db: str | None, rubric_files: tuple[Path, ...]) -> None:

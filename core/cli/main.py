@@ -7,6 +7,7 @@ import sys
 import click
 
 from ..errors import RagassayError
+from .help_text import ListsWholeSentences
 
 EXIT_USER_ERROR = 2
 EXIT_INTERNAL_ERROR = 1
@@ -43,9 +44,10 @@ COMMAND_MODULES: dict[str, str] = {
 }
 
 
-class RagassayGroup(click.Group):
+class RagassayGroup(ListsWholeSentences):
     """Ragassay errors (and an optional package of an extra that is not installed): one line on stderr, exit 2;
-    bugs: exit 1; Ctrl-C: 130. ``--debug`` adds the traceback.
+    bugs: exit 1; Ctrl-C: 130. ``--debug`` adds the traceback. ``--help`` lists each command with its whole first
+    sentence (:mod:`ragassay.cli.help_text`).
 
     Commands are imported on first use (:data:`COMMAND_MODULES`); ``add_command`` still adds one directly.
     """
@@ -114,7 +116,7 @@ def _print_error(message: str) -> None:
 
 @click.group(cls=RagassayGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--debug", is_flag=True, help="Show full tracebacks for errors (the exit code stays the same).")
-@click.version_option(package_name="ragassay", prog_name="ragassay")
+@click.version_option(None, "-V", "--version", package_name="ragassay", prog_name="ragassay")
 @click.pass_context
 def cli(ctx: click.Context, debug: bool) -> None:
     """ragassay: how good is your RAG system, which module is to blame, and which configuration wins."""

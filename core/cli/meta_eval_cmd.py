@@ -14,6 +14,7 @@ from pathlib import Path
 import click
 
 from .common import config_option, console, db_option, format_option, output_format
+from .file_params import FilePath
 from .render import Column, Table, emit
 
 
@@ -29,7 +30,7 @@ from .render import Column, Table, emit
 )
 @click.option(
     "--labels",
-    type=click.Path(path_type=Path),
+    type=FilePath("a labels export (JSONL), or a JSONL or CSV file with question_id, system and label"),
     default=None,
     help="Human labels instead: a labels export (JSONL, one label per line: run_id, sample_id, system(s), rubric, "
     "annotator, value), or a JSONL or CSV file with question_id, system and label (correct/incorrect). Without "
@@ -217,7 +218,8 @@ def _corrected_table(rows: list[dict]) -> Table:
         for row in rows
         if row.get("ppi_clipped_from") is not None
     ]
-    return Table("corrected estimates (prediction-powered inference)", columns, rows, notes=notes)
+    title = "corrected estimates (prediction-powered inference)"
+    return Table(title, columns, rows, notes=notes, id_columns=("judge", "system"))
 
 
 COMMANDS = [meta_eval_command]

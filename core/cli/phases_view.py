@@ -57,16 +57,21 @@ class Phase:
         return f"{self.done:,}/{self.total:,}" if self.total is not None else f"{self.done:,}"
 
     def line(self, now: float, *, with_system: bool = True) -> str:
-        """``dense: corpus embedding 1,024/5,183 chunks, 85.2 chunks/s, elapsed 12.0s, eta 49s``."""
+        """``dense: corpus embedding 1,024/5,183 chunks, 85.2 chunks/s, elapsed 12.0s, eta 49s``; a phase of one
+        unit (loading a model) has no count or rate: ``dense: embedding model load, elapsed 3.0s``."""
         rate = self.rate(now)
         speed = f", {rate:,.1f} {self.unit}/s" if rate is not None else ""
         label = self.label if with_system else self.name
+        if self.total == 1:
+            return f"{label}, elapsed {now - self.started:.1f}s"
         return f"{label} {self.counts()} {self.unit}{speed}, elapsed {now - self.started:.1f}s, eta {self.eta(now)}"
 
     def ended_line(self, now: float) -> str:
         """``dense: corpus embedding: 5,183 chunks in 61.0s (85.0 chunks/s)``, or ``...: 5,183 chunks (cache hit)``."""
         if self.note:
             return f"{self.label}: {self.done:,} {self.unit} ({self.note})"
+        if self.total == 1:
+            return f"{self.label}: done in {now - self.started:.1f}s"
         rate = self.rate(now)
         speed = f" ({rate:,.1f} {self.unit}/s)" if rate is not None else ""
         return f"{self.label}: {self.done:,} {self.unit} in {now - self.started:.1f}s{speed}"

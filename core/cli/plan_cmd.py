@@ -101,7 +101,8 @@ def plan_table(result) -> Table:
     title = f"run {result.run_id[:8]}: power " + (
         f"against {result.baseline}" if paired and result.rows else "of one system (unpaired)"
     )
-    return Table(title, columns, _rows(result), [*legend(result), result.summary])
+    notes = [*legend(result), result.summary]
+    return Table(title, columns, _rows(result), notes, id_columns=("metric", "system"))
 
 
 def _mde_cell(row: dict) -> str:

@@ -71,14 +71,15 @@ def components_table(infos) -> Table:
         }
         for i in infos
     ]
-    return Table("ragassay components", [Column(k) for k in ("kind", "name", "plugin", "origin", "description")], rows)
+    columns = [Column(k) for k in ("kind", "name", "plugin", "origin", "description")]
+    return Table("ragassay components", columns, rows, id_columns=("kind", "name"))
 
 
 def options_table(infos) -> Table:
     """One row per component option: type, default ("required" when there is none) and description."""
     rows = [{"kind": i.kind, "component": i.name, **option} for i in infos for option in option_rows(i.cls.Options)]
     keys = ("kind", "component", "option", "type", "default", "description")
-    return Table("ragassay component options", [Column(k) for k in keys], rows)
+    return Table("ragassay component options", [Column(k) for k in keys], rows, id_columns=("component", "option"))
 
 
 def _print_options(out, infos) -> None:

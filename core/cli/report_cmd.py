@@ -12,6 +12,7 @@ import click
 
 from .common import config_option, console, db_option, format_option, open_results, output_format, read_runs
 from .compare_cmd import decision_options
+from .file_params import FilePath
 from .render import Table, emit, esc
 
 TABLES = ("comparison", "pairs", "verdicts", "latency", "variance", "breakdowns", "cost", "groups", "blame")
@@ -25,7 +26,7 @@ TABLES = ("comparison", "pairs", "verdicts", "latency", "variance", "breakdowns"
 @click.option(
     "--html",
     "html_path",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=FilePath("the HTML file to write, e.g. {folder}/report.html"),
     default=None,
     metavar="FILE",
     help="Write the self-contained HTML report of RUNS (verdicts, breakdowns, plots, failure browser) to FILE.",

@@ -13,14 +13,17 @@ from .render import Column, Table, emit
 SHOWN_SYSTEMS = 2  # more systems than SHOWN_SYSTEMS + 1 print as "a, b, +N"
 
 
-@click.command("runs")
+@click.command("runs", context_settings={"allow_extra_args": True})
 @config_option
 @db_option
 @format_option
-def runs_command(config_path: Path, db: str | None, fmt: str | None) -> None:
+@click.pass_context
+def runs_command(ctx: click.Context, config_path: Path, db: str | None, fmt: str | None) -> None:
     """List stored runs, newest first: id, state, systems, samples, outputs, failures, config and description."""
     from ..results import read_run_headers
 
+    if ctx.args:
+        raise stray_argument(ctx.args[0])
     fmt = output_format(fmt)
     store = open_results(config_path, db)
     try:
@@ -31,6 +34,20 @@ def runs_command(config_path: Path, db: str | None, fmt: str | None) -> None:
         click.echo("no runs yet. Start one with: ragassay run --config PROJECT")
         return
     emit(console(), [runs_table(runs)], fmt)
+
+
+def stray_argument(value: str):
+    """The error for ``ragassay runs VALUE``: runs takes the project as --config, or a database as --db."""
+    from ..errors import ConfigError
+
+    path = Path(value)
+    if "://" in value or path.suffix.lower() in (".db", ".sqlite", ".sqlite3"):
+        fix = f"name a results database with --db {value}"
+    elif path.is_dir() or path.suffix.lower() == ".toml":
+        fix = f"name the project with --config {value}"
+    else:
+        fix = "name the project with --config FOLDER, or a results database with --db URL"
+    return ConfigError(f"runs takes no argument, got '{value}': {fix}")
 
 
 def runs_table(runs: list) -> Table:

@@ -15,7 +15,10 @@ from .common import config_option, db_option, open_results
 from .listening import token_options
 
 
-@click.command("serve")
+@click.command(
+    "serve",
+    short_help="Browse the stored runs in a web browser: comparisons, breakdowns, cost, failures, samples, robustness.",
+)
 @config_option
 @db_option
 @click.option(

@@ -37,12 +37,13 @@ def show_command(run: str, sample: str, config_path: Path, db: str | None, fmt: 
 
 
 def sample_detail(run, payloads: dict) -> dict:
-    """The sample of a one-sample read (:func:`ragassay.results.read_sample`) with, per stored output of it, the
-    output's row (every stored column), the output itself, and its metric values and judgements of repeat 0 (every
-    stored column, ``details`` parsed), by label."""
+    """The sample of a one-sample read (:func:`ragassay.results.read_sample`) with, per stored output of it in the
+    run's system order (the config's), the output's row (every stored column), the output itself, and its metric
+    values and judgements of repeat 0 (every stored column, ``details`` parsed), by label."""
     rows = run.stored_rows
+    order = {name: index for index, name in enumerate(run.systems)}
     outputs = []
-    for row in rows.outputs:
+    for row in sorted(rows.outputs, key=lambda r: order.get(r["system"], len(order))):
         key = (row["system"], row["question_id"])
         outputs.append(
             {
@@ -112,7 +113,7 @@ def scores_table(detail: dict) -> Table:
         Column("note"),
         Column("answer"),
     ]
-    return Table(f"sample {detail['sample'].question_id}", columns, rows)
+    return Table(f"sample {detail['sample'].question_id}", columns, rows, id_columns=("system", "score"))
 
 
 def _print_detail(out, detail: dict) -> None:
@@ -126,9 +127,11 @@ def _print_detail(out, detail: dict) -> None:
         if row["status"] == "failed":
             out.print(f"[red]error[/]: {esc(row['error'] or '')}")
             continue
+        references = reference_flags(sample, output)
         for i, (cid, text) in enumerate(zip(output.context_ids, output.contexts), start=1):
             snippet = " ".join(text.split())[:160]
-            out.print(esc(f"  [{i}] {cid}: {snippet}"), highlight=False)
+            mark = " (reference)" if references[i - 1] else ""
+            out.print(esc(f"  [{i}] {cid}{mark}: {snippet}"), highlight=False)
         out.print(f"[bold]answer[/]: {esc(output.answer)}")
         for metric in item["metrics"]:
             value = fmt(metric["value"]) if metric["value"] is not None else f"unscored: {metric['unscored_reason']}"
@@ -142,7 +145,21 @@ def _print_detail(out, detail: dict) -> None:
                 f"({esc(judgement['explanation'] or '')}){_cost(judgement)}"
             )
             _print_details(out, judgement.get("details"))
-    out.print("(contexts cut to 160 characters; --format json has them whole)", highlight=False)
+    out.print(
+        "(contexts cut to 160 characters, --format json has them whole; (reference): one of the sample's references)",
+        highlight=False,
+    )
+
+
+def reference_flags(sample, output) -> list[bool]:
+    """For each retrieved context: is its id, or its document's id, one of the sample's reference context ids?
+    (The rule of the retrieval metrics, e.g. ``recall_at_k``: references may name documents or chunks.)"""
+    references = set(sample.reference_context_ids)
+    documents = output.context_document_ids
+    return [
+        cid in references or (i < len(documents) and documents[i] in references)
+        for i, cid in enumerate(output.context_ids)
+    ]
 
 
 def _cost(row: dict) -> str:

@@ -11,11 +11,12 @@ from pathlib import Path
 import click
 
 from .common import config_option, db_option
+from .help_text import ListsWholeSentences
 
 SHOWN_UNMAPPED = 10
 
 
-@click.group("traces")
+@click.group("traces", cls=ListsWholeSentences)
 def traces_group() -> None:
     """Production traces: import or receive OTLP traces, then score them with `ragassay run` (docs/traces.md)."""
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 
 from .common import config_option, console, db_option, format_option, open_results, output_format, read_runs
+from .file_params import FilePath, folder_given
 
 
 def _read(config_path: Path, db: str | None, run: str, payloads: bool = False):
@@ -97,8 +98,12 @@ def export_evals_command(run: str, config_path: Path, db: str | None, target: st
     from .extras import require_extra
 
     require_extra("traces", "ragassay traces export-evals")
+    url = target.startswith(("http://", "https://"))
+    if not url and Path(target).is_dir():
+        expected = f"an OTLP/HTTP endpoint (http://...) or a file to write, e.g. {target.rstrip('/')}/evals.json"
+        raise folder_given("--otlp", target, expected)
     found = evaluations(_read(config_path, db, run, payloads=True))
-    if target.startswith(("http://", "https://")):
+    if url:
         count = send(found, target, timeout=timeout, headers=_headers(headers))
         where = target
     else:
@@ -129,7 +134,13 @@ def _headers(pairs) -> dict[str, str]:
 @click.argument("run")
 @config_option
 @db_option
-@click.option("--out", "out", required=True, type=click.Path(path_type=Path), help="The JSONL file to write.")
+@click.option(
+    "--out",
+    "out",
+    required=True,
+    type=FilePath("the JSONL file to write, e.g. {folder}/testset.jsonl"),
+    help="The JSONL file to write.",
+)
 @click.option(
     "--system",
     "systems",

@@ -9,17 +9,26 @@ from pathlib import Path
 import click
 
 from .common import config_option, console, db_option, format_option, get_run, open_results, output_format
+from .file_params import FilePath
+from .help_text import ListsWholeSentences
 from .render import Column, Table, emit, esc
 
+UNITXT_FILE = "a JSONL file in Unitxt's RAG task layout (docs/unitxt.md)"
 
-@click.group("unitxt")
+
+@click.group("unitxt", cls=ListsWholeSentences)
 def unitxt_group() -> None:
     """Unitxt's RAG task layout (JSONL): score it, import it as a project, export runs to it (docs/unitxt.md)."""
 
 
 @unitxt_group.command("score")
-@click.argument("file", type=click.Path(path_type=Path))
-@click.option("-o", "--output", type=click.Path(path_type=Path), help="Write every record with its instance scores.")
+@click.argument("file", type=FilePath(UNITXT_FILE))
+@click.option(
+    "-o",
+    "--output",
+    type=FilePath("the JSONL file to write, e.g. {folder}/scored.jsonl"),
+    help="Write every record with its instance scores.",
+)
 @click.option("--metrics", default=None, help="Comma-separated metric names (default: all six).")
 @click.option(
     "--compat",
@@ -94,7 +103,7 @@ def _interval_text(row: dict) -> str:
 
 
 @unitxt_group.command("import")
-@click.argument("file", type=click.Path(path_type=Path))
+@click.argument("file", type=FilePath(UNITXT_FILE))
 @click.option("--into", "folder", type=click.Path(path_type=Path), required=True, help="New project folder.")
 @click.option("--name", default=None, help="Project name (default: the folder's name).")
 def import_command(file: Path, folder: Path, name: str | None) -> None:
@@ -107,7 +116,13 @@ def import_command(file: Path, folder: Path, name: str | None) -> None:
 
 @unitxt_group.command("export")
 @click.argument("run_id", required=False)
-@click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="JSONL file to write.")
+@click.option(
+    "-o",
+    "--output",
+    type=FilePath("the JSONL file to write, e.g. {folder}/unitxt.jsonl"),
+    required=True,
+    help="JSONL file to write.",
+)
 @click.option("--system", "systems", multiple=True, help="Only this system (repeatable; default: all).")
 @config_option
 @db_option

@@ -10,6 +10,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from ..errors import ConfigError, DatasetError
+from ..text import describe_json_error
 from .model import Label
 from .rubrics import Rubric
 
@@ -37,6 +38,8 @@ def read_jsonl(path: str | Path, rubrics: Mapping[str, Rubric] | None = None) ->
         lines = path.read_text(encoding="utf-8").splitlines()
     except FileNotFoundError:
         raise DatasetError(f"labels file {path} does not exist") from None
+    except IsADirectoryError:
+        raise DatasetError(f"labels file {path} is a folder; give a JSONL file of labels") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise DatasetError(f"cannot read labels file {path}: {exc}") from exc
     labels = []
@@ -54,7 +57,7 @@ def _parse_line(line: str, where: str) -> Label:
     try:
         data = json.loads(line)
     except json.JSONDecodeError as exc:
-        raise DatasetError(f"{where}: not JSON ({exc.msg}); each line is one label as a JSON object") from None
+        raise DatasetError(f"{where}: {describe_json_error(exc)}; each line is one label as a JSON object") from None
     except RecursionError:
         raise DatasetError(f"{where}: JSON nested too deeply to read; a label is one flat JSON object") from None
     if not isinstance(data, dict):

@@ -92,6 +92,8 @@ def load_rubric(name_or_path: str | Path) -> Rubric:
         text = resources.files("ragassay").joinpath("rubrics", f"{name}.toml").read_text(encoding="utf-8")
         return _parse(text, f"shipped rubric {name}")
     path = Path(name_or_path)
+    if path.is_dir():
+        raise ConfigError(f"rubric {name}: {path} is a folder; give a shipped rubric's name or a rubric TOML file")
     if not path.is_file():
         raise ConfigError(
             f"unknown rubric '{name}': neither a shipped rubric ({', '.join(SHIPPED_RUBRICS)}) nor a rubric file"

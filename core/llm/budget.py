@@ -69,30 +69,45 @@ class Budget(BaseModel):
 
     @classmethod
     def parse(cls, text: str) -> Budget:
-        """``calls=100,usd=5`` (what ``run --budget`` takes); raises :class:`ConfigError` on bad input."""
-        values: dict[str, str] = {}
+        """``calls=100,usd=5`` (what ``run --budget`` takes); raises :class:`ConfigError` on bad input: one line
+        that names the limit, what is wrong and what to write."""
+        values: dict[str, float] = {}
         for part in filter(None, (p.strip() for p in text.split(","))):
-            key, sep, value = part.partition("=")
-            if not sep or key.strip() not in cls.model_fields:
+            key, sep, value = (s.strip() for s in part.partition("="))
+            if not sep or key not in cls.model_fields:
                 raise ConfigError(
                     f"--budget: '{part}' is not KEY=VALUE with KEY one of {', '.join(cls.model_fields)} "
-                    "(e.g. --budget calls=100,usd=5)"
+                    f"(e.g. {BUDGET_EXAMPLE})"
                 )
-            values[key.strip()] = value.strip()
+            if key in values:
+                raise ConfigError(f"--budget: {key} is given twice; give each limit once (e.g. {BUDGET_EXAMPLE})")
+            values[key] = _limit(key, value)
         if not values:
-            raise ConfigError("--budget: give at least one limit, e.g. --budget calls=100,usd=5")
-        try:
-            return cls.model_validate({k: float(v) for k, v in values.items()})
-        except ValueError as exc:
-            raise ConfigError(f"--budget {text}: {_first_error(exc)}") from None
+            raise ConfigError(f"--budget: give at least one limit, e.g. {BUDGET_EXAMPLE}")
+        return cls.model_validate(values)
 
 
-def _first_error(exc: Exception) -> str:
-    errors = getattr(exc, "errors", None)
-    if callable(errors):
-        first = errors()[0]
-        return f"{'.'.join(map(str, first['loc']))}: {first['msg']}"
-    return str(exc)
+BUDGET_EXAMPLE = "--budget calls=100,usd=5"
+#: What each limit of ``--budget`` must be, in words.
+LIMIT_WORDS = {
+    "usd": "a number of US dollars above 0, e.g. usd=5",
+    "calls": "a whole number of at least 1, e.g. calls=100",
+    "tokens": "a whole number of at least 1, e.g. tokens=2e6",
+    "seconds": "a number of seconds above 0, e.g. seconds=3600",
+}
+
+
+def _limit(key: str, value: str) -> float:
+    """The number ``value`` of limit ``key``; a :class:`ConfigError` saying what to write when it is none."""
+    try:
+        number = float(value)
+    except ValueError:
+        number = math.nan
+    whole = key in ("calls", "tokens")
+    if not math.isfinite(number) or number <= 0 or (whole and (number < 1 or not number.is_integer())):
+        shown = f"'{value}'" if value else "nothing"
+        raise ConfigError(f"--budget {key}={value}: {shown} is not {LIMIT_WORDS[key]}")
+    return number
 
 
 class BudgetExhausted(BaseException):  # noqa: N818 - like CancelledError: passes every `except Exception`

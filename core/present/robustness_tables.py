@@ -81,7 +81,8 @@ def effects_table(profile) -> Table:
             f"{', '.join(changing)}: the perturbation changes the correct answer, so its effect against the original "
             "reference is the changed context being followed, not harm (read counterfactual_following; not ranked)"
         )
-    return Table("effect of each perturbation against its unperturbed twin", columns, rows, notes)
+    title = "effect of each perturbation against its unperturbed twin"
+    return Table(title, columns, rows, notes, id_columns=("system", "metric"))
 
 
 def _effect(row: dict) -> str:
@@ -118,7 +119,7 @@ def rates_table(profile) -> Table:
     ]
     notes = ["mean: share of the scored outputs (95% Wilson interval); outputs the metric does not apply to are "]
     notes[0] += "unscored (docs/robustness.md)"
-    return Table("metrics per perturbation", columns, rows, notes)
+    return Table("metrics per perturbation", columns, rows, notes, id_columns=("system", "metric"))
 
 
 def ranking_table(profile) -> Table:
@@ -140,7 +141,7 @@ def ranking_table(profile) -> Table:
     columns.append(Column("verdict"))
     metric = profile.metrics[0] if profile.metrics else "-"
     notes = [] if rows else ["no perturbation lowered any system's " + metric]
-    return Table(f"what breaks each system most ({metric})", columns, rows, notes)
+    return Table(f"what breaks each system most ({metric})", columns, rows, notes, id_columns=("system", "rank"))
 
 
 def groups_table(profile) -> Table:
@@ -159,7 +160,7 @@ def groups_table(profile) -> Table:
     columns = [Column("system"), Column("twin")]
     columns += [Column(k, numeric=True) for k in ("robust", "stay robust", "non-robust", "gap")]
     notes = ["robust: the twin's groups with every phrasing correct; where they go under the perturbation"]
-    return Table("do robust groups stay robust? (GRAMMAR groups)", columns, rows, notes)
+    return Table("do robust groups stay robust? (GRAMMAR groups)", columns, rows, notes, id_columns=("system", "twin"))
 
 
 def across_table(profile) -> Table:
@@ -197,4 +198,5 @@ def across_table(profile) -> Table:
         "the same operator, strength and seed on another system, against the first such system of the run (paired "
         "sign-flip test, Holm over the metrics of one perturbation); better/worse by each metric's direction"
     ]
-    return Table("the same perturbation on other systems", columns, rows, notes)
+    keys = ("system", "perturbation", "metric")
+    return Table("the same perturbation on other systems", columns, rows, notes, id_columns=keys)

@@ -45,6 +45,9 @@ class Table:
 
     ``emphasis`` holds (row index, column key) pairs shown bold (e.g. the best value of a column);
     ``data``, when set, is what ``--format json`` prints instead of the rows (a command's documented JSON).
+    ``id_columns`` names the columns that together identify a row (e.g. ``("group", "system", "metric")``;
+    default: the first column shown in text): a table too wide for the terminal is split into parts that each
+    repeat them.
     """
 
     title: str
@@ -52,6 +55,13 @@ class Table:
     rows: list[dict]
     notes: list[str] = dataclasses.field(default_factory=list)
     emphasis: set[tuple[int, str]] = dataclasses.field(default_factory=set)
+    id_columns: tuple[str, ...] = ()
+
+    def identifying(self) -> list[Column]:
+        """The columns shown in text that identify a row: those of ``id_columns``, else the first one."""
+        shown = [c for c in self.columns if c.in_text]
+        named = [c for c in shown if c.key in self.id_columns]
+        return named or shown[:1]
 
     def records(self) -> list[dict]:
         """The rows as json/csv objects: data columns only, in column order."""

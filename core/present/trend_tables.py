@@ -55,6 +55,9 @@ def rows(trend, windows=None) -> list[dict]:
     ]
 
 
+KEYS = ("system", "metric", "window")  # what identifies a row: repeated in every part of a split table
+
+
 def _columns(with_keys: bool) -> list[Column]:
     return [
         Column("system", in_text=with_keys),
@@ -94,7 +97,7 @@ def series_tables(trend) -> list[Table]:
     for system in trend.systems:
         for metric in trend.metrics:
             title = f"{metric} of {system} by {trend.by}"
-            tables.append(Table(title, _columns(False), rows(trend, trend.series(system, metric))))
+            tables.append(Table(title, _columns(False), rows(trend, trend.series(system, metric)), id_columns=KEYS))
     if tables:
         tables[-1].notes = notes(trend)
     return tables
@@ -102,4 +105,4 @@ def series_tables(trend) -> list[Table]:
 
 def trend_table(trend) -> Table:
     """Every window in one table (csv, json)."""
-    return Table(f"trend by {trend.by}", _columns(True), rows(trend), notes(trend))
+    return Table(f"trend by {trend.by}", _columns(True), rows(trend), notes(trend), id_columns=KEYS)

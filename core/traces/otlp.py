@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..errors import DatasetError
+from ..text import describe_json_error
 from .model import SpanEvent, TraceSpan
 
 JSON_SUFFIXES = (".json", ".jsonl", ".ndjson")
@@ -113,18 +114,21 @@ def request_from_json(payload: Any, where: str):
         raise DatasetError(f"{where}: malformed OTLP JSON: {_shortened(exc)}") from None
 
 
-def loads(text: str | bytes, where: str, hint: str = JSON_HINT) -> Any:
-    """``json.loads(text)``, or :class:`DatasetError` naming ``where`` (and ending with ``hint`` when it is not
-    JSON): not JSON, or nested deeper than Python's JSON reader goes (``[`` a thousand times over is 2 KB)."""
+def loads(text: str | bytes, where: str, hint: str = JSON_HINT, *, lines: bool = False) -> Any:
+    """``json.loads(text)``, or :class:`DatasetError` naming ``where`` (with the line when ``lines``: a whole file)
+    and ending with ``hint`` when it is not JSON: not JSON, or nested deeper than Python's JSON reader goes (``[`` a
+    thousand times over is 2 KB)."""
     try:
         return json.loads(text)
     except ValueError as exc:
-        raise DatasetError(f"{where}: not valid JSON ({_shortened(exc)}); {hint}") from None
+        if lines and isinstance(exc, json.JSONDecodeError):
+            where = f"{where}, line {exc.lineno}"
+        raise DatasetError(f"{where}: {_shortened(describe_json_error(exc))}; {hint}") from None
     except RecursionError:
         raise DatasetError(f"{where}: JSON nested too deeply to read; OTLP JSON is a few levels deep") from None
 
 
-def _shortened(exc: BaseException) -> str:
+def _shortened(exc: BaseException | str) -> str:
     text = str(exc)
     return text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + f"... ({len(text):,} characters)"
 
@@ -245,7 +249,7 @@ def _json_requests(path: Path) -> Iterator[tuple[str, Any]]:
             line_mode = True
         handle.seek(0)
         if not line_mode:
-            yield str(path), request_from_json(loads(handle.read(), str(path)), str(path))
+            yield str(path), request_from_json(loads(handle.read(), str(path), lines=True), str(path))
             return
         for number, text in enumerate(handle, start=1):
             if not text.strip():

@@ -23,6 +23,7 @@ from typing import Any
 
 from ..errors import DatasetError
 from ..models import Sample
+from ..text import describe_json_error
 
 CONTEXT_ID_FIELDS = ("contexts_ids", "contexts_id", "context_ids")
 LIST_FIELDS = ("contexts", "reference_answers", "reference_contexts", "reference_context_ids")
@@ -54,6 +55,8 @@ class UnitxtRecord:
 def read_unitxt(path: str | Path) -> list[UnitxtRecord]:
     """All records of a Unitxt RAG JSONL file; a malformed line raises :class:`DatasetError` naming file and line."""
     path = Path(path)
+    if path.is_dir():
+        raise DatasetError(f"{path} is a folder; give a JSONL file in Unitxt's RAG task layout (docs/unitxt.md).")
     if not path.is_file():
         raise DatasetError(f"{path}: no such file. Give a JSONL file in Unitxt's RAG task layout (docs/unitxt.md).")
     records, seen = [], {}
@@ -79,7 +82,7 @@ def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             try:
                 row = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise DatasetError(f"{path}, line {line_no}: not JSON ({exc.msg}, column {exc.colno}).") from None
+                raise DatasetError(f"{path}, line {line_no}: {describe_json_error(exc)}.") from None
             if not isinstance(row, dict):
                 raise DatasetError(f"{path}, line {line_no}: a JSON object is expected, not {type(row).__name__}.")
             yield line_no, row

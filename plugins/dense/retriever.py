@@ -47,6 +47,9 @@ EMBED_BLOCK = 64
 #: From this share of truncated chunks on, truncation is a run warning (below it, an INFO log line).
 TRUNCATION_WARN_SHARE = 0.05
 EMBEDDING_PHASE = "corpus embedding"
+#: Loading the embedder's model (a local one) is a phase of its own, reported before the corpus embedding starts
+#: counting chunks: inside it, the load time read as the first block's and the rate as the load time.
+MODEL_PHASE = "embedding model load"
 
 
 class DenseOptions(IndexOptions):
@@ -73,6 +76,7 @@ class DenseRetriever(Retriever):
     def __init__(self, options=None, *, context: ComponentContext | None = None):
         super().__init__(options, context=context)
         self._lock = threading.Lock()
+        self._warmed = False
         self._chunks: list[Chunk] | None = None
         self._index = None
         self.stats: dict[str, Any] = {}
@@ -103,7 +107,7 @@ class DenseRetriever(Retriever):
         self.stats = {"chunks": len(kept), "skipped_empty": len(chunks) - len(kept), "key": self._key}
         vectors = self._vectors()
         self._index = self._build_index(vectors)
-        self.embedder.warm()  # a cached index loads no model: load it now, not inside the first unit's latency
+        self._warm()  # a cached index loads no model: load it now, not inside the first unit's latency
         self.stats["ready_s"] = time.perf_counter() - started
 
     def retrieve(self, query: str, k: int) -> list[ScoredChunk]:
@@ -192,7 +196,18 @@ class DenseRetriever(Retriever):
             self.stats["cache"] = "off"
         return self._embed_chunks(cache)
 
+    def _warm(self) -> None:
+        """Load the embedder's model once (:meth:`ragassay.Embedder.warm`), reported as the phase
+        ``embedding model load`` (shown when it lasts a second or more)."""
+        if self._warmed:
+            return
+        self.context.progress(MODEL_PHASE, 0, 1, "model")
+        self.embedder.warm()
+        self.context.progress(MODEL_PHASE, 1, 1, "model")
+        self._warmed = True
+
     def _embed_chunks(self, cache: DenseCache | None) -> np.ndarray:
+        self._warm()  # before the embedding counts chunks: the model's load is not the first block's time
         started = time.perf_counter()
         encoded = self._encode_reporting([chunk.text for chunk in self._chunks])
         self.stats.update(embed_s=time.perf_counter() - started, truncated_chunks=encoded.truncated_count)

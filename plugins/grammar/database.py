@@ -129,6 +129,8 @@ def _reason(exc: BaseException) -> str:
 
 def open_sqlite_file(path: Path) -> SourceDatabase:
     """A SQLite file, read-only (``mode=ro``): missing files are an error, never created."""
+    if path.is_dir():
+        raise DatasetError(f"grammar: the 'path' {path} is a folder; give the SQLite database file (e.g. aurp.db)")
     if not path.is_file():
         raise DatasetError(f"grammar: database file not found: {path}; check the 'path' (or 'url') option")
     uri = path.resolve().as_uri().replace("file://", "file:", 1) + "?mode=ro"

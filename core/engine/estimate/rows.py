@@ -81,6 +81,15 @@ class Row:
             self.note = (self.note + "; " if self.note else "") + "no max_tokens: output unknown, USD input only"
 
 
+#: The note of a row whose component has no model component anywhere: 0 calls, exact.
+NO_MODEL = "calls no model"
+
+
+def calls_no_model(rows: list[Row]) -> bool:
+    """Whether no component of the estimate has a model anywhere (every row is a :data:`NO_MODEL` row)."""
+    return all(row.note == NO_MODEL for row in rows)
+
+
 def _calls_models(component: Any) -> bool:
     """Whether a resolved component (or one it names) is a model generator (an LLMGenerator: it has
     ``make_backend``)."""
@@ -138,7 +147,7 @@ def build_system_for_estimate(system: Any, plan: Any) -> Any:
 def _row(system: str, label: str, resolved: list[Any], build: Any, plan: Any, prices: Any, free: tuple) -> Row:
     row = Row(system, label)
     if not any(_calls_models(r) for r in resolved):
-        row.note = "calls no model"
+        row.note = NO_MODEL
         return row
     component = build()
     for sample in plan.samples:

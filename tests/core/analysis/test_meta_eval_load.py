@@ -27,7 +27,7 @@ def test_jsonl_and_csv_with_every_label_spelling(tmp_path):
     [
         ('{"question_id": "q1", "system": "a", "label": "maybe"}\n', "l.jsonl:1: label 'maybe'"),
         ('{"question_id": "q1", "label": "correct"}\n', "l.jsonl:1: missing system"),
-        ("not json\n", "l.jsonl:1: not a JSON object"),
+        ("not json\n", "l.jsonl:1: invalid JSON at column 1: expected a value"),
         ("[1, 2]\n", "must be an object"),
         (
             '{"question_id": "q1", "system": "a", "label": "yes"}\n{"question_id": "q1", "system": "a", "label": "0"}\n',

@@ -165,7 +165,7 @@ def _garbage_files(folder: Path) -> dict[str, tuple[Path, tuple[str, ...]]]:
         "random bytes as .pb": ("noise.pb", noise, ("noise.pb, message 1", "OTLP protobuf file")),
         "text as .pb": ("text.pb", b"hello, not protobuf\n", ("text.pb", "OTLP protobuf file")),
         "random bytes as .json": ("noise.json", noise, ("noise.json", "not UTF-8", "OTLP JSON file")),
-        "text as .jsonl": ("text.jsonl", b"hello\n", ("text.jsonl", "not valid JSON", "OTLP JSON file")),
+        "text as .jsonl": ("text.jsonl", b"hello\n", ("text.jsonl", "invalid JSON", "OTLP JSON file")),
         "2 KB of nested arrays": ("deep.json", b"[" * 1000 + b"]" * 1000, ("deep.json, line 1", "nested too deeply")),
         "nested inside a request": (
             "deep.jsonl",

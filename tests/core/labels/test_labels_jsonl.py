@@ -77,7 +77,7 @@ RUBRICS = {name: load_rubric(name) for name in ("correct", "faithful", "preferen
 @pytest.mark.parametrize(
     "bad, message",
     [
-        ("{not json", r"f.jsonl:2: not JSON"),
+        ("{not json", r"f.jsonl:2: invalid JSON at column 2: expected a key in double quotes"),
         ({**GOOD, "value": None}, r"f.jsonl:2: not a label \(value: "),
         ({k: v for k, v in GOOD.items() if k != "annotator"}, r"f.jsonl:2: not a label \(annotator: Field required"),
         ({**GOOD, "value": 0.5}, r"f.jsonl:2: 0.5 is not a value of rubric 'correct' \(its values: 0, 1\)"),

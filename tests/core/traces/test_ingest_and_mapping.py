@@ -99,7 +99,7 @@ def test_spans_of_one_trace_in_several_requests_are_assembled(tmp_path, store):
 @pytest.mark.parametrize(
     ("line", "message"),
     [
-        ("{broken", "line 2: not valid JSON"),
+        ("{broken", "line 2: invalid JSON at column 2: expected a key in double quotes"),
         ('{"spans": []}', "line 2: not an OTLP trace payload"),
         (json.dumps(request([span("abc", "b" * 16, None, "x")])), "traceId has"),
         (json.dumps(request([span("0" * 32, "b" * 16, None, "x")])), "all zeros"),

@@ -6,7 +6,7 @@ import logging
 
 from ragassay import Encoded, hookimpl
 from ragassay.plugin_manager import load_plugins
-from ragassay.plugins.dense.retriever import EMBED_BLOCK, TRUNCATION_WARN_SHARE
+from ragassay.plugins.dense.retriever import EMBED_BLOCK, MODEL_PHASE, TRUNCATION_WARN_SHARE
 
 from dense_support import HashingEmbedder, make_chunks, make_context
 
@@ -40,8 +40,12 @@ class Warmed(HashingEmbedder):
     name = "warmed"
     seen: list[str] = []
 
+    events: list = []
+    at_warm: list = []
+
     def warm(self):
         type(self).seen.append("warm")
+        type(self).at_warm.append([(e.phase, e.done) for e in self.events])
 
     def embed(self, texts):
         type(self).seen.append("embed")
@@ -121,7 +125,23 @@ def test_the_embedder_is_warmed_once_the_index_is_ready_even_from_the_cache(tmp_
     context, _, _ = context_with_events(tmp_path)
     Warmed.seen = []
     build(context, "t/warmed", make_chunks())
-    assert Warmed.seen == ["embed", "warm"]
+    assert Warmed.seen == ["warm", "embed"]  # loaded before the corpus embedding, not again after the index
     Warmed.seen = []
     build(context, "t/warmed", make_chunks())  # vectors from the cache: no embedding, still warmed
     assert Warmed.seen == ["warm"]
+
+
+def test_the_model_load_is_its_own_phase_before_the_corpus_embedding_counts_chunks(tmp_path):
+    """A local model takes seconds to load: reported inside the corpus embedding, it showed as 'corpus embedding
+    0/13 chunks' with a rate that was the load time (issue 38, item 12)."""
+    context, events, _ = context_with_events(tmp_path)
+    Warmed.seen, Warmed.events, Warmed.at_warm = [], events, []
+    build(context, "t/warmed", make_chunks())
+    phases = [(e.phase, e.done, e.total, e.unit) for e in events if e.phase in (MODEL_PHASE, "corpus embedding")]
+    assert phases[:3] == [
+        (MODEL_PHASE, 0, 1, "model"),
+        (MODEL_PHASE, 1, 1, "model"),
+        ("corpus embedding", 0, 6, "chunks"),
+    ]
+    (seen,) = Warmed.at_warm  # the load ran inside its own phase, before the embedding counted a chunk
+    assert seen[-1] == (MODEL_PHASE, 0) and all(phase != "corpus embedding" for phase, _ in seen)

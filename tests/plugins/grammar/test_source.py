@@ -110,6 +110,7 @@ def test_sql_dump_and_url_give_the_same_samples(tmp_path):
     "options, message",
     [
         ({"path": "missing.db"}, "database file not found"),
+        ({"path": "."}, "is a folder; give the SQLite database file"),
         ({"path": "garbage.db"}, "cannot read the database .*file is not a database"),
         ({"url": "not a url"}, "is not a SQLAlchemy URL"),
         ({"url": "postgresql+nodriver://u:secret@host/db"}, "cannot open the database"),
