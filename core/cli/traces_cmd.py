@@ -166,8 +166,10 @@ def receive_command(config_path: Path, db: str | None, port: int, host: str, all
         stats = serve(store, host=host, port=port, max_bytes=max_bytes, on_started=started)
     finally:
         store.close()
+    busy = f", {stats.busy:,} answered 503 while the store was busy (sent again by exporters)" if stats.busy else ""
     click.echo(
-        f"stopped: {stats.requests:,} request(s), {stats.spans:,} span(s) stored, {stats.rejected:,} rejected", err=True
+        f"stopped: {stats.requests:,} request(s), {stats.spans:,} span(s) stored, {stats.rejected:,} rejected{busy}",
+        err=True,
     )
 
 

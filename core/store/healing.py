@@ -34,6 +34,8 @@ T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
 
 DEFAULT_RETRY_S = 60.0
+#: How long a SQLite connection waits for another writer's lock before "database is locked" (PRAGMA busy_timeout).
+SQLITE_BUSY_TIMEOUT_MS = 10_000
 RETRY_KEY = "[project] results_retry_s"
 FIRST_DELAY_S = 0.01
 MAX_DELAY_S = 2.0

@@ -4,8 +4,11 @@
 the OTLP/HTTP specification defines (https://opentelemetry.io/docs/specs/otlp/#otlphttp). A success is 200 with
 an ``ExportTraceServiceResponse`` in the request's encoding; a malformed payload is 400 with a
 ``google.rpc.Status`` naming the problem, and nothing of it is stored; a body over the size limit (before or
-after decompression) is 413; another content type is 415. Spans of one trace may arrive in several requests:
-they are stored by (trace id, span id) and assembled by trace id when read.
+after decompression) is 413; another content type is 415. When the results store stays busy for
+:data:`STORE_WAIT_S` (another writer holds a SQLite file's lock) or is unreachable for a moment, the answer is
+503 with ``Retry-After`` (:data:`RETRY_AFTER_S`), which OTLP exporters retry, and nothing of the request is
+stored. Spans of one trace may arrive in several requests: they are stored by (trace id, span id) and assembled
+by trace id when read.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from .otlp import request_from_bytes, request_from_json
 JSON, PROTOBUF = "application/json", "application/x-protobuf"
 DEFAULT_MAX_BYTES = 8 * 1024 * 1024  # per request, after decompression
 LOOPBACK = "127.0.0.1"
+STORE_WAIT_S = 2.0  # the longest a request waits for another writer of the store (exporters time out at 10 s)
+RETRY_AFTER_S = 1  # what a 503 asks the exporter to wait before sending the request again
 
 
 def is_loopback(host: str) -> bool:
@@ -42,13 +47,22 @@ class ReceiverStats:
     requests: int = 0
     spans: int = 0
     rejected: int = 0
-    lock: threading.Lock = dataclasses.field(default_factory=threading.Lock, repr=False)
+    busy: int = 0  # answered 503: the store was busy (the exporter sends them again)
+    lock: threading.Condition = dataclasses.field(default_factory=threading.Condition, repr=False)
 
-    def add(self, spans: int = 0, *, rejected: bool = False) -> None:
+    def add(self, spans: int = 0, *, rejected: bool = False, busy: bool = False) -> None:
         with self.lock:
             self.requests += 1
             self.spans += spans
             self.rejected += int(rejected)
+            self.busy += int(busy)
+            self.lock.notify_all()
+
+    def wait_for(self, done: Any, timeout: float) -> bool:
+        """Wait until ``done(self)`` holds after a request (False after ``timeout`` s): tests wait for the
+        request they assert on, never for time."""
+        with self.lock:
+            return self.lock.wait_for(lambda: done(self), timeout)
 
 
 class TooLarge(Exception):
@@ -96,19 +110,31 @@ def _decode(body: bytes, content_type: str) -> Any:
     return request_from_json(payload, "request")
 
 
-def _reply(message: Any, content_type: str, status: int):
+def _reply(message: Any, content_type: str, status: int, headers: dict[str, str] | None = None):
     from google.protobuf import json_format
     from starlette.responses import Response
 
     if content_type == PROTOBUF:
-        return Response(message.SerializeToString(), status_code=status, media_type=PROTOBUF)
-    return Response(json_format.MessageToJson(message), status_code=status, media_type=JSON)
+        return Response(message.SerializeToString(), status_code=status, media_type=PROTOBUF, headers=headers)
+    return Response(json_format.MessageToJson(message), status_code=status, media_type=JSON, headers=headers)
 
 
-def _status(code: int, message: str, content_type: str, http_status: int):
+def _status(code: int, message: str, content_type: str, http_status: int, headers: dict[str, str] | None = None):
     from google.rpc.status_pb2 import Status
 
-    return _reply(Status(code=code, message=message), content_type, http_status)
+    return _reply(Status(code=code, message=message), content_type, http_status, headers)
+
+
+def _store_busy(exc: Exception) -> str | None:
+    """Why the store could not take a request just now (a lock held by another writer, a lost connection), or
+    None when ``exc`` is not such a moment (a bug, a full disk: raised as it is)."""
+    from ..errors import StoreUnavailableError
+    from ..store.healing import diagnose
+
+    diagnosis = diagnose(exc)
+    if diagnosis is not None and diagnosis.transient:
+        return diagnosis.cause
+    return "it is unavailable" if isinstance(exc, StoreUnavailableError) else None
 
 
 def make_app(store: Any, *, max_bytes: int = DEFAULT_MAX_BYTES, stats: ReceiverStats | None = None):
@@ -128,13 +154,20 @@ def make_app(store: Any, *, max_bytes: int = DEFAULT_MAX_BYTES, stats: ReceiverS
             return _status(3, message, JSON, 415)
         try:
             decoded = _decode(await _body(request, max_bytes), content_type)
-            spans = await run_in_threadpool(store_request, store, decoded, "request")
+            spans = await run_in_threadpool(store_request, store, decoded, "request", wait_s=STORE_WAIT_S)
         except TooLarge:
             stats.add(rejected=True)
             return _status(8, f"request body over the limit of {max_bytes:,} bytes", content_type, 413)
         except DatasetError as exc:
             stats.add(rejected=True)
             return _status(3, f"{exc}; nothing of this request was stored", content_type, 400)
+        except Exception as exc:
+            why = _store_busy(exc)
+            if why is None:
+                raise
+            stats.add(busy=True)
+            message = f"the results store is busy ({why}); nothing of this request was stored: send it again"
+            return _status(14, message, content_type, 503, {"Retry-After": str(RETRY_AFTER_S)})  # 14: UNAVAILABLE
         stats.add(spans)
         return _reply(ExportTraceServiceResponse(), content_type, 200)
 
