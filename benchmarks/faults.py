@@ -1,5 +1,5 @@
-"""Faults: a 2,000-sample project (4,000 units) under kill -9, a PostgreSQL restart, a full disk, a read-only
-results file and a hostile http endpoint; prints one row per scenario.
+"""Faults: a 2,000-sample project (4,000 units) under kill -9, a PostgreSQL restart or outage, a full disk, a
+read-only results file and a hostile http endpoint; prints one row per scenario.
 
 The scenarios are the fault suite's (``tests/faults``): each must end complete with the digest of a clean run,
 or with exit code 2, one clear line, and a store a re-run completes to that digest. Columns: the scenario, what
@@ -51,6 +51,7 @@ def run_scenarios(root: Path, only: set[str], seed: int) -> list[tuple[fault_har
             timed("kill -9", lambda k=k, point=point: fault_scenarios.kill_nine(root / f"kill{k}", clean, point))
     if "postgres" in only:
         timed("PostgreSQL restart", lambda: postgres_row(root / "postgres", clean))
+        timed("PostgreSQL down", lambda: postgres_row(root / "postgres-down", clean, stays_down=True))
     if "disk" in only:
         methods = ["tmpfs", "fsize"] if tmpfs_available() else ["fsize"]
         for method in methods:
@@ -65,15 +66,19 @@ def run_scenarios(root: Path, only: set[str], seed: int) -> list[tuple[fault_har
     return rows
 
 
-def postgres_row(root: Path, clean: str) -> fault_harness.Outcome:
-    """The restart scenario on a throwaway server (a skipped row when none can start here)."""
+def postgres_row(root: Path, clean: str, *, stays_down: bool = False) -> fault_harness.Outcome:
+    """The restart scenario (``stays_down``: the server does not come back before the run stops) on a throwaway
+    server (a skipped row when none can start here)."""
     from postgres_server import PostgresServer
 
+    name = "PostgreSQL down for good" if stays_down else "PostgreSQL restart"
     try:
         server = PostgresServer.start()
     except (RuntimeError, OSError) as exc:
-        return fault_harness.Outcome("PostgreSQL restart", f"skipped: {str(exc).splitlines()[0][:80]}", 0)
+        return fault_harness.Outcome(name, f"skipped: {str(exc).splitlines()[0][:80]}", 0)
     try:
+        if stays_down:
+            return fault_scenarios.postgres_stays_down(root, server, clean)
         return fault_scenarios.postgres_restart(root, server, clean)
     finally:
         server.stop()

@@ -11,23 +11,34 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import sys
 from collections.abc import Mapping
 
 from .errors import StoreError
 from .models import RAGOutput
 
 KEYS_FIELD = "context_keys"
-_CACHE_LIMIT = 200_000
-_keys: dict[str, str] = {}  # text -> key, for the texts seen last (a corpus chunk is hashed once per process)
+#: The most memory the text -> key cache holds (the texts and their keys, as ``sys.getsizeof`` counts them): a
+#: corpus chunk retrieved again is hashed once, and a run of millions of distinct contexts holds no more than this.
+CACHE_BYTES = 8 << 20
+_ENTRY_BYTES = 128  # a key (81 bytes) and its dict slot, counted with each text
+_keys: dict[str, str] = {}  # text -> key, for the texts seen last
+_cached_bytes = 0
 
 
 def text_key(text: str) -> str:
     """The key of a context text: URL-safe base64 of the first 24 bytes of its sha256 (32 characters)."""
+    global _cached_bytes
     key = _keys.get(text)
     if key is None:
-        if len(_keys) >= _CACHE_LIMIT:
-            _keys.clear()
-        key = _keys[text] = base64.urlsafe_b64encode(hashlib.sha256(text.encode("utf-8")).digest()[:24]).decode()
+        key = base64.urlsafe_b64encode(hashlib.sha256(text.encode("utf-8")).digest()[:24]).decode()
+        size = sys.getsizeof(text) + _ENTRY_BYTES
+        if size <= CACHE_BYTES // 16:  # a very long text is hashed each time rather than crowd the others out
+            if _cached_bytes + size > CACHE_BYTES:
+                _keys.clear()
+                _cached_bytes = 0
+            _keys[text] = key
+            _cached_bytes += size
     return key
 
 

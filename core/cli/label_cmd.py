@@ -1,7 +1,9 @@
 """``ragassay label``: label a stored run's answers by hand, blind, in the browser (docs/labelling.md).
 
 Starts the ``ragassay serve`` app with only the labelling queue on 127.0.0.1 and prints the URL to open. The
-labels go into the results store as they are given; stop with Ctrl-C and start again to resume.
+labels go into the results store as they are given; stop with Ctrl-C and start again to resume. A label the store
+cannot take when it is given is kept and stored later; one still not stored when the command stops is written to
+a JSONL file to import (its name is printed).
 """
 
 from __future__ import annotations
@@ -90,9 +92,24 @@ def label_command(
         )
         url = open_url(host, sock, "/label", token, generated)
         click.echo(f"open {url} (Ctrl-C stops; labels are stored as you go)")
-        serve_app(labelling_app(queue, token=token), host, port, token, sock=sock)
+        try:
+            serve_app(labelling_app(queue, token=token), host, port, token, sock=sock)
+        finally:
+            _keep_pending(queue)
     finally:
         store.close()
+
+
+def _keep_pending(queue) -> None:
+    """Store the labels the store could not take while serving; what still cannot be stored goes to a JSONL file
+    in the current folder, named with the command that imports it."""
+    kept = queue.close(Path.cwd())
+    if kept is not None:
+        click.echo(
+            f"warning: {len(queue.pending)} label(s) could not be stored ({queue.unstored}); they are kept in {kept}: "
+            f"import them with: ragassay labels import {kept}",
+            err=True,
+        )
 
 
 COMMANDS = [label_command]

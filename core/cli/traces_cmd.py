@@ -177,9 +177,10 @@ def receive_command(config_path: Path, db: str | None, port: int, host: str, all
     dropped = (
         f", {stats.log_records_dropped:,} log record(s) without a span dropped" if stats.log_records_dropped else ""
     )
+    busy = f", {stats.busy:,} answered 503 while the store was busy (sent again by exporters)" if stats.busy else ""
     click.echo(
         f"stopped: {stats.requests:,} request(s), {stats.spans:,} span(s) stored{records}{dropped}, "
-        f"{stats.rejected:,} rejected",
+        f"{stats.rejected:,} rejected{busy}",
         err=True,
     )
 

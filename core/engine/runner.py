@@ -383,21 +383,21 @@ class Runner:
         for name, rag in built.items():
             if not isinstance(rag, Exception):
                 summary.warnings += [f"{name}: {w}" for w in rag.check_samples(self.plan.samples)]
-        status = "interrupted"
+        status = "interrupted"  # until the work is done: Ctrl-C or a failure (a full disk) leaves it so
         if self.ledger is None and self.budget is not None:
             self.ledger = BudgetLedger(self.budget, self.write_context.prices)
         ledger = self.ledger
         try:
-            status = "complete"
+            done = "complete"
             if self.sequential is not None:
                 with using(ledger):
                     from .sequential.pipeline import run_in_batches
 
-                    status = await run_in_batches(self, run_id, built, ledger, summary, reuse=not new)
+                    done = await run_in_batches(self, run_id, built, ledger, summary, reuse=not new)
             elif units > skipped:  # nothing to do starts no executor (no Ray workers for a complete run)
                 with using(ledger):
                     await self._execute(run_id, built, _until_stopped(work.items(), ledger), summary)
-            status = self._budget_status(run_id, ledger, summary, status)
+            status = self._budget_status(run_id, ledger, summary, done)
         finally:
             summary.warnings += [w for w in getattr(self.executor, "warnings", []) if w not in summary.warnings]
             summary.warnings += _empty_retrieval_warnings(summary, built)

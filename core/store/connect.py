@@ -23,7 +23,7 @@ from ..errors import StoreError, StoreUnavailableError
 from . import schema as t
 from .backends import backend_for
 from .database import ResultsStore
-from .healing import DEFAULT_RETRY_S, Diagnosis, Healer, diagnose, explain
+from .healing import DEFAULT_RETRY_S, SQLITE_BUSY_TIMEOUT_MS, Diagnosis, Healer, diagnose, explain
 from .migrations import current_version, migrate
 from .urls import RESULTS_KEY, expand, redact, redact_text
 
@@ -183,7 +183,7 @@ def _open_failure(exc: DatabaseError, shown: str, where: str, url: str, key: str
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor = dbapi_connection.cursor()
-    cursor.execute("PRAGMA busy_timeout=10000")
+    cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
     _write_ahead_log(cursor)
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA foreign_keys=ON")
@@ -208,7 +208,7 @@ def _sqlite_read_only_pragmas(dbapi_connection: Any, _record: Any) -> None:
     """A read-only connection: no journal mode to set, and refuse writes even where the file allows them."""
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA query_only=ON")
-    cursor.execute("PRAGMA busy_timeout=10000")
+    cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
     cursor.close()
 
 

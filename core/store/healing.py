@@ -34,6 +34,8 @@ T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
 
 DEFAULT_RETRY_S = 60.0
+#: How long a SQLite connection waits for another writer's lock before "database is locked" (PRAGMA busy_timeout).
+SQLITE_BUSY_TIMEOUT_MS = 10_000
 RETRY_KEY = "[project] results_retry_s"
 FIRST_DELAY_S = 0.01
 MAX_DELAY_S = 2.0
@@ -161,7 +163,7 @@ def explain(where: str, diagnosis: Diagnosis, *, key: str = RESULTS_KEY, waited_
     shown = diagnosis.detail and diagnosis.detail.lower() not in diagnosis.cause.lower()
     detail = f" ({diagnosis.detail})" if shown else ""
     if diagnosis.transient:
-        what = f"did not recover within {waited_s or 0:.0f} s: {diagnosis.cause}{detail}"
+        what = f"did not recover{_within(waited_s)}: {diagnosis.cause}{detail}"
         fix = f"check that the database is up and reachable, or allow longer with {RETRY_KEY}"
     else:
         what = f"{diagnosis.cause}{detail}"
@@ -181,8 +183,9 @@ class Healer:
     :param key: the config key that names the database, used in fixes.
     :param redact: hides secrets (the URL's password) in the driver's messages.
 
-    Once it has given up, later calls try only once: the end of a failed run (its status, its lease) does not
-    wait a second deadline.
+    Once it has given up, later calls try only once, and fail with the same message: the end of a failed run
+    (its status, its lease) does not wait a second deadline. A call that succeeds again ends the outage (a
+    long-running server, ``ragassay label`` or ``traces receive``, waits out the next one in full).
     """
 
     where: str
@@ -211,17 +214,24 @@ class Healer:
                     raise
                 outage = outage if conflict else diagnosis
                 waited = time.monotonic() - start
+                if not diagnosis.transient or self.gave_up or waited >= self.retry_s:
+                    raise self._give_up(diagnosis, waited) from exc
                 delay = min(MAX_DELAY_S, FIRST_DELAY_S * 2**tries) * random.uniform(0.5, 1.0)
-                if not diagnosis.transient or self.gave_up or waited + delay > self.retry_s:
-                    diagnosis = dataclasses.replace(diagnosis, detail=self.redact(diagnosis.detail))
-                    self.gave_up = explain(self.where, diagnosis, key=self.key, waited_s=waited)
-                    raise StoreUnavailableError(self.gave_up) from exc
-                self.sleep(delay)
+                self.sleep(min(delay, self.retry_s - waited))  # the last try comes at the deadline, not before
                 tries += 1
             else:
+                self.gave_up = None  # the database answers again: the next outage gets its own deadline
                 if outage is not None:
                     self._recovered(outage, time.monotonic() - start)
                 return result
+
+    def _give_up(self, diagnosis: Diagnosis, waited_s: float | None) -> StoreUnavailableError:
+        """The error that stops the work: the first explanation of this outage (a later call that fails at once,
+        e.g. the end of the run recording its status, says the same, never "did not recover within 0 s")."""
+        if self.gave_up is None:
+            diagnosis = dataclasses.replace(diagnosis, detail=self.redact(diagnosis.detail))
+            self.gave_up = explain(self.where, diagnosis, key=self.key, waited_s=waited_s)
+        return StoreUnavailableError(self.gave_up)
 
     def explained(self, exc: BaseException) -> StoreUnavailableError | None:
         """The one-line error for an infrastructure failure that cannot be retried where it happened (a stream
@@ -229,8 +239,7 @@ class Healer:
         diagnosis = diagnose(exc)
         if diagnosis is None:
             return None
-        self.gave_up = explain(self.where, dataclasses.replace(diagnosis, detail=self.redact(diagnosis.detail)))
-        return StoreUnavailableError(self.gave_up)
+        return self._give_up(diagnosis, None)
 
     def _recovered(self, outage: Diagnosis, waited_s: float) -> None:
         """Note an outage that was waited out (shown with the run's warnings): nothing silent."""
@@ -240,6 +249,13 @@ class Healer:
         )
         if len(self.recoveries) < 20:
             self.recoveries.append(note)
+
+
+def _within(waited_s: float | None) -> str:
+    """`` within 5.2 s`` (tenths under 10 s, whole seconds above); nothing when the wait is not known."""
+    if waited_s is None:
+        return ""
+    return f" within {waited_s:.1f} s" if waited_s < 10 else f" within {waited_s:.0f} s"
 
 
 def _first_line(error: BaseException) -> str:

@@ -5,51 +5,64 @@ Rows are only ever added; an undo marks the annotator's latest label undone (``u
 latest label that is not undone per (rubric, annotator, item): :meth:`LabelTables.labels`. Every label is checked
 against its run before it is written: the run exists, the sample is one of its samples and every system named
 has an answer (an ``ok`` output) for it, so no label reaches a run it was not given on.
+
+Adding labels is staged, then switched in: the checks and the look-up of labels stored already are reads, a
+chunk of :data:`KEYS_PER_QUERY` labels at a time, which block no other writer; the new rows are then inserted
+in one short transaction that first looks again for labels stored since the reads began. So an import of
+20,000 labels is still all or nothing, and a label given in ``ragassay label`` meanwhile waits milliseconds,
+not the whole import.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import and_, insert, select, update
+from sqlalchemy import func, insert, select, update
 
 from ..errors import StoreError
 from . import schema as t
 from .healing import healing
+
+KEYS_PER_QUERY = 400  # labels checked per read (each IN list far below every driver's parameter limit)
+_COLUMNS = (
+    "run_id",
+    "sample_id",
+    "system",
+    "systems_json",
+    "item_key",
+    "rubric",
+    "rubric_version",
+    "annotator",
+    "value",
+    "labelled_at",
+)  # what makes two labels the same label
 
 
 class LabelTables:
     """Adding, reading and undoing labels (needs ``self.engine`` and ``self.healer``)."""
 
     engine: Any
+    healer: Any
 
-    @healing
     def add_label(self, label: Any) -> None:
         """Store one :class:`~ragassay.labels.Label` after checking it against its run (:class:`StoreError`
         naming the run, sample or system when it does not fit)."""
-        with self.engine.begin() as conn:
-            _check(conn, label, f"label of sample '{label.sample_id}'")
-            conn.execute(insert(t.labels).values(**_row(label)))
+        self.add_labels([label], [f"label of sample '{label.sample_id}'"])
 
-    @healing
     def add_labels(self, labels: Sequence[Any], sources: Sequence[str] | None = None) -> int:
-        """Store labels in one transaction (all or none), skipping any already stored as it is (same run, item,
-        order, rubric and version, annotator, value and time): importing a file twice adds it once. Returns how
-        many were added. ``sources`` names each label in errors (e.g. ``FILE:LINE``)."""
-        added = 0
-        with self.engine.begin() as conn:
-            for i, label in enumerate(labels):
-                where = sources[i] if sources else f"label {i + 1}"
-                _check(conn, label, where)
-                row = _row(label)
-                same = [t.labels.c[key] == value for key, value in row.items() if value is not None]
-                if conn.execute(select(t.labels.c.id).where(and_(*same)).limit(1)).first() is None:
-                    conn.execute(insert(t.labels).values(**row))
-                    added += 1
-        return added
+        """Store labels all or none, skipping any already stored as it is (same run, item, order, rubric and
+        version, annotator, value and time): importing a file twice adds it once. Returns how many were added.
+        ``sources`` names each label in errors (e.g. ``FILE:LINE``).
+
+        Staged, then switched in (see the module docstring); each half is retried on its own when the database
+        fails transiently."""
+        rows, mark = self.healer(lambda: _stage(self.engine, labels, sources))
+        if not rows:
+            return 0
+        return self.healer(lambda: _switch(self.engine, rows, mark))
 
     @healing
     def labels(self, run_id: str, rubric: str | None = None, *, annotator: str | None = None) -> list[Any]:
@@ -84,6 +97,80 @@ class LabelTables:
         return _label(row)
 
 
+def _stage(engine: Any, labels: Sequence[Any], sources: Sequence[str] | None) -> tuple[list[dict[str, Any]], int]:
+    """The rows of the labels not stored yet (each once), checked against their runs, read a chunk at a time
+    (no write lock); and the largest label id when the reads began (what :func:`_switch` looks past)."""
+    rows: list[dict[str, Any]] = []
+    seen: set[tuple] = set()
+    with engine.connect() as conn:
+        mark = conn.execute(select(func.max(t.labels.c.id))).scalar() or 0
+        for start in range(0, len(labels), KEYS_PER_QUERY):
+            chunk = labels[start : start + KEYS_PER_QUERY]
+            known = _Known(conn, chunk)
+            for i, label in enumerate(chunk, start=start):
+                known.check(label, sources[i] if sources else f"label {i + 1}")
+                row = _row(label)
+                key = _key(row)
+                if key not in seen and key not in known.stored:
+                    seen.add(key)
+                    rows.append(row)
+    return rows, mark
+
+
+def _switch(engine: Any, rows: list[dict[str, Any]], mark: int) -> int:
+    """Insert the staged ``rows`` in one short transaction, leaving out those another writer stored since the
+    stage began (labels with an id above ``mark``); returns how many were inserted."""
+    with engine.begin() as conn:
+        since = {tuple(r) for r in conn.execute(select(*(t.labels.c[n] for n in _COLUMNS)).where(t.labels.c.id > mark))}
+        new = [row for row in rows if _key(row) not in since]
+        if new:
+            conn.execute(insert(t.labels), new)
+    return len(new)
+
+
+class _Known:
+    """What the store holds for a chunk of labels, read in a few statements: the runs, their samples, the
+    systems that answered them, and the labels of these items stored already."""
+
+    def __init__(self, conn: Any, labels: Iterable[Any]):
+        labels = list(labels)
+        runs = sorted({label.run_id for label in labels})
+        self.runs = {r for (r,) in conn.execute(select(t.runs.c.id).where(t.runs.c.id.in_(runs)))}
+        self.samples: set[tuple[str, str]] = set()
+        self.answered: set[tuple[str, str, str]] = set()
+        self.stored: set[tuple] = set()
+        s, o, c = t.run_samples.c, t.outputs.c, t.labels.c
+        for run in self.runs:
+            mine = [label for label in labels if label.run_id == run]
+            ids = sorted({label.sample_id for label in mine})
+            found = conn.execute(select(s.question_id).where(s.run_id == run, s.question_id.in_(ids)))
+            self.samples |= {(run, qid) for (qid,) in found}
+            ok = select(o.question_id, o.system).where(o.run_id == run, o.question_id.in_(ids), o.status == "ok")
+            self.answered |= {(run, qid, system) for qid, system in conn.execute(ok)}
+            items = sorted({label.item_key for label in mine})
+            same = select(*(c[n] for n in _COLUMNS)).where(c.run_id == run, c.item_key.in_(items))
+            self.stored |= {tuple(r) for r in conn.execute(same)}
+
+    def check(self, label: Any, where: str) -> None:
+        """Raise :class:`StoreError` unless ``label``'s run exists, has its sample, and every system it names has
+        an ok output for that sample."""
+        run = label.run_id
+        if run not in self.runs:
+            raise StoreError(
+                f"{where}: no run '{run}' in this results store; labels are stored on the run they were "
+                "given on (list the runs with: ragassay runs)"
+            )
+        if (run, label.sample_id) not in self.samples:
+            raise StoreError(f"{where}: run {run[:12]} has no sample '{label.sample_id}'")
+        systems = [label.system] if label.system is not None else list(label.systems)
+        missing = [s for s in systems if (run, label.sample_id, s) not in self.answered]
+        if missing:
+            raise StoreError(
+                f"{where}: run {run[:12]} has no answer of system {', '.join(repr(s) for s in missing)} to sample "
+                f"'{label.sample_id}' (only answered outputs can be labelled)"
+            )
+
+
 def _row(label: Any) -> dict[str, Any]:
     return {
         "run_id": label.run_id,
@@ -97,6 +184,10 @@ def _row(label: Any) -> dict[str, Any]:
         "value": label.value,
         "labelled_at": label.labelled_at,
     }
+
+
+def _key(row: dict[str, Any]) -> tuple:
+    return tuple(row[name] for name in _COLUMNS)
 
 
 def _label(row: Any) -> Any:
@@ -113,35 +204,3 @@ def _label(row: Any) -> Any:
         value=row.value,
         labelled_at=row.labelled_at,
     )
-
-
-def _check(conn: Any, label: Any, where: str) -> None:
-    """Raise :class:`StoreError` unless ``label``'s run exists, has its sample, and every system it names has an
-    ok output for that sample."""
-    run = label.run_id
-    if conn.execute(select(t.runs.c.id).where(t.runs.c.id == run)).first() is None:
-        raise StoreError(
-            f"{where}: no run '{run}' in this results store; labels are stored on the run they were "
-            "given on (list the runs with: ragassay runs)"
-        )
-    sample = select(t.run_samples.c.question_id).where(
-        t.run_samples.c.run_id == run, t.run_samples.c.question_id == label.sample_id
-    )
-    if conn.execute(sample).first() is None:
-        raise StoreError(f"{where}: run {run[:12]} has no sample '{label.sample_id}'")
-    systems = [label.system] if label.system is not None else list(label.systems)
-    o = t.outputs.c
-    answered = {
-        s
-        for (s,) in conn.execute(
-            select(o.system).where(
-                o.run_id == run, o.question_id == label.sample_id, o.system.in_(systems), o.status == "ok"
-            )
-        )
-    }
-    missing = [s for s in systems if s not in answered]
-    if missing:
-        raise StoreError(
-            f"{where}: run {run[:12]} has no answer of system {', '.join(repr(s) for s in missing)} to sample "
-            f"'{label.sample_id}' (only answered outputs can be labelled)"
-        )

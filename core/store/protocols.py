@@ -244,10 +244,14 @@ class TraceStore(Protocol):
     """Production traces of a store, one row per span keyed by (trace id, span id): storing a span again changes
     nothing. :mod:`ragassay.traces` decodes, maps and selects them."""
 
-    def write_spans(self, batches: Iterable[Sequence[SpanRow]], *, counts: bool = False) -> tuple | None:
-        """Store the spans of ``batches`` in one transaction: all of them, or none when producing the batches
-        raises (a malformed file). With ``counts``: (traces, spans) stored before and after, as
-        ``(traces_before, spans_before, traces_after, spans_after)``."""
+    def write_spans(
+        self, batches: Iterable[Sequence[SpanRow]], *, counts: bool = False, wait_s: float | None = None
+    ) -> tuple | None:
+        """Store the spans of ``batches``: all of them, or none when producing the batches raises (a malformed
+        file); other writers are kept waiting as briefly as the store can (an import is staged, then switched in).
+        With ``counts``: (traces, spans) stored before and after, as ``(traces_before, spans_before,
+        traces_after, spans_after)``. ``wait_s``: for a list of batches (a received request), the longest wait
+        for another writer before a transient error (the receiver then answers 503); None: the store's own."""
 
     def read_spans(self, trace_ids: Sequence[str] | None = None) -> Iterator[tuple[str, str, dict[str, Any], str]]:
         """(trace id, span id, resource attributes, span JSON) of every stored span (of ``trace_ids`` only when

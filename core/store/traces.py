@@ -8,16 +8,17 @@ selecting traces is :mod:`ragassay.traces`' work.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import Column, MetaData, Table, func, select, true
 
 from . import schema as t
-from .healing import healing_stream
+from .healing import SQLITE_BUSY_TIMEOUT_MS, healing_stream
 from .protocols import SpanRow
 
 SPANS_PER_STATEMENT = 500  # rows per INSERT
@@ -37,17 +38,32 @@ class TraceTables:
     engine: Any
     _span_resources: _Resources | None = None
 
-    def write_spans(self, batches: Iterable[Sequence[SpanRow]], *, counts: bool = False) -> tuple | None:
-        """Store the spans of ``batches`` not stored yet (and their resources) in one transaction; a span already
+    def write_spans(
+        self, batches: Iterable[Sequence[SpanRow]], *, counts: bool = False, wait_s: float | None = None
+    ) -> tuple | None:
+        """Store the spans of ``batches`` not stored yet (and their resources), all or none; a span already
         stored is left as it is (``ON CONFLICT DO NOTHING``). With ``counts``: (traces before, spans before,
-        traces after, spans after), counted in the same transaction.
+        traces after, spans after): what this call added is counted exactly, the totals after it.
 
-        Not retried: ``batches`` is read once (an import decodes its files while it writes them)."""
-        with self.engine.begin() as conn:
-            before = _counts(conn) if counts else None
-            for batch in batches:
-                _insert_spans(conn, batch)
-            return (*before, *_counts(conn)) if counts else None
+        A list (a received request, in memory already) is inserted in one short transaction; ``wait_s`` bounds
+        how long it waits for another writer's lock (then a transient "locked" error, which the receiver answers
+        with 503). Anything else (an import decoding its files while it writes) is staged, then switched in:
+        each batch goes into temporary tables of one connection in a short transaction of its own (no other
+        writer waits for them, and memory stays flat), then one transaction copies the staged rows into the store
+        inside the database, so other writers wait for that copy alone, never for the decoding. A batch that
+        fails to come (a malformed file) stops the import before the switch: nothing of it is stored. Not
+        retried: ``batches`` is read once.
+        """
+        if isinstance(batches, list):
+            with self.engine.begin() as conn, _lock_wait(conn, wait_s):
+                new = _insert_spans(conn, [span for batch in batches for span in batch], counts=counts)
+        else:
+            new = _staged(self.engine, batches, counts=counts)
+        if not counts:
+            return None
+        with self.engine.connect() as conn:
+            traces, spans = _counts(conn)
+        return traces - new[0], spans - new[1], traces, spans
 
     @healing_stream
     def read_spans(self, trace_ids: Sequence[str] | None = None) -> Iterator[tuple[str, str, dict[str, Any], str]]:
@@ -107,13 +123,30 @@ def _insert(conn: Any):
     return insert
 
 
-def _insert_spans(conn: Any, spans: Sequence[SpanRow]) -> None:
-    """Insert spans (and their resources) not stored yet, in the caller's transaction."""
-    insert = _insert(conn)
+@contextlib.contextmanager
+def _lock_wait(conn: Any, wait_s: float | None) -> Iterator[None]:
+    """Within the caller's transaction, wait at most ``wait_s`` for another writer's lock (None: the store's
+    usual wait): SQLite's busy timeout (set back afterwards: connections are pooled), PostgreSQL's
+    ``lock_timeout`` (for this transaction only)."""
+    if wait_s is None:
+        yield
+        return
+    if conn.dialect.name == "postgresql":
+        conn.exec_driver_sql(f"SET LOCAL lock_timeout = {max(1, int(wait_s * 1000))}")
+        yield
+        return
+    conn.exec_driver_sql(f"PRAGMA busy_timeout = {max(1, int(wait_s * 1000))}")
+    try:
+        yield
+    finally:
+        conn.exec_driver_sql(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
+
+
+def _span_rows(spans: Sequence[SpanRow], now: float) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """The ``trace_spans`` rows of ``spans`` and their resources (key -> attributes JSON)."""
     resources: dict[str, str] = {}
     keys: dict[int, tuple[dict, str]] = {}  # id of a resource dict -> (it, kept alive, its key): shared by a request
     rows = []
-    now = time.time()
     for span in spans:
         resource = span[4]
         known = keys.get(id(resource))
@@ -132,9 +165,112 @@ def _insert_spans(conn: Any, spans: Sequence[SpanRow]) -> None:
                 "received_at": now,
             }
         )
+    return rows, resources
+
+
+def _insert_spans(conn: Any, spans: Sequence[SpanRow], *, counts: bool) -> tuple[int, int]:
+    """Insert spans (and their resources) not stored yet, in the caller's transaction; (new traces, new spans)
+    when ``counts``, else (0, 0)."""
+    insert = _insert(conn)
+    rows, resources = _span_rows(spans, time.time())
     if resources:
         statement = insert(t.trace_resources).on_conflict_do_nothing(index_elements=["key"])
         conn.execute(statement, [{"key": k, "attributes_json": v} for k, v in sorted(resources.items())])
+    trace_ids = sorted({row["trace_id"] for row in rows})
+    before = _spans_of(conn, trace_ids) if counts else (0, 0)
     statement = insert(t.trace_spans).on_conflict_do_nothing(index_elements=["trace_id", "span_id"])
     for start in range(0, len(rows), SPANS_PER_STATEMENT):
         conn.execute(statement, rows[start : start + SPANS_PER_STATEMENT])
+    if not counts:
+        return 0, 0
+    after = _spans_of(conn, trace_ids)
+    return after[0] - before[0], after[1] - before[1]
+
+
+def _spans_of(conn: Any, trace_ids: Sequence[str]) -> tuple[int, int]:
+    """(traces, spans) stored of ``trace_ids``."""
+    c = t.trace_spans.c
+    traces = spans = 0
+    for start in range(0, len(trace_ids), IDS_PER_QUERY):
+        chunk = trace_ids[start : start + IDS_PER_QUERY]
+        found = conn.execute(select(func.count(func.distinct(c.trace_id)), func.count()).where(c.trace_id.in_(chunk)))
+        row = found.one()
+        traces, spans = traces + row[0], spans + row[1]
+    return traces, spans
+
+
+# -- staging an import -----------------------------------------------------------------------------------------
+
+_staging = MetaData()
+_STAGED_SPANS = Table(
+    "ragassay_staged_spans",
+    _staging,
+    *(Column(c.name, c.type, primary_key=c.primary_key) for c in t.trace_spans.columns),
+    prefixes=["TEMPORARY"],
+)
+_STAGED_RESOURCES = Table(
+    "ragassay_staged_resources",
+    _staging,
+    *(Column(c.name, c.type, primary_key=c.primary_key) for c in t.trace_resources.columns),
+    prefixes=["TEMPORARY"],
+)
+
+
+def _staged(engine: Any, batches: Iterable[Sequence[SpanRow]], *, counts: bool) -> tuple[int, int]:
+    """Stage ``batches`` in temporary tables of one connection, then switch them in (see
+    :meth:`TraceTables.write_spans`); (new traces, new spans)."""
+    with engine.connect() as conn:
+        with conn.begin():
+            for table in (_STAGED_SPANS, _STAGED_RESOURCES):
+                table.create(conn, checkfirst=True)
+        try:
+            for batch in batches:
+                with conn.begin():
+                    _stage_spans(conn, batch)
+            with conn.begin():
+                return _switch_spans(conn, counts=counts)
+        finally:
+            if not conn.invalidated:
+                if conn.in_transaction():
+                    conn.rollback()
+                with conn.begin():
+                    for table in (_STAGED_SPANS, _STAGED_RESOURCES):
+                        table.drop(conn, checkfirst=True)
+
+
+def _stage_spans(conn: Any, spans: Sequence[SpanRow]) -> None:
+    """Add spans (and resources) to the staging tables; a span staged twice is kept once (the first)."""
+    insert = _insert(conn)
+    rows, resources = _span_rows(spans, time.time())
+    if resources:
+        statement = insert(_STAGED_RESOURCES).on_conflict_do_nothing(index_elements=["key"])
+        conn.execute(statement, [{"key": k, "attributes_json": v} for k, v in sorted(resources.items())])
+    statement = insert(_STAGED_SPANS).on_conflict_do_nothing(index_elements=["trace_id", "span_id"])
+    for start in range(0, len(rows), SPANS_PER_STATEMENT):
+        conn.execute(statement, rows[start : start + SPANS_PER_STATEMENT])
+
+
+def _switch_spans(conn: Any, *, counts: bool) -> tuple[int, int]:
+    """Copy the staged resources and spans into the store in the caller's transaction (resources first: the
+    write lock is taken before anything is counted); (new traces, new spans)."""
+    insert = _insert(conn)
+    staged, resources = _STAGED_SPANS.c, _STAGED_RESOURCES.c
+    conn.execute(
+        insert(t.trace_resources)
+        .from_select(["key", "attributes_json"], select(resources.key, resources.attributes_json).where(true()))
+        .on_conflict_do_nothing(index_elements=["key"])
+    )
+    new_traces = 0
+    if counts:
+        stored = select(t.trace_spans.c.trace_id).where(t.trace_spans.c.trace_id == staged.trace_id).exists()
+        ids = select(staged.trace_id).distinct().where(~stored).subquery()
+        new_traces = conn.execute(select(func.count()).select_from(ids)).scalar()
+    columns = [c.name for c in t.trace_spans.columns]
+    copied = conn.execute(
+        insert(t.trace_spans)
+        .from_select(
+            columns, select(*(staged[n] for n in columns)).where(true()).order_by(staged.trace_id, staged.span_id)
+        )
+        .on_conflict_do_nothing(index_elements=["trace_id", "span_id"])
+    )  # in the store's key order: the fastest way into its index
+    return new_traces, copied.rowcount

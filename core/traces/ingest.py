@@ -1,7 +1,9 @@
 """Storing OTLP traces: ``ragassay traces import`` (files and folders) and the receiver (one request at a time).
 
-A whole import is one transaction: a malformed file stops it with an error naming the file and line, and
-nothing of that import is stored. Spans are written in batches as they are decoded, so memory stays flat.
+A whole import is all or nothing: a malformed file stops it with an error naming the file and line, and nothing
+of that import is stored. Spans are staged in batches as they are decoded, so memory stays flat, and switched
+into the store at the end in one short transaction, so other writers of the store (the receiver, ``ragassay
+label``, a run) wait for that switch alone (:meth:`ragassay.store.traces.TraceTables.write_spans`).
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ class IngestReport:
 
 
 def import_paths(store: Any, paths: list[Path], progress: Callable[[IngestReport], None] | None = None) -> IngestReport:
-    """Store every span of the trace files under ``paths`` in one transaction; returns the counts."""
+    """Store every span of the trace files under ``paths``, all or none; returns the counts."""
     files = [f for path in paths for f in trace_files(Path(path))]
     report = IngestReport()
 
@@ -81,19 +83,21 @@ def import_paths(store: Any, paths: list[Path], progress: Callable[[IngestReport
     return report
 
 
-def store_request(store: Any, request: Any, where: str) -> int:
+def store_request(store: Any, request: Any, where: str, *, wait_s: float | None = None) -> int:
     """Store one decoded ``ExportTraceServiceRequest`` (validated whole first: a bad span stores nothing);
-    returns the number of spans it held."""
+    returns the number of spans it held. ``wait_s``: the longest wait for another writer of the store (then a
+    transient error: :func:`ragassay.store.healing.diagnose`)."""
     spans = spans_of(request, where)
     if spans:
-        trace_store(store).write_spans([span_rows(spans)])
+        trace_store(store).write_spans([span_rows(spans)], wait_s=wait_s)
     return len(spans)
 
 
-def store_log_request(store: Any, request: Any, where: str) -> tuple[int, int]:
+def store_log_request(store: Any, request: Any, where: str, *, wait_s: float | None = None) -> tuple[int, int]:
     """Store the log records of one decoded ``ExportLogsServiceRequest`` that belong to a span (validated whole
-    first); returns (records kept, records without a trace and span id, not kept)."""
+    first); returns (records kept, records without a trace and span id, not kept). ``wait_s``: as for
+    :func:`store_request`."""
     records, unattached = log_events_of(request, where)
     if records:
-        trace_store(store).write_spans([span_rows(records)])
+        trace_store(store).write_spans([span_rows(records)], wait_s=wait_s)
     return len(records), unattached

@@ -14,7 +14,10 @@ after the last member that are not another member make it a 400. A receiver on a
 requests whose ``Host`` is a loopback name (otherwise 403), so a web page cannot write traces through a DNS name
 rebound to 127.0.0.1. A client gets :data:`ragassay.traces.deadline.REQUEST_DEADLINE_S` seconds to send a
 request (:mod:`ragassay.traces.deadline`); one that is slower, or goes away mid-body, is disconnected and
-counted as rejected, and nothing of its request is stored.
+counted as rejected, and nothing of its request is stored. When the results store stays busy for
+:data:`STORE_WAIT_S` (another writer holds a SQLite file's lock) or is unreachable for a moment, the answer is
+503 with ``Retry-After`` (:data:`RETRY_AFTER_S`), which OTLP exporters retry, and nothing of the request is
+stored.
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ JSON, PROTOBUF = "application/json", "application/x-protobuf"
 DEFAULT_MAX_BYTES = 8 * 1024 * 1024  # per request, after decompression
 LOOPBACK = "127.0.0.1"
 JSON_BODY = "send one ExportTraceServiceRequest per request (a gzip body of several members is their concatenation)"
+STORE_WAIT_S = 2.0  # the longest a request waits for another writer of the store (exporters time out at 10 s)
+RETRY_AFTER_S = 1  # what a 503 asks the exporter to wait before sending the request again
 
 
 def is_loopback(host: str) -> bool:
@@ -73,15 +78,26 @@ class ReceiverStats:
     rejected: int = 0
     log_records: int = 0  # kept: each belongs to a span
     log_records_dropped: int = 0  # without a trace and span id: no span to read them with
-    lock: threading.Lock = dataclasses.field(default_factory=threading.Lock, repr=False)
+    busy: int = 0  # answered 503: the store was busy (the exporter sends them again)
+    lock: threading.Condition = dataclasses.field(default_factory=threading.Condition, repr=False)
 
-    def add(self, spans: int = 0, *, rejected: bool = False, log_records: int = 0, dropped: int = 0) -> None:
+    def add(
+        self, spans: int = 0, *, rejected: bool = False, log_records: int = 0, dropped: int = 0, busy: bool = False
+    ) -> None:
         with self.lock:
             self.requests += 1
             self.spans += spans
             self.rejected += int(rejected)
             self.log_records += log_records
             self.log_records_dropped += dropped
+            self.busy += int(busy)
+            self.lock.notify_all()
+
+    def wait_for(self, done: Any, timeout: float) -> bool:
+        """Wait until ``done(self)`` holds after a request (False after ``timeout`` s): tests wait for the
+        request they assert on, never for time."""
+        with self.lock:
+            return self.lock.wait_for(lambda: done(self), timeout)
 
 
 class TooLarge(Exception):
@@ -138,19 +154,41 @@ def _decode(body: bytes, content_type: str, logs: bool = False) -> Any:
     return (logs_request_from_json if logs else request_from_json)(loads(body, "request", JSON_BODY), "request")
 
 
-def _reply(message: Any, content_type: str, status: int):
+def _reply(message: Any, content_type: str, status: int, headers: dict[str, str] | None = None):
     from google.protobuf import json_format
     from starlette.responses import Response
 
     if content_type == PROTOBUF:
-        return Response(message.SerializeToString(), status_code=status, media_type=PROTOBUF)
-    return Response(json_format.MessageToJson(message), status_code=status, media_type=JSON)
+        return Response(message.SerializeToString(), status_code=status, media_type=PROTOBUF, headers=headers)
+    return Response(json_format.MessageToJson(message), status_code=status, media_type=JSON, headers=headers)
 
 
-def _status(code: int, message: str, content_type: str, http_status: int):
+def _status(code: int, message: str, content_type: str, http_status: int, headers: dict[str, str] | None = None):
     from google.rpc.status_pb2 import Status
 
-    return _reply(Status(code=code, message=message), content_type, http_status)
+    return _reply(Status(code=code, message=message), content_type, http_status, headers)
+
+
+def _store_busy(exc: Exception) -> str | None:
+    """Why the store could not take a request just now (a lock held by another writer, a lost connection), or
+    None when ``exc`` is not such a moment (a bug, a full disk: raised as it is)."""
+    from ..errors import StoreUnavailableError
+    from ..store.healing import diagnose
+
+    diagnosis = diagnose(exc)
+    if diagnosis is not None and diagnosis.transient:
+        return diagnosis.cause
+    return "it is unavailable" if isinstance(exc, StoreUnavailableError) else None
+
+
+def _busy(exc: Exception, stats: ReceiverStats, content_type: str):
+    """503 with ``Retry-After`` when ``exc`` is the store being busy for a moment; any other error is raised."""
+    why = _store_busy(exc)
+    if why is None:
+        raise exc
+    stats.add(busy=True)
+    message = f"the results store is busy ({why}); nothing of this request was stored: send it again"
+    return _status(14, message, content_type, 503, {"Retry-After": str(RETRY_AFTER_S)})  # 14: UNAVAILABLE
 
 
 def make_app(
@@ -177,11 +215,10 @@ def make_app(
             if refusal is not None:
                 stats.add(rejected=True)
                 return refusal
+            write = store_log_request if logs else store_request
             try:
                 decoded = _decode(await _body(request, max_bytes), content_type, logs)
-                stored = await run_in_threadpool(
-                    store_log_request if logs else store_request, store, decoded, "request"
-                )
+                stored = await run_in_threadpool(write, store, decoded, "request", wait_s=STORE_WAIT_S)
             except TooLarge:
                 stats.add(rejected=True)
                 return _status(8, f"request body over the limit of {max_bytes:,} bytes", content_type, 413)
@@ -191,6 +228,8 @@ def make_app(
             except ClientDisconnect:  # went away (or was too slow) mid-body: nobody to answer, nothing stored
                 stats.add(rejected=True)
                 return _status(1, "the client went away before its body ended; nothing was stored", content_type, 400)
+            except Exception as exc:
+                return _busy(exc, stats, content_type)
             if logs:
                 stats.add(log_records=stored[0], dropped=stored[1])
                 return _reply(ExportLogsServiceResponse(), content_type, 200)

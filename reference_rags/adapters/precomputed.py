@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ragassay import Corpus, DatasetError, RAGOutput, RAGSystem, Sample
 
 from .outputs import to_output
+from .row_file import RowFile
 
 LIST_FIELDS = ("contexts", "contexts_id", "contexts_ids", "context_ids", "context_document_ids", "scores")
 
@@ -52,28 +53,42 @@ class PrecomputedRAG(RAGSystem):
 
     def prepare(self, corpus: Corpus) -> None:
         path = self.context.resolve(self.options.path)
-        # question_id -> (line, the row as compact JSON): a third of a parsed row's memory, parsed again on use
-        self.rows: dict[str, tuple[int, str]] = {}
-        for line, row in read_rows(path):
-            key = row.get(self.options.id_field)
-            if key in (None, ""):
-                raise DatasetError(f"{path}, line {line}: no '{self.options.id_field}' field.")
-            if str(key) in self.rows:
-                raise DatasetError(
-                    f"{path}, line {line}: {self.options.id_field} '{key}' already on line {self.rows[str(key)][0]}."
-                )
-            _check_trace_fields(row, f"{path}, line {line}")
-            self.rows[str(key)] = (line, json.dumps(row, separators=(",", ":"), ensure_ascii=False))
+        # question_id -> (line, the row as compact JSON), on disk: memory does not grow with the file
+        self.rows = RowFile()
         self.path = path
+        try:
+            for line, row in read_rows(path):
+                key = row.get(self.options.id_field)
+                if key in (None, ""):
+                    raise DatasetError(f"{path}, line {line}: no '{self.options.id_field}' field.")
+                _check_trace_fields(row, f"{path}, line {line}")
+                self._duplicate(
+                    self.rows.add(str(key), line, json.dumps(row, separators=(",", ":"), ensure_ascii=False))
+                )
+        except DatasetError:
+            self._duplicate(self.rows.flush())  # a key repeated on an earlier line is the first error
+            raise
+        self._duplicate(self.rows.flush())
+
+    def _duplicate(self, found: tuple[str, int, int] | None) -> None:
+        """The error of a question id given on two lines (``found``: the id, the later line, the earlier)."""
+        if found is not None:
+            key, later, earlier = found
+            raise DatasetError(f"{self.path}, line {later}: {self.options.id_field} '{key}' already on line {earlier}.")
 
     def check_samples(self, samples: Iterable[Sample]) -> list[str]:
         """Warnings for rows that match no sample (missing rows fail their samples in :meth:`answer`)."""
-        known = {s.question_id for s in samples}
-        extra = sorted(set(self.rows) - known)
-        if not extra:
+        count, extra = self.rows.keys_not_in((s.question_id for s in samples), shown=5)
+        if not count:
             return []
-        shown = ", ".join(extra[:5]) + (f" and {len(extra) - 5} more" if len(extra) > 5 else "")
-        return [f"{self.path.name}: {len(extra)} row(s) match no sample: {shown}"]
+        shown = ", ".join(extra) + (f" and {count - 5} more" if count > 5 else "")
+        return [f"{self.path.name}: {count} row(s) match no sample: {shown}"]
+
+    async def aclose(self) -> None:
+        """Drop the rows read by :meth:`prepare` (their temporary file)."""
+        rows = getattr(self, "rows", None)
+        if rows is not None:
+            rows.close()
 
     async def answer(self, sample: Sample) -> RAGOutput:
         found = self.rows.get(sample.question_id)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import sys
 
 import pytest
 
@@ -46,3 +47,19 @@ def test_a_key_without_its_text_is_a_damaged_store():
     raw = pack(OUTPUT, {})
     with pytest.raises(StoreError, match="does not hold"):
         unpack(raw, {})
+
+
+def test_the_key_cache_holds_at_most_8_mib_whatever_the_number_of_texts():
+    """A run of many distinct contexts (a 200,000-sample run) must not keep them all (issue 38, item 33): the
+    cache is bounded by the memory its texts and keys take (8 MiB, docs/scale.md), not by a count."""
+    from ragassay import context_keys
+
+    bound = 8 << 20
+    texts = [f"Item number {i} in the catalogue has value {i * 7 % 1000}. " * 20 for i in range(30_000)]  # ~40 MB
+    for text in texts:
+        assert text_key(text) == base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()[:24]).decode()
+    held = sum(sys.getsizeof(text) + sys.getsizeof(key) for text, key in context_keys._keys.items())
+    assert held <= bound
+    assert 0 < len(context_keys._keys) < len(texts)  # it still caches: the texts seen last
+    huge = "x" * (2 * bound)
+    assert text_key(huge) == text_key(huge) and huge not in context_keys._keys  # hashed, never kept

@@ -158,6 +158,27 @@ def count_outputs(url: str) -> int:
         engine.dispose()
 
 
+def run_statuses(url: str) -> list[str]:
+    """The raw ``runs.status`` of every stored run (what the runner wrote, before any reader interprets it)."""
+    from sqlalchemy import text
+
+    engine = _engine(url)
+    try:
+        with engine.connect() as conn:
+            return [row[0] for row in conn.execute(text("SELECT status FROM runs ORDER BY created_at"))]
+    finally:
+        engine.dispose()
+
+
+def status_problems(url: str) -> list[str]:
+    """A run that stopped before its work was done must not be stored as ``complete`` (``interrupted`` when its
+    end could be recorded; ``running`` when the database could not take even that)."""
+    statuses = run_statuses(url)
+    if len(statuses) == 1 and statuses[0] in ("interrupted", "running"):
+        return []
+    return [f"runs.status is {statuses} after the stop, not ['interrupted'] (or ['running'] when it was down)"]
+
+
 def integrity_problems(url: str) -> list[str]:
     """Broken atomicity: an output without all its metric values, a value of no output, a damaged file."""
     from sqlalchemy import text

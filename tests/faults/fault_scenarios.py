@@ -27,6 +27,7 @@ from fault_harness import (
     error_line,
     integrity_problems,
     ragassay,
+    status_problems,
     write_project,
 )
 from mounts import read_only, small_tmpfs
@@ -149,6 +150,44 @@ def postgres_restart(root: Path, server, clean: str, *, down_s: float = 1.5) -> 
     return outcome
 
 
+def postgres_stays_down(root: Path, server, clean: str, *, retry_s: int = 2) -> Outcome:
+    """Stop the server in the middle of a batch write and keep it down: the run retries for ``results_retry_s``,
+    then stops with exit 2 and one line saying how long it waited (the writes after it, its status and its lease,
+    fail at once and must not print another, wrong, line); its status is not ``complete``; with the server back,
+    a re-run completes."""
+    url = server.create_database()
+    password = url.split(":", 2)[2].split("@", 1)[0]
+    shown = url.replace(password, "${FAULTS_PG_PASSWORD}")
+    config = write_project(root, results=shown, project=f"results_retry_s = {retry_s}\n")
+    paused, go = root / "paused", root / "resume"
+    fault = {"after_units": UNITS * 3 // 8, "phase": "outputs", "action": "pause", "paused": str(paused)}
+    fault["resume"] = str(go)
+    env = environment(FAULTS_PG_PASSWORD=password)
+    child = subprocess.Popen(
+        command(config, fault=fault), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    outcome = Outcome(f"PostgreSQL down for good mid-batch (results_retry_s = {retry_s})", "", 0)
+    try:
+        deadline = time.monotonic() + RUN_TIMEOUT_S
+        while not paused.exists() and child.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        server.shut_down()
+        go.write_text("go")
+        _, err = child.communicate(timeout=RUN_TIMEOUT_S)  # the server stays down until the run has stopped
+    finally:
+        if child.poll() is None:
+            child.kill()
+        if not (server.data_dir / "postmaster.pid").exists():
+            server.start_again()
+    done = subprocess.CompletedProcess(child.args, child.returncode, "", err)
+    stopped(outcome, done, names="127.0.0.1", cause=f"did not recover within {retry_s}.")
+    outcome.outcome = "stopped after its retry deadline; server started again, resumed"
+    if "within 0" in err:
+        outcome.problems.append(f"a second, wrong line: {err[-800:]}")
+    outcome.problems += status_problems(url)
+    return resume(config, url, clean, outcome, env=env)
+
+
 # -- disk full -----------------------------------------------------------------------------------------------
 
 
@@ -164,7 +203,7 @@ def disk_full(root: Path, clean: str, *, method: str, limit: int = 4 << 20) -> O
             done = ragassay(config)
             stored = count_outputs(url)
             stopped(outcome, done, names=str(root / "db" / "results.db"), cause="disk")
-            outcome.problems += integrity_problems(url)
+            outcome.problems += integrity_problems(url) + status_problems(url)
             subprocess.run(["mount", "-o", "remount,size=256m", str(root / "db")], check=True)  # make room
             outcome.outcome = f"stopped at {stored}/{UNITS} units; room made, resumed"
             return resume(config, url, clean, outcome)
@@ -175,7 +214,7 @@ def disk_full(root: Path, clean: str, *, method: str, limit: int = 4 << 20) -> O
     done = ragassay(config, preexec_fn=limit_file_size)
     stored = count_outputs(url)
     stopped(outcome, done, names=str(root / "db" / "results.db"), cause="disk")
-    outcome.problems += integrity_problems(url)
+    outcome.problems += integrity_problems(url) + status_problems(url)
     outcome.outcome = f"stopped at {stored}/{UNITS} units; limit lifted, resumed"
     return resume(config, url, clean, outcome)
 

@@ -10,7 +10,15 @@ from __future__ import annotations
 import pytest
 
 from fault_harness import kill_points
-from fault_scenarios import clean_run, disk_full, hostile_http, kill_nine, postgres_restart, read_only_file
+from fault_scenarios import (
+    clean_run,
+    disk_full,
+    hostile_http,
+    kill_nine,
+    postgres_restart,
+    postgres_stays_down,
+    read_only_file,
+)
 from mounts import can_make_read_only, tmpfs_available
 
 pytestmark = pytest.mark.slow
@@ -38,6 +46,12 @@ def test_kill_minus_9_at_a_seeded_point_resumes_to_the_clean_digest(clean, point
 def test_a_postgresql_restart_in_the_middle_of_a_batch_is_waited_out(clean, postgres_server, tmp_path):
     outcome = postgres_restart(tmp_path, postgres_server, clean)
     assert outcome.exit_code == 0
+    held(outcome)
+
+
+def test_a_postgresql_that_stays_down_stops_the_run_with_one_right_line(clean, postgres_server, tmp_path):
+    outcome = postgres_stays_down(tmp_path, postgres_server, clean)
+    assert outcome.exit_code == 2 and "did not recover within 2." in outcome.message
     held(outcome)
 
 

@@ -77,7 +77,11 @@ async def _http_error(request, exc):
 
 
 async def _ragassay_error(request, exc):
-    from ...errors import StoreError
+    from ...errors import StoreError, StoreUnavailableError
 
+    if isinstance(exc, StoreUnavailableError):  # the database, not the page: try again soon
+        response = render(request, "error.html", status_code=503, title="503", message=str(exc))
+        response.headers["Retry-After"] = "5"
+        return response
     status = 404 if isinstance(exc, StoreError) else 400
     return render(request, "error.html", status_code=status, title=f"{status}", message=str(exc))

@@ -7,6 +7,11 @@ every action is also a plain button or link). The labelling POSTs are the app's 
 checks the CSRF token (:mod:`.csrf`) and that the item it names is the item of this queue at that position, and
 the label is built here from the queue's own run, so it cannot reach another run.
 
+A submitted label is never lost: when the results store cannot take it (a SQLite file locked by another writer
+for longer than the store waits, a server down), the queue keeps it (:attr:`LabelQueue.pending`), counts it as
+given, says so on every page, and stores it before the next label; what is still not stored when ``ragassay
+label`` stops is written to a JSONL file for ``ragassay labels import`` (:meth:`LabelQueue.close`).
+
 While labelling, the app shows nothing but the queue (:func:`blind_routes`): the results pages, with the
 systems' names and the judges' verdicts, are not served.
 """
@@ -17,8 +22,10 @@ import dataclasses
 import hashlib
 import hmac
 import secrets
+import threading
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from ...errors import ConfigError
@@ -39,12 +46,59 @@ class LabelQueue:
     items: Sequence[Item]
     csrf: Csrf = dataclasses.field(default_factory=Csrf)
     secret: bytes = dataclasses.field(default_factory=lambda: secrets.token_bytes(32))
+    #: labels given but not stored yet (the store could not take them), oldest first: stored before the next one
+    pending: list[Label] = dataclasses.field(default_factory=list)
+    #: why the pending labels are not stored yet (the store's one-line error)
+    unstored: str = ""
+    _writing: threading.Lock = dataclasses.field(default_factory=threading.Lock, repr=False)
 
     def state(self) -> QueueState:
-        """Where the annotator stands, read from the store now."""
+        """Where the annotator stands, read from the store now, with the labels still pending."""
         from ...results import read_labels
 
-        return queue_state(self.items, read_labels(self.store, self.run_id, self.rubric.name, annotator=self.annotator))
+        stored = read_labels(self.store, self.run_id, self.rubric.name, annotator=self.annotator)
+        return queue_state(self.items, [*stored, *self.pending])
+
+    def submit(self, label: Label) -> bool:
+        """Keep ``label``, then store every pending label in order (blocking: call it from a worker thread);
+        False when the store could not take them now (they stay pending, :attr:`unstored` says why)."""
+        with self._writing:
+            self.pending.append(label)
+        return self.flush()
+
+    def flush(self) -> bool:
+        """Store the pending labels, oldest first; False (and :attr:`unstored` set) when the store is unavailable."""
+        from ...errors import StoreUnavailableError
+
+        with self._writing:
+            while self.pending:
+                try:
+                    self.store.add_label(self.pending[0])
+                except StoreUnavailableError as exc:
+                    self.unstored = str(exc)
+                    return False
+                self.pending.pop(0)
+            self.unstored = ""
+            return True
+
+    def undo(self) -> Label | None:
+        """Undo this annotator's last label: a pending one is dropped, else the store marks it undone."""
+        with self._writing:
+            if self.pending:
+                return self.pending.pop()
+        return self.store.undo_label(self.run_id, self.rubric.name, self.annotator)
+
+    def close(self, folder: Path) -> Path | None:
+        """Store what is pending; what still cannot be stored is written to a JSONL file in ``folder`` for
+        ``ragassay labels import`` (returned; None when nothing was left)."""
+        if self.flush():
+            return None
+        from ...labels.jsonl import write_jsonl
+
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        path = folder / f"unstored-labels-{self.run_id[:12]}-{stamp}.jsonl"
+        write_jsonl(self.pending, path)
+        return path
 
     def item_id(self, index: int) -> str:
         """The opaque id of the item at ``index`` carried by its form (names neither system nor sample)."""
@@ -78,25 +132,31 @@ def labelling_routes(queue: LabelQueue) -> list:
         return _redirect(request, _next(queue, _index(queue, request.query_params.get("after"))))
 
     async def show(request):
+        await _flush(queue)
         return _item_page(request, queue, _index(queue, request.path_params["index"]))
 
     async def post_label(request):
+        from starlette.concurrency import run_in_threadpool
+
         index = _index(queue, request.path_params["index"])
         form = await _checked_form(request, queue)
         if form.get("item") != queue.item_id(index):
             _refuse(409, "this form names another item than the queue holds at its position; reload the page")
         value = _value(queue.rubric, form.get("value"))
-        queue.store.add_label(queue.label(index, value))
+        await run_in_threadpool(queue.submit, queue.label(index, value))  # kept even when the store is busy
         return _redirect(request, next_index(queue.items, queue.state(), index))
 
     async def undo(request):
+        from starlette.concurrency import run_in_threadpool
+
         await _checked_form(request, queue)
-        undone = queue.store.undo_label(queue.run_id, queue.rubric.name, queue.annotator)
+        undone = await run_in_threadpool(queue.undo)
         keys = [item.key for item in queue.items]
         back = keys.index(undone.item_key) if undone is not None and undone.item_key in keys else None
         return _redirect(request, back if back is not None else _next(queue, None))
 
     async def done(request):
+        await _flush(queue)
         return _done_page(request, queue)
 
     return [
@@ -128,6 +188,14 @@ def blind_routes() -> list:
         Route("/", home, methods=["GET"]),
         Route("/{path:path}", hidden, methods=["GET", "HEAD", "POST"]),
     ]
+
+
+async def _flush(queue: LabelQueue) -> None:
+    """Try again to store the labels still pending (in a worker thread: the store may wait for a lock)."""
+    if queue.pending:
+        from starlette.concurrency import run_in_threadpool
+
+        await run_in_threadpool(queue.flush)
 
 
 def _next(queue: LabelQueue, after: int | None) -> int | None:
@@ -207,6 +275,8 @@ def _item_page(request, queue: LabelQueue, index: int):
         item_id=queue.item_id(index),
         csrf=queue.csrf.token(session),
         annotator=queue.annotator,
+        pending=len(queue.pending),
+        unstored=queue.unstored,
     )
     if new:
         queue.csrf.set_cookie(response, session)
@@ -234,6 +304,8 @@ def _done_page(request, queue: LabelQueue):
         left=next_index(queue.items, state, None),
         csrf=queue.csrf.token(session),
         annotator=queue.annotator,
+        pending=len(queue.pending),
+        unstored=queue.unstored,
     )
     if new:
         queue.csrf.set_cookie(response, session)

@@ -84,10 +84,14 @@ class Preparer:
             self._wanted.move_to_end(run_id)
             self._cond.notify_all()
 
-    def wait_idle(self, timeout: float) -> bool:
-        """Wait until nothing is left to prepare (False after ``timeout`` seconds): for tests and benchmarks."""
+    def wait_idle(self, timeout: float, *, until: Any = None) -> bool:
+        """Wait until nothing is left to prepare and ``until()`` (when given) is true, checked again after each
+        step of the thread (False after ``timeout`` seconds): for tests and benchmarks, which so wait for the
+        event they assert (a poll that saw a new version: ``until``), never for time."""
         with self._cond:
-            return self._cond.wait_for(lambda: not self._wanted and not self._busy, timeout)
+            return self._cond.wait_for(
+                lambda: not self._wanted and not self._busy and (until is None or until()), timeout
+            )
 
     def _work(self) -> None:
         try:

@@ -75,6 +75,7 @@ def test_ctrl_c_while_units_run_keeps_stored_work(plugin_site, tmp_path):
     assert lines[-1] == INTERRUPTED
     stored = scalar(db, "select count(*) from outputs")
     assert stored >= 4 and lease_count(db) == 0
+    assert scalar(db, "select status from runs") == "interrupted"  # stored as it is, not 'complete'
     # the default seeded order: the stored samples are the start of the seeded permutation, and the note says so
     note = f"partial: {stored} of {N} samples, a uniform random subset (seed 42); interrupted: run again to resume"
     assert lines[-2] == note
@@ -93,6 +94,7 @@ def test_ctrl_c_while_units_run_keeps_stored_work(plugin_site, tmp_path):
     done = int(rerun.stderr.split("units (")[1].split(" already done")[0])
     assert done >= stored and "took over" not in rerun.stderr  # released, not left stale
     assert scalar(db, "select count(*) from outputs") == scalar(db, "select count(distinct question_id) from outputs")
+    assert scalar(db, "select status from runs") == "complete"
 
 
 def test_ctrl_c_in_file_order_says_the_first_samples_are_no_random_subset(plugin_site, tmp_path):

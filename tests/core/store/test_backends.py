@@ -315,7 +315,7 @@ class MemoryStore:
 
     # -- TraceStore -----------------------------------------------------------------------------
 
-    def write_spans(self, batches, *, counts: bool = False):
+    def write_spans(self, batches, *, counts: bool = False, wait_s=None):
         spans = dict(self.spans)  # applied whole, or not at all when a batch fails to come
         for batch in batches:
             for trace_id, span_id, _parent, start_ns, resource, span_json in batch:

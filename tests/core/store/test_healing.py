@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import re
 import sqlite3
 
 import psycopg
@@ -95,7 +96,10 @@ def test_a_transient_error_past_the_deadline_stops_with_one_line():
         healer(work)
     message = str(stopped.value)
     assert work.calls >= 2
-    assert message.startswith("results database /data/results.db: did not recover within 0 s")
+    waited = re.match(
+        r"results database /data/results\.db: did not recover within (\d+\.\d) s: the file is locked", message
+    )
+    assert waited and float(waited.group(1)) >= 0.2  # it waited the whole deadline
     assert "[project] results_retry_s" in message and "resume" in message
     assert "\n" not in message and "INSERT" not in message and "secret answer" not in message
 
@@ -110,6 +114,35 @@ def test_a_permanent_error_stops_at_once_and_later_calls_do_not_wait_again():
     with pytest.raises(StoreUnavailableError):  # the run is stopping: its last writes do not wait a deadline
         healer(later)
     assert waits == [] and later.calls == 1
+
+
+def test_a_store_that_stays_down_says_its_first_message_again_not_a_second_wrong_one():
+    """The end of a failed run (the batch left in its buffer, its status, its lease) fails at once after the
+    deadline: it must repeat how long the run waited, not say "did not recover within 0 s"."""
+    healer = Healer("db.example/results", retry_s=1.0)
+    down = wrapped(psycopg.OperationalError('connection to server at "127.0.0.1" failed: Connection refused'))
+    with pytest.raises(StoreUnavailableError) as first:
+        healer(Flaky(down, times=10**6))
+    waited = re.search(r"did not recover within (\d+\.\d) s: the connection", str(first.value))
+    assert waited and float(waited.group(1)) >= 1.0  # the whole deadline
+    for _ in range(3):  # the last flush, the status, the lease: each tries once and says the same
+        again = Flaky(down, times=1)
+        with pytest.raises(StoreUnavailableError) as later:
+            healer(again)
+        assert str(later.value) == str(first.value) and again.calls == 1
+
+
+def test_a_success_after_giving_up_ends_the_outage():
+    """A long-running server (``ragassay label``, ``traces receive``) waits out a later outage in full."""
+    waits: list[float] = []
+    healer = Healer("/data/results.db", retry_s=0, sleep=waits.append)
+    locked = wrapped(sqlite3.OperationalError("database is locked"))
+    with pytest.raises(StoreUnavailableError):
+        healer(Flaky(locked, times=1))
+    assert healer(lambda: "back") == "back"
+    healer.retry_s = 60
+    later = Flaky(locked, times=3)
+    assert healer(later) == "done" and later.calls == 4 and len(waits) == 3
 
 
 def test_a_bug_is_raised_as_it_is_without_retries():

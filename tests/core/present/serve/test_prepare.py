@@ -9,7 +9,6 @@ import contextlib
 import logging
 import re
 import threading
-import time
 
 import pytest
 from sqlalchemy import event
@@ -100,9 +99,8 @@ def test_a_write_shows_on_the_next_request_and_its_pages_are_prepared_again(grow
         assert _below(web, 0.6) == 2  # at once: the new version, never the kept older one
         store.write_units(RUN_ID, [_unit(2, 0.2)])
         version = store.run_version(RUN_ID)[1]
-        deadline = time.monotonic() + WAIT_S
-        while not (app.state.runs.kept()[0].version == version and app.state.preparer.wait_idle(0.05)):
-            assert time.monotonic() < deadline, "the new version was never prepared"
+        seen = lambda: app.state.runs.kept()[0].version == version  # noqa: E731 - a poll saw the last write
+        assert app.state.preparer.wait_idle(WAIT_S, until=seen), "the new version was never prepared"
         entry = app.state.runs.kept()[0]
         assert entry.has(("failures", _filters(metric="token_recall", below=0.6)))  # the page viewed, prepared
         for path in [failures, f"/runs/{RUN_ID}/cost"]:
@@ -111,7 +109,30 @@ def test_a_write_shows_on_the_next_request_and_its_pages_are_prepared_again(grow
         assert re.search(r'id="failure-count">(\d+) of', text).group(1) == "3"  # with the last write's value
 
 
-def test_a_failing_preparation_is_logged_and_the_thread_goes_on(growing, caplog):  # noqa: F811
+class Logged(logging.Handler):
+    """Records of the ``ragassay.serve`` logger, and an event set when one with ``text`` in its message arrives
+    (from the preparer's thread): a test waits for that event, never for time."""
+
+    def __init__(self, text: str):
+        super().__init__(logging.WARNING)
+        self.text, self.records, self.arrived = text, [], threading.Event()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+        if self.text in record.getMessage():
+            self.arrived.set()
+
+    @contextlib.contextmanager
+    def listening(self):
+        logger = logging.getLogger("ragassay.serve")
+        logger.addHandler(self)
+        try:
+            yield self
+        finally:
+            logger.removeHandler(self)
+
+
+def test_a_failing_preparation_is_logged_and_the_thread_goes_on(growing):  # noqa: F811
     store = growing
     store.write_units(RUN_ID, [_unit(0, 0.5)])
     cache = RunCache(store)
@@ -122,19 +143,21 @@ def test_a_failing_preparation_is_logged_and_the_thread_goes_on(growing, caplog)
 
     with pytest.raises(ValueError):
         cache.entry(RUN_ID).page(("broken",), broken)  # a page whose computation fails, viewed once
-    preparer.start()
-    try:
-        with caplog.at_level(logging.WARNING, logger="ragassay.serve"):
+    with Logged("preparing ('broken',) of run growing-run failed").listening() as logged:
+        preparer.start()
+        try:
             store.write_units(RUN_ID, [_unit(1, 0.1)])  # a new version: the preparer computes its pages
-            deadline = time.monotonic() + WAIT_S
-            while not (preparer.failed and preparer.wait_idle(0.05)):
-                assert time.monotonic() < deadline, "the new version was never prepared"
-        assert preparer.alive and "preparing ('broken',) of run growing-run failed" in caplog.text
-        assert "a broken page" in caplog.text  # the traceback is logged
-        entry = cache.entry(RUN_ID)
-        assert entry.has(("failures", _filters())) and not entry.has(("broken",))  # the others were prepared
-    finally:
-        preparer.stop()
+            # the events asserted: the broken page's failure logged, then the preparer idle after the pages
+            # that follow it (wait_idle blocks on the preparer's condition; WAIT_S only stops a hang)
+            assert logged.arrived.wait(WAIT_S), f"the broken page was never prepared: {logged.records}"
+            assert preparer.wait_idle(WAIT_S), "the preparer never finished the pages after the broken one"
+            assert preparer.alive
+            (failure,) = [r for r in logged.records if logged.text in r.getMessage()]
+            assert "a broken page" in logging.Formatter().formatException(failure.exc_info)  # the traceback
+            entry = cache.entry(RUN_ID)
+            assert entry.has(("failures", _filters())) and not entry.has(("broken",))  # the others were prepared
+        finally:
+            preparer.stop()
     assert not preparer.alive
 
 
