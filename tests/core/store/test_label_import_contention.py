@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 from contention import PauseAt, in_thread
-from labels.labels_helpers import RUN_ID, SYSTEMS, write_label_run
+from labels_helpers import RUN_ID, SYSTEMS, write_label_run
 
 from ragassay.errors import StoreError
 from ragassay.labels import Label

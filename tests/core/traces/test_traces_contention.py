@@ -75,7 +75,7 @@ def test_an_import_with_a_malformed_last_line_stores_nothing_while_the_receiver_
                 assert client.post(receiver.url, content=json.dumps(posted), headers=JSON_HEADERS).status_code == 200
             pause.go()
             thread.join(300)
-        assert "not valid JSON" in str(outcome.get("error"))
+        assert "invalid JSON" in str(outcome.get("error"))
         assert [t.question for t in read_traces(served)] == ["During?"]  # the receiver's, none of the import
     finally:
         served.close()

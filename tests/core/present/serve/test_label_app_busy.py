@@ -10,7 +10,7 @@ import re
 
 import pytest
 from contention import HeldLock, PauseAt, in_thread
-from labels.labels_helpers import RUN_ID, SYSTEMS, write_label_run
+from labels_helpers import RUN_ID, SYSTEMS, write_label_run
 from starlette.testclient import TestClient
 
 from ragassay.labels import Label, load_rubric, read_jsonl
