@@ -8,7 +8,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from test_grammar import aurp, build, gold_chunks  # noqa: F401 - the Aurp fixture and its helpers
+from test_operators_on_grammar import aurp, build, gold_chunks  # noqa: F401 - the Aurp fixture and its helpers
 
 from ragassay import RAGOutput, Sample
 from ragassay.plugins.robustness.base import Case
