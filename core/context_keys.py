@@ -20,7 +20,7 @@ from .models import RAGOutput
 KEYS_FIELD = "context_keys"
 #: The most memory the text -> key cache holds (the texts and their keys, as ``sys.getsizeof`` counts them): a
 #: corpus chunk retrieved again is hashed once, and a run of millions of distinct contexts holds no more than this.
-CACHE_BYTES = 8 << 20
+CACHE_BYTES = 1 << 20
 _ENTRY_BYTES = 128  # a key (81 bytes) and its dict slot, counted with each text
 _keys: dict[str, str] = {}  # text -> key, for the texts seen last
 _cached_bytes = 0
