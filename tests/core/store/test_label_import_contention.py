@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import pytest
 from contention import PauseAt, in_thread
-from labels_helpers import RUN_ID, SYSTEMS, write_label_run
 
 from ragassay.errors import StoreError
 from ragassay.labels import Label
 from ragassay.store import open_store, store_url
+
+from labels_helpers import RUN_ID, SYSTEMS, write_label_run
 
 LABELS = 3_000  # 1,500 samples x 2 systems: several chunks of checks
 

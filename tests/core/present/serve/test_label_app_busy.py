@@ -10,7 +10,6 @@ import re
 
 import pytest
 from contention import HeldLock, PauseAt, in_thread
-from labels_helpers import RUN_ID, SYSTEMS, write_label_run
 from starlette.testclient import TestClient
 
 from ragassay.labels import Label, load_rubric, read_jsonl
@@ -18,6 +17,8 @@ from ragassay.labels.queue import run_items
 from ragassay.present.serve.label_app import LabelQueue, labelling_app
 from ragassay.results import read_run
 from ragassay.store import open_store, store_url
+
+from labels_helpers import RUN_ID, SYSTEMS, write_label_run
 
 CORRECT = load_rubric("correct")
 SAMPLES = 600
