@@ -359,3 +359,47 @@ def checked_inputs(names: Iterable[str]) -> list[str]:
     """The names among ``names`` that a sample may lack, so the dataset is checked for them (in vocabulary order)."""
     wanted = set(names)
     return [name for name, i in INPUTS.items() if name in wanted and i.present is not None]
+
+
+#: The columns of the stored records, in the order a results store returns them and the read model takes them
+#: (:class:`ragassay.store.protocols.ResultsReader`): outputs, their usage, metric values and judgements.
+OUTPUT_COLUMNS = (
+    "system",
+    "question_id",
+    "status",
+    "error",
+    "latency_s",
+    "input_tokens",
+    "output_tokens",
+    "cached_tokens",
+    "calls",
+    "cache_hits",
+    "cost_usd",
+    "unpriced",
+    "retrieved",
+    "retrieved_count",
+    "reused_from",
+)
+USAGE_COLUMNS = ("input_tokens", "output_tokens", "cached_tokens", "calls", "cache_hits", "cost_usd", "unpriced")
+METRIC_COLUMNS = (
+    "system",
+    "question_id",
+    "metric",
+    "repeat",
+    "value",
+    "unscored_reason",
+    "details_json",
+    *USAGE_COLUMNS,
+)
+JUDGEMENT_COLUMNS = (
+    "system",
+    "question_id",
+    "judge",
+    "repeat",
+    "score",
+    "verdict",
+    "explanation",
+    "judge_id",
+    "details_json",
+    *USAGE_COLUMNS,
+)

@@ -17,43 +17,11 @@ from typing import Any
 
 from ..config.sequential import STOPPED_EARLY, stopped_detail
 from ..errors import StoreError
-from ..models import RAGOutput
+from ..models import JUDGEMENT_COLUMNS, METRIC_COLUMNS, OUTPUT_COLUMNS, RAGOutput
 from .model import OutputRecord, RunData, RunInfo, StoredRows
 from .scores import TableBuilder
 from .usage import Usage
 
-#: The columns of the stored records the read model takes (:mod:`ragassay.store.reads` names them for the store).
-OUTPUT_COLUMNS = (
-    "system",
-    "question_id",
-    "status",
-    "error",
-    "latency_s",
-    "input_tokens",
-    "output_tokens",
-    "cached_tokens",
-    "calls",
-    "cache_hits",
-    "cost_usd",
-    "unpriced",
-    "retrieved",
-    "retrieved_count",
-    "reused_from",
-)
-_USAGE = ("input_tokens", "output_tokens", "cached_tokens", "calls", "cache_hits", "cost_usd", "unpriced")
-METRIC_COLUMNS = ("system", "question_id", "metric", "repeat", "value", "unscored_reason", "details_json", *_USAGE)
-JUDGEMENT_COLUMNS = (
-    "system",
-    "question_id",
-    "judge",
-    "repeat",
-    "score",
-    "verdict",
-    "explanation",
-    "judge_id",
-    "details_json",
-    *_USAGE,
-)
 _STATE_RUNNING, _STATE_COMPLETE, _STATE_INTERRUPTED = "running", "complete", "interrupted"
 SETTLED = "settled"  # the status of a sequential run that stopped early (ragassay.engine.sequential.plan)
 BUDGET_LIMITED = "budget-limited"  # a run session stopped by its budget (ragassay.llm.budget)

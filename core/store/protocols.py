@@ -15,8 +15,8 @@ and every command work on any backend unchanged. A backend without labels or tra
 the commands that need them then say so.
 
 Rows cross the boundary as plain values: :class:`~ragassay.store.units.UnitResult` and :class:`SpanRow` going
-in, tuples in the column order of :data:`~ragassay.store.reads.OUTPUT_COLUMNS`,
-:data:`~ragassay.store.reads.METRIC_COLUMNS` and :data:`~ragassay.store.reads.JUDGEMENT_COLUMNS` (or dicts of
+in, tuples in the column order of :data:`~ragassay.models.OUTPUT_COLUMNS`,
+:data:`~ragassay.models.METRIC_COLUMNS` and :data:`~ragassay.models.JUDGEMENT_COLUMNS` (or dicts of
 stored columns, for one sample) and :class:`~ragassay.labels.Label` objects coming out.
 
 A minimal backend (see ``tests/core/store/test_backends.py`` for a complete in-memory one)::
@@ -157,20 +157,20 @@ class ResultsReader(Protocol):
         """(question_id, sample JSON) per sample, in dataset order."""
 
     def output_records(self, run_id: str, *, payloads: bool = False) -> Iterator[tuple]:
-        """One tuple per stored output (:data:`~ragassay.store.reads.OUTPUT_COLUMNS`, then the output's JSON
+        """One tuple per stored output (:data:`~ragassay.models.OUTPUT_COLUMNS`, then the output's JSON
         when ``payloads``)."""
 
     def score_records(self, run_id: str, kind: str) -> Iterator[tuple]:
         """Every metric value (``"metric"``) or judgement (``"judge"``) of the run, all repeats, as tuples
-        (:data:`~ragassay.store.reads.METRIC_COLUMNS` / :data:`~ragassay.store.reads.JUDGEMENT_COLUMNS`)."""
+        (:data:`~ragassay.models.METRIC_COLUMNS` / :data:`~ragassay.models.JUDGEMENT_COLUMNS`)."""
 
     def sample_records(
         self, run_id: str, question_id: str
     ) -> tuple[str | None, list[dict], list[dict], list[dict], int]:
         """One sample of a run: its sample JSON (None when the run has no such sample); its outputs, metric values
         and judgements (all repeats) as dicts of their stored columns, at least those of
-        :data:`~ragassay.store.reads.OUTPUT_COLUMNS` and ``output_json``, of
-        :data:`~ragassay.store.reads.METRIC_COLUMNS` and of :data:`~ragassay.store.reads.JUDGEMENT_COLUMNS`
+        :data:`~ragassay.models.OUTPUT_COLUMNS` and ``output_json``, of
+        :data:`~ragassay.models.METRIC_COLUMNS` and of :data:`~ragassay.models.JUDGEMENT_COLUMNS`
         (``ragassay show --format json`` prints every column given); and the number of outputs of the whole run."""
 
     def payload_records(self, run_id: str, question_ids: Sequence[str]) -> list[tuple[str, str, str]]:

@@ -12,6 +12,7 @@ from typing import Any
 
 from sqlalchemy import func, select
 
+from ..models import JUDGEMENT_COLUMNS, METRIC_COLUMNS, OUTPUT_COLUMNS
 from . import schema as t
 from .contexts import fetch_texts
 from .healing import Healer, healing, healing_stream
@@ -19,46 +20,6 @@ from .lease import Holder, stale_reason
 
 _BATCH = 10_000  # rows fetched at a time by a streamed read
 _LEASE = ("key", "run_id", "owner", "host", "pid", "acquired_at", "heartbeat_at")
-OUTPUT_COLUMNS = (
-    "system",
-    "question_id",
-    "status",
-    "error",
-    "latency_s",
-    "input_tokens",
-    "output_tokens",
-    "cached_tokens",
-    "calls",
-    "cache_hits",
-    "cost_usd",
-    "unpriced",
-    "retrieved",
-    "retrieved_count",
-    "reused_from",
-)
-USAGE_COLUMNS = ("input_tokens", "output_tokens", "cached_tokens", "calls", "cache_hits", "cost_usd", "unpriced")
-METRIC_COLUMNS = (
-    "system",
-    "question_id",
-    "metric",
-    "repeat",
-    "value",
-    "unscored_reason",
-    "details_json",
-    *USAGE_COLUMNS,
-)
-JUDGEMENT_COLUMNS = (
-    "system",
-    "question_id",
-    "judge",
-    "repeat",
-    "score",
-    "verdict",
-    "explanation",
-    "judge_id",
-    "details_json",
-    *USAGE_COLUMNS,
-)
 
 
 class RunReads:

@@ -75,7 +75,7 @@ def run_pilot(plan: Any, samples: int) -> Pilot:
 def _measure(store: Any, run_id: str, samples: int) -> Pilot:
     """Per (system, component) means over the pilot's samples, from the usage columns of its rows (the store's
     read model: :meth:`output_records`, :meth:`score_records`)."""
-    from ...store.reads import JUDGEMENT_COLUMNS, METRIC_COLUMNS, OUTPUT_COLUMNS
+    from ...models import JUDGEMENT_COLUMNS, METRIC_COLUMNS, OUTPUT_COLUMNS
 
     sums: dict[tuple[str, str], list[int]] = {}
     scored: dict[str, int] = {}  # system -> its ok outputs (what its metrics and judges were measured on)

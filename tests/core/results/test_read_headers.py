@@ -6,8 +6,7 @@ from __future__ import annotations
 import pytest
 from test_read import Statements
 
-from ragassay.results import read, read_labels, read_run, read_run_headers
-from ragassay.store import reads
+from ragassay.results import read_labels, read_run, read_run_headers
 
 from html_report_helpers import PLANTED_SYSTEM, SAMPLES, write_planted_run
 
@@ -72,9 +71,3 @@ def test_a_store_without_labels_has_none_to_read():
         pass
 
     assert read_labels(NoLabels(), "run") == []
-
-
-def test_the_read_model_names_the_columns_the_store_gives():
-    assert read.OUTPUT_COLUMNS == reads.OUTPUT_COLUMNS
-    assert read.METRIC_COLUMNS == reads.METRIC_COLUMNS
-    assert read.JUDGEMENT_COLUMNS == reads.JUDGEMENT_COLUMNS

@@ -15,12 +15,11 @@ from contextlib import AbstractContextManager
 import pytest
 
 from ragassay.errors import StoreError
-from ragassay.models import Judgement, MetricValue, RAGOutput, Sample
+from ragassay.models import JUDGEMENT_COLUMNS, METRIC_COLUMNS, OUTPUT_COLUMNS, Judgement, MetricValue, RAGOutput, Sample
 from ragassay.store import open_store, register_backend, unregister_backend
 from ragassay.store.database import StoredUnit
 from ragassay.store.lease import LeaseHeldError
 from ragassay.store.protocols import LabelStore, ResultsReader, ResultsWriter, RunLease, TraceStore
-from ragassay.store.reads import JUDGEMENT_COLUMNS, METRIC_COLUMNS, OUTPUT_COLUMNS
 from ragassay.store.rows import judgement_row, metric_row, output_row
 
 
