@@ -23,12 +23,12 @@ stored.
 from __future__ import annotations
 
 import dataclasses
-import ipaddress
 import threading
 import zlib
 from typing import Any
 
 from ..errors import DatasetError
+from ..hosts import host_name, is_loopback
 from .deadline import REQUEST_DEADLINE_S, deadline_protocol
 from .ingest import store_log_request, store_request
 from .otlp import loads, logs_request_from_bytes, logs_request_from_json, request_from_bytes, request_from_json
@@ -39,34 +39,6 @@ LOOPBACK = "127.0.0.1"
 JSON_BODY = "send one ExportTraceServiceRequest per request (a gzip body of several members is their concatenation)"
 STORE_WAIT_S = 2.0  # the longest a request waits for another writer of the store (exporters time out at 10 s)
 RETRY_AFTER_S = 1  # what a 503 asks the exporter to wait before sending the request again
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` only accepts connections from this machine (127.0.0.0/8, ::1, localhost; the short IPv4
-    forms the system reads too: ``127.1``). As :func:`ragassay.present.serve.security.is_loopback`."""
-    import socket
-
-    name = host.strip().strip("[]").lower()
-    if name == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        pass
-    if not name or not set(name) <= set("0123456789abcdefx."):
-        return False
-    try:
-        return ipaddress.IPv4Address(socket.inet_aton(name)).is_loopback
-    except (OSError, ValueError):
-        return False
-
-
-def host_name(header: str) -> str:
-    """The host name of a ``Host`` header value, without the port (IPv6 brackets removed)."""
-    header = header.strip().lower()
-    if header.startswith("["):
-        return header[1 : header.find("]")] if "]" in header else header
-    return header.rsplit(":", 1)[0] if header.count(":") == 1 else header
 
 
 @dataclasses.dataclass

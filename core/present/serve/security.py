@@ -15,12 +15,12 @@
 from __future__ import annotations
 
 import hmac
-import ipaddress
 from urllib.parse import urlencode
+
+from ...hosts import host_name, is_loopback
 
 COOKIE = "ragassay_token"  # the prefix of the cookie's name: ragassay_token_<port> (cookie_name)
 HEADER = "x-ragassay-token"
-LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
 HEADERS = [
     (
         b"content-security-policy",
@@ -32,34 +32,6 @@ HEADERS = [
     (b"referrer-policy", b"no-referrer"),
     (b"cache-control", b"no-store"),
 ]
-
-
-def is_loopback(host: str) -> bool:
-    """Whether binding ``host`` keeps the app on this machine (127.0.0.0/8, ::1, localhost), the short IPv4 forms
-    the system reads too (``127.1`` is 127.0.0.1)."""
-    import socket
-
-    name = host.strip().strip("[]").lower()
-    if name == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        pass
-    if not name or not set(name) <= set("0123456789abcdefx."):  # what inet_aton reads, and nothing after it
-        return False
-    try:
-        return ipaddress.IPv4Address(socket.inet_aton(name)).is_loopback
-    except (OSError, ValueError):
-        return False
-
-
-def host_name(header: str) -> str:
-    """The host name of a ``Host`` header value, without the port (IPv6 brackets removed)."""
-    header = header.strip().lower()
-    if header.startswith("["):
-        return header[1 : header.find("]")] if "]" in header else header
-    return header.rsplit(":", 1)[0] if header.count(":") == 1 else header
 
 
 class Gate:
