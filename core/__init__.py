@@ -55,6 +55,8 @@ _EXPORTS = {
     "Chunk": "ragassay.models",
     "ScoredChunk": "ragassay.models",
     "Sample": "ragassay.models",
+    "Turn": "ragassay.models",
+    "turn_id": "ragassay.models",
     "RAGOutput": "ragassay.models",
     "TokenUsage": "ragassay.models",
     "Judgement": "ragassay.models",

@@ -48,8 +48,27 @@ class ScoredChunk(BaseModel):
     rank: int = Field(description="1-based rank within the result list.")
 
 
+#: The answerability labels of a conversation turn (MTRAG's enrichments; docs/conversations.md).
+ANSWERABILITY = ("answerable", "unanswerable", "underspecified", "partial")
+
+
+class Turn(BaseModel):
+    """One utterance of a conversation: who spoke, and what they said."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    speaker: Literal["user", "agent"] = Field(description="'user' (the person) or 'agent' (the RAG system).")
+    text: str = Field(description="What was said.")
+
+
 class Sample(BaseModel):
     """One evaluation item: a question with its references (the Unitxt RAG task fields).
+
+    A turn of a conversation is a sample too: ``conversation_id`` names the conversation, ``turn`` its 1-based
+    position among the user's turns, ``history`` the turns before it (the question is the turn's own text), and
+    ``question_id`` is ``conversation_id::turn`` (:func:`turn_id`). Every metric reads a turn as a single question;
+    the conversational ones also read its history, and the statistics resample whole conversations
+    (``conversation_id`` is the cluster).
 
     Extra keys are allowed and kept: they are the free attributes (query length class, template id, ...)
     that hypotheses and reports group by.
@@ -67,11 +86,44 @@ class Sample(BaseModel):
     )
     is_answerable: bool = Field(default=True, description="Whether the question can be answered from the corpus.")
     group_id: str | None = Field(default=None, description="Semantic group (same query logic), e.g. GRAMMAR groups.")
+    conversation_id: str | None = Field(
+        default=None, description="The conversation this turn belongs to (None: a single question)."
+    )
+    turn: int | None = Field(
+        default=None, ge=1, description="1-based position of this turn among the conversation's user turns."
+    )
+    history: list[Turn] = Field(
+        default_factory=list, description="The conversation before this turn, oldest first (user and agent turns)."
+    )
+    answerability: Literal["answerable", "unanswerable", "underspecified", "partial"] | None = Field(
+        default=None,
+        description="Whether the turn can be answered: answerable, unanswerable, underspecified (needs "
+        "clarification) or partial (partially answerable); None when unknown.",
+    )
+
+    @model_validator(mode="after")
+    def _conversation(self) -> Sample:
+        """A turn names its conversation and its position together."""
+        if (self.conversation_id is None) != (self.turn is None):
+            raise ValueError("conversation_id and turn go together: give both for a conversation turn, or neither")
+        if self.history and self.conversation_id is None:
+            raise ValueError("history is given but conversation_id is not: a turn with history names its conversation")
+        return self
+
+    @property
+    def cluster(self) -> str:
+        """The unit the statistics resample: the conversation of a turn, else the sample itself."""
+        return self.conversation_id if self.conversation_id is not None else self.question_id
 
     @property
     def attributes(self) -> dict[str, Any]:
         """The free attributes: every extra key given beyond the declared fields."""
         return dict(self.__pydantic_extra__ or {})
+
+
+def turn_id(conversation_id: str, turn: int) -> str:
+    """The stable sample id of a conversation's turn: ``conversation_id::turn`` (MTRAG's ``task_id``)."""
+    return f"{conversation_id}::{turn}"
 
 
 class TokenUsage(BaseModel):
@@ -121,6 +173,11 @@ class RAGOutput(BaseModel):
     )
     retrieved: bool | None = Field(
         default=None, description="Retrieval decision: True if retrieval ran, False if skipped, None if n/a."
+    )
+    query: str | None = Field(
+        default=None,
+        description="The retrieval query the system sent when it is not the question itself (a conversational "
+        "system's rewrite of the turn, or the history it searched with); None: the question.",
     )
     usage: TokenUsage = Field(default_factory=TokenUsage, description="Tokens used for this sample, summed.")
     latency_s: float | None = Field(
@@ -332,6 +389,24 @@ INPUTS: dict[str, RequiredInput] = {
             "Sample.group_id: the semantic group (same query logic) of GRAMMAR-style datasets.",
             lambda s: isinstance(s.group_id, str) and bool(s.group_id.strip()),
         ),
+        RequiredInput(
+            "conversation_id",
+            "sample",
+            "Sample.conversation_id and Sample.turn: the conversation a turn belongs to (conversation metrics).",
+            lambda s: s.conversation_id is not None,
+        ),
+        RequiredInput(
+            "history",
+            "sample",
+            "Sample.history: the conversation before the turn (a sample has it when it is a turn after the first).",
+            lambda s: bool(s.history),
+        ),
+        RequiredInput(
+            "answerability",
+            "sample",
+            "Sample.answerability: whether the turn is answerable, unanswerable, underspecified or partial.",
+            lambda s: s.answerability is not None,
+        ),
         RequiredInput("answer", "output", "RAGOutput.answer: the generated answer."),
         RequiredInput(
             "contexts", "output", "RAGOutput.contexts: the texts of the retrieved contexts (and RAGOutput.retrieved)."
@@ -342,6 +417,7 @@ INPUTS: dict[str, RequiredInput] = {
         RequiredInput(
             "context_document_ids", "output", "RAGOutput.context_document_ids: the document of each context."
         ),
+        RequiredInput("query", "output", "RAGOutput.query: the retrieval query a system sent (a turn's rewrite)."),
         RequiredInput(
             "trace", "output", "RAGOutput.trace: what the system recorded (e.g. a perturbation, checks replayed)."
         ),
