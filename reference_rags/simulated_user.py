@@ -54,6 +54,7 @@ from ragassay import (
     hookimpl,
     turn_id,
 )
+from ragassay.llm import LLMGenerator
 
 from .simulated_user_chain import ChainTurn, chain_turns, phrase
 
@@ -193,6 +194,18 @@ class SimulatedUserRAG(RAGSystem):
             record["fallback"] = "the phrasing model replied with nothing: the templated text was asked"
             return text, record, generation.usage
         return reply, record, generation.usage
+
+    def call_pattern(self, sample: Sample, hints: Any) -> Any:
+        """The wrapped system's calls for the sample's own turn, and one phrasing call with a phrasing model. The
+        earlier turns it replays are the conversation's other samples: the response cache serves them."""
+        inner = self._inner().call_pattern(sample, hints)
+        if self.options.phrasing is None:
+            return inner
+        phrasing = self.context.build(self.options.phrasing)
+        if not isinstance(phrasing, LLMGenerator):
+            return inner
+        prompt = len(PHRASING_PROMPT) + len(sample.question)
+        return [*(inner if isinstance(inner, list) else [inner]), phrasing.calls(prompt, note="phrasing")]
 
     def _inner(self) -> RAGSystem:
         if self.wrapped is None:

@@ -156,3 +156,15 @@ def test_the_retrieval_step_carries_the_query_to_the_answer_step(context):
 
     output = asyncio.run(steps())
     assert output.query == answer(rag).query and "conversation" not in output.trace["retrieval"]
+
+
+def test_the_estimate_counts_a_rewrite_call_only_for_a_turn_with_history(server, context):
+    from ragassay.models import Hints
+
+    hints = Hints(answer_chars=100, context_chars=400)
+    rag = build(context, generator=openai(server), query="rewrite")
+    answer_call, rewrite_call = rag.call_pattern(TURN, hints)
+    assert (answer_call.calls_low, rewrite_call.calls_low) == (1, 1)
+    assert rewrite_call.prompt_chars > len(CONDENSE_QUESTION_PROMPT) and rewrite_call.model == "openai/gpt-4o-mini"
+    assert rag.call_pattern(SINGLE, hints).calls_low == 1  # no history: the answer call only
+    assert build(context, generator=openai(server), query="history").call_pattern(TURN, hints).calls_low == 1

@@ -197,3 +197,16 @@ def test_replayed_earlier_turns_are_served_by_the_response_cache(server, context
     assert (output.usage.calls, output.usage.cache_hits, output.usage.input_tokens) == (1, 1, 100)
     assert output.trace["simulated_user"]["turns"][1]["phrasing"] == "dependent"
     assert output.query == f"{T1}\n{T2}" and output.context_document_ids == ["falcon"]
+
+
+def test_the_estimate_is_the_systems_own_turn_and_a_phrasing_call(server, context):
+    from ragassay.models import CallPattern, Hints
+
+    class Estimated(ScriptedSystem):
+        def call_pattern(self, sample, hints):
+            return CallPattern(1, 1, len(sample.question), 10, "openai/gpt-4o-mini")
+
+    hints = Hints(answer_chars=100, context_chars=400)
+    assert simulated(Estimated({})).call_pattern(chain_sample(3), hints).calls_low == 1
+    own, phrasing = simulated(Estimated({}), context, phrasing=openai(server)).call_pattern(chain_sample(3), hints)
+    assert (own.calls_low, phrasing.calls_low, phrasing.note) == (1, 1, "phrasing")
