@@ -133,8 +133,8 @@ class SimulatedUserRAG(RAGSystem):
             return []
         shown = ", ".join(missing[:5]) + (", ..." if len(missing) > 5 else "")
         return [
-            f"system '{self.options.system}' driven by simulated_user: {len(missing)} sample(s) have no "
-            f"metadata['chain'] ({shown}); they fail. Use GRAMMAR follow-up chain samples"
+            f"simulated_user (talking to system '{self.options.system}'): {len(missing)} sample(s) have no "
+            f"metadata['chain'] ({shown}); their units fail. Run it on GRAMMAR follow-up chain samples"
         ]
 
     async def answer(self, sample: Sample) -> RAGOutput:
