@@ -61,19 +61,19 @@ SCRIPT: dict[str, tuple[list[tuple], str, list[tuple]]] = {
 
 def conversation(copy: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(samples, precomputed outputs) of two conversations, ``nile-<copy>`` (3 turns) and ``moon-<copy>`` (2);
-    copies differ in their question texts only, so every copy asks the judge distinct questions."""
-    tag = f" (case {copy})"
+    copies differ in their questions' ``Case <copy>: `` prefix only, so every copy asks the judge distinct questions."""
+    tag = f"Case {copy}: "
     nile, moon = f"nile-{copy}", f"moon-{copy}"
-    q1 = "I live in Cairo and I plan a boat trip on the Nile. How long is the Nile?" + tag
-    q4 = "What is the Moon made of?" + tag
+    q1 = tag + "I live in Cairo and I plan a boat trip on the Nile. How long is the Nile?"
+    q4 = tag + "What is the Moon made of?"
     turns = [
         (nile, 1, q1, "answerable", [], ANSWER_1, ["The Nile is about 6,650 km long."]),
-        (nile, 2, "Where does it end?" + tag, "answerable", [("user", q1), ("agent", ANSWER_1)], ANSWER_2,
+        (nile, 2, tag + "Where does it end?", "answerable", [("user", q1), ("agent", ANSWER_1)], ANSWER_2,
          ["Africa has many rivers.", "The Nile flows north into the Mediterranean Sea."]),
-        (nile, 3, "And the trip?" + tag, "underspecified",
-         [("user", q1), ("agent", ANSWER_1), ("user", "Where does it end?" + tag), ("agent", ANSWER_2)], ANSWER_3, []),
+        (nile, 3, tag + "And the trip?", "underspecified",
+         [("user", q1), ("agent", ANSWER_1), ("user", tag + "Where does it end?"), ("agent", ANSWER_2)], ANSWER_3, []),
         (moon, 1, q4, "answerable", [], ANSWER_4, ["The Moon is made of rock and dust."]),
-        (moon, 2, "Who owns its mines?" + tag, "unanswerable", [("user", q4), ("agent", ANSWER_4)], ANSWER_5,
+        (moon, 2, tag + "Who owns its mines?", "unanswerable", [("user", q4), ("agent", ANSWER_4)], ANSWER_5,
          ["The Moon has no mines."]),
     ]  # fmt: skip
     samples, outputs = [], []

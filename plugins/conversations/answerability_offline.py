@@ -1,6 +1,7 @@
 """``answerability_behaviour_offline``: the reply's behaviour by phrase lists, no model; weak.
 
-The reply is lower-cased, curly apostrophes made straight, and split into sentences (:func:`ragassay.sentences`).
+The reply is split into sentences (:func:`ragassay.sentences`), each lower-cased with curly apostrophes made
+straight.
 
 1. ``clarify`` when it contains a phrase of :data:`CLARIFY_PHRASES`, or a sentence ending in ``?`` addresses the
    user (has the word "you" or "your"): a question put to the user instead of an answer;
@@ -85,9 +86,8 @@ WEAK = "offline, weak: refusal and clarification phrase lists (docs/metrics.md)"
 
 def behaviour_of(reply: str) -> tuple[str, list[str]]:
     """(behaviour, what decided it: the phrases found, or the question put to the user) by the module's rules."""
-    text = reply.lower().replace("\u2019", "'")
-    clarifying = [p for p in CLARIFY_PHRASES if p in text]
-    parts = sentences(text)
+    parts = [s.lower().replace("\u2019", "'") for s in sentences(reply)]  # split before lower-casing
+    clarifying = [p for p in CLARIFY_PHRASES if any(p in s for s in parts)]
     to_user = [s for s in parts if s.endswith("?") and {"you", "your"} & set(words(s))]
     if clarifying or to_user:
         return "clarify", clarifying + [f"question to the user: {s}" for s in to_user[:1]]

@@ -2,7 +2,7 @@
 ``turn_unsupported_offline``): no model, deterministic, free, and weak.
 
 - claims: the answer's sentences (:func:`ragassay.sentences`) that have a content word (as the offline claim
-  metrics split them, ``plugins/claims/offline.py``);
+  metrics split them, ``plugins/claims/offline.py``) and do not end in ``?`` (a question states nothing);
 - overlap of a claim with a text: the share of the claim's distinct content words (:func:`ragassay.words` without
   stop words) that occur among the text's words;
 - support: ``context`` when some retrieved context reaches ``threshold`` (the context with the highest overlap,
@@ -82,7 +82,7 @@ class _OfflineTurnSupport(_TurnSupportMetric):
         return f"offline lexical support (threshold {self.options.threshold})"
 
     async def supports(self, sample: Sample, output: RAGOutput) -> tuple[list[dict[str, Any]], str] | Unscored:
-        claims = split_claims(output.answer)
+        claims = [s for s in split_claims(output.answer) if not s.endswith("?")]
         rows = [attribute(c, output.contexts, sample.history, self.options.threshold) for c in claims]
         return rows, f"{WEAK}; {len(rows)} sentence(s) with content words"
 
