@@ -30,20 +30,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from ragassay import Metric, MetricResult, RAGOutput, Sample, Unscored, hookimpl
+from ragassay import MetricResult, RAGOutput, Sample, Unscored, hookimpl
 from ragassay.llm import LLMJudging, answer_text, asks, fill, one_verdict
 
+from .answerability_base import BEHAVIOURS, BehaviourMetric, scored, unlabelled
+from .answerability_offline import AnswerabilityBehaviourOffline
 from .turn_judging import TurnJudgeOptions, ask_judge
 from .turn_prompts import BEHAVIOUR_PROMPT, BEHAVIOUR_VERSION, render_history
-
-BEHAVIOURS = ("answer", "refuse", "clarify")
-EXPECTED = {"answerable": "answer", "unanswerable": "refuse", "underspecified": "clarify", "partial": "answer"}
-SOURCE = (
-    "MTRAG (Katsis et al., 2025, arXiv:2501.03468): the answerability labels of its tasks (answerable, "
-    "unanswerable, underspecified, partial) and the refusal behaviour measured on them; issue 39 (answer / refuse / "
-    "clarify)"
-)
-FORMULA = "1 if the reply's behaviour (answer, refuse, clarify) is the one the turn's label expects, else 0"
 
 
 class Behaviour(BaseModel):
@@ -58,33 +51,7 @@ class Behaviour(BaseModel):
         return one_verdict(value, BEHAVIOURS)
 
 
-def unlabelled(sample: Sample) -> Unscored | None:
-    """Unscored when the turn has no answerability label (nothing to score the behaviour against)."""
-    if sample.answerability is not None:
-        return None
-    return Unscored(reason="the turn has no answerability label (Sample.answerability): no behaviour is expected")
-
-
-def scored(behaviour: str, label: str, explanation: str, **extra: Any) -> MetricResult:
-    """The value (1.0 when ``behaviour`` is what ``label`` expects, else 0.0) and the details."""
-    expected = EXPECTED[label]
-    details = {"behaviour": behaviour, "label": label, "expected": expected, "explanation": explanation, **extra}
-    return MetricResult(value=float(behaviour == expected), details=details)
-
-
-class _Behaviour(Metric):
-    """What both variants declare."""
-
-    direction = "higher"
-    value_range = (0.0, 1.0)
-    formula = FORMULA
-    source = SOURCE
-
-    def score(self, sample: Sample, output: RAGOutput) -> float | Unscored:
-        raise NotImplementedError("use ascore")
-
-
-class AnswerabilityBehaviour(LLMJudging, _Behaviour):
+class AnswerabilityBehaviour(LLMJudging, BehaviourMetric):
     """1 when the judge finds the reply's behaviour (answer, refuse, clarify) to be the one the turn's
     answerability label expects, else 0 (MTRAG's answerability classes; one judge call per output)."""
 
@@ -123,7 +90,5 @@ class AnswerabilityBehaviour(LLMJudging, _Behaviour):
 @hookimpl
 def register_metrics(register):
     """Register ``answerability_behaviour`` and ``answerability_behaviour_offline``."""
-    from .answerability_offline import AnswerabilityBehaviourOffline
-
     register(AnswerabilityBehaviour)
     register(AnswerabilityBehaviourOffline)

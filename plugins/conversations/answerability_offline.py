@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from ragassay import MetricResult, RAGOutput, Sample, Unscored, sentences, words
 
-from .answerability import _Behaviour, scored, unlabelled
+from .answerability_base import BehaviourMetric, scored, unlabelled
 
 #: A sentence with one of these refuses (lower case, straight apostrophes).
 REFUSAL_PHRASES = (
@@ -99,7 +99,7 @@ def behaviour_of(reply: str) -> tuple[str, list[str]]:
     return "answer", []
 
 
-class AnswerabilityBehaviourOffline(_Behaviour):
+class AnswerabilityBehaviourOffline(BehaviourMetric):
     """1 when the reply's behaviour read by phrase lists (answer, refuse, clarify) is the one the turn's
     answerability label expects, else 0; offline and weak (the phrase lists in the module docstring)."""
 

@@ -23,7 +23,7 @@ from typing import Any
 from ragassay import STOPWORDS, RAGOutput, Sample, Unscored, words
 from ragassay.plugins.claims.offline import split_claims
 
-from .faithfulness import _TurnSupportMetric, claim_row, rate_classes
+from .faithfulness_base import TurnSupportMetric, claim_row, rate_classes
 from .turn_judging import LexicalOptions
 from .turn_prompts import turn_numbers
 
@@ -72,7 +72,7 @@ def attribute(claim: str, contexts: Sequence[str], history: Sequence[Any], thres
     return claim_row(claim, "none", None, None, f"offline: {why} (threshold {threshold:.2f})")
 
 
-class _OfflineTurnSupport(_TurnSupportMetric):
+class _OfflineTurnSupport(TurnSupportMetric):
     family = "offline"
     requires = frozenset({"conversation_id", "answer", "contexts"})
     Options = LexicalOptions

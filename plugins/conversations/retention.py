@@ -28,18 +28,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, create_model, field_validator, model_validator
 
-from ragassay import Metric, MetricResult, RAGOutput, Sample, Unscored, hookimpl
+from ragassay import MetricResult, RAGOutput, Sample, Unscored, hookimpl
 from ragassay.llm import LLMJudging, answer_text, asks, fill, one_verdict
 
-from .turn_judging import TurnJudgeOptions, ask_judge, not_a_turn
-from .turn_prompts import RETENTION_PROMPT, RETENTION_VERSION, render_history, turn_numbers
-
-STATUSES = ("kept", "asked_again", "contradicted")
-FORMULA = "1 - (earlier user facts asked again + contradicted) / earlier user facts"
-SOURCE = (
-    "DeepEval KnowledgeRetentionMetric (confident-ai/deepeval, docs 'Knowledge Retention') as the peer; "
-    "made per turn and per fact, asked-again told from contradicted (issue 39)"
-)
+from .retention_base import STATUSES, RetentionMetric, no_earlier_user_turn, retention_result, user_turns
+from .retention_offline import KnowledgeRetentionOffline
+from .turn_judging import TurnJudgeOptions, ask_judge
+from .turn_prompts import RETENTION_PROMPT, RETENTION_VERSION, render_history
 
 
 class RetainedFact(BaseModel):
@@ -83,41 +78,7 @@ def facts_model(user_turns: tuple[int, ...], max_facts: int) -> type[BaseModel]:
     return create_model("RetainedFacts", __base__=_Facts, __validators__=validators, facts=facts)
 
 
-def user_turns(sample: Sample) -> tuple[int, ...]:
-    """The numbers of the earlier turns in which the user spoke."""
-    return tuple(n for u, n in zip(sample.history, turn_numbers(sample.history)) if u.speaker == "user")
-
-
-def no_earlier_user_turn(sample: Sample) -> Unscored | None:
-    """Unscored for a sample that is not a turn, or a turn with no earlier user utterance."""
-    if (skipped := not_a_turn(sample)) is not None:
-        return skipped
-    if user_turns(sample):
-        return None
-    return Unscored(reason="no earlier user turn in Sample.history: nothing to retain")
-
-
-def retention_result(facts: list[dict[str, Any]], explanation: str, **extra: Any) -> MetricResult | Unscored:
-    """The value from the facts' statuses (module docstring), or Unscored when there is no fact."""
-    counts = {status: sum(f["status"] == status for f in facts) for status in STATUSES}
-    details = {"facts": facts, "counts": counts, "explanation": explanation, **extra}
-    if not facts:
-        return Unscored(reason="the user gave no fact in the earlier turns: nothing to retain", details=details)
-    violated = counts["asked_again"] + counts["contradicted"]
-    return MetricResult(value=1.0 - violated / len(facts), details=details)
-
-
-class _Retention(Metric):
-    direction = "higher"
-    value_range = (0.0, 1.0)
-    formula = FORMULA
-    source = SOURCE
-
-    def score(self, sample: Sample, output: RAGOutput) -> float | Unscored:
-        raise NotImplementedError("use ascore")
-
-
-class KnowledgeRetention(LLMJudging, _Retention):
+class KnowledgeRetention(LLMJudging, RetentionMetric):
     """1 - share of the facts the user gave in earlier turns that the reply asks again or contradicts (judge-based;
     DeepEval's knowledge retention made per turn and per fact)."""
 
@@ -163,7 +124,5 @@ class KnowledgeRetention(LLMJudging, _Retention):
 @hookimpl
 def register_metrics(register):
     """Register ``knowledge_retention`` and ``knowledge_retention_offline``."""
-    from .retention_offline import KnowledgeRetentionOffline
-
     register(KnowledgeRetention)
     register(KnowledgeRetentionOffline)

@@ -19,7 +19,7 @@ from typing import Any
 from ragassay import MetricResult, RAGOutput, Sample, Unscored, sentences
 
 from .faithfulness_offline import content_words
-from .retention import _Retention, no_earlier_user_turn, retention_result
+from .retention_base import RetentionMetric, no_earlier_user_turn, retention_result
 from .turn_judging import LexicalOptions
 from .turn_prompts import turn_numbers
 
@@ -47,7 +47,7 @@ def fact_status(fact: str, questions: list[str], threshold: float) -> tuple[str,
     return "kept", f"offline: no question of the reply shares {threshold:.2f} of its content words with the fact"
 
 
-class KnowledgeRetentionOffline(_Retention):
+class KnowledgeRetentionOffline(RetentionMetric):
     """1 - share of the user's earlier statements that a question of the reply asks again (word overlap);
     offline and weak: it never sees a contradiction (module docstring)."""
 

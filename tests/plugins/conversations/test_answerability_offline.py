@@ -9,7 +9,7 @@ import pytest
 
 import ragassay
 from ragassay import RAGOutput, Sample
-from ragassay.plugins.conversations.answerability import EXPECTED
+from ragassay.plugins.conversations.answerability_base import EXPECTED
 from ragassay.plugins.conversations.answerability_offline import AnswerabilityBehaviourOffline, behaviour_of
 
 from conversation_judge import COPIES, project_config, write_conversations
