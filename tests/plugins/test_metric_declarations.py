@@ -10,13 +10,16 @@ from ragassay.plugin_manager import load_plugins
 SHIPPED = ("ragassay.plugins.", "ragassay.reference_rags.")
 RANGES = {"truthfulness": (1.0, 5.0), "relevance": (1.0, 5.0), "holistic_correctness": (1.0, 5.0)}
 #: Shipped metrics where less is better: RAGChecker's error rates (hallucination, noise sensitivity, and
-#: self-knowledge as their reading of "more grounded"), and a perturbation's injection success.
+#: self-knowledge as their reading of "more grounded"), a perturbation's injection success, and a conversation
+#: turn's unsupported claims.
 LOWER = {
     "rc_hallucination",
     "rc_noise_sensitivity_in_relevant",
     "rc_noise_sensitivity_in_irrelevant",
     "rc_self_knowledge",
     "injection_success",
+    "turn_unsupported",  # the share of a turn's claims nothing supports
+    "turn_unsupported_offline",
 }
 LOWER |= {f"{name}_offline" for name in LOWER if name.startswith("rc_")}
 

@@ -12,7 +12,7 @@ import asyncio
 
 import pytest
 
-from ragassay import Generator, Judgement, Unscored, hookimpl, testing
+from ragassay import Generator, Judgement, Turn, Unscored, hookimpl, testing
 from ragassay.models import RAGOutput, Sample, checked_inputs
 from ragassay.plugin_manager import load_plugins
 from ragassay.plugins.claims.metrics import METRICS, inputs_of
@@ -50,6 +50,13 @@ FULL = Sample(
     reference_contexts=["The alpha reactor was built in 1999 by Ada Lovelace Labs."],
     reference_context_ids=["alpha"],
     group_id="g1",
+    conversation_id="c1",  # a conversation's second turn, so that the conversation metrics have what they need
+    turn=2,
+    history=[
+        Turn(speaker="user", text="I study reactors. Which reactors are there?"),
+        Turn(speaker="agent", text="There is the alpha reactor."),
+    ],
+    answerability="answerable",
 )
 OUTPUT = RAGOutput(
     answer="Ada Lovelace Labs built it [1].",
@@ -64,6 +71,9 @@ SAYS = {
     "reference_contexts": ("reference_contexts",),
     "reference_context_ids": ("reference_context_ids",),
     "qrels": ("reference_context_ids",),
+    "conversation_id": ("conversation_id",),
+    "history": ("history",),
+    "answerability": ("answerability",),
 }
 #: The LLM claim metrics extract the answer's claims before they look for the reference: their declarations are
 #: the offline ones' (the same check lists) plus the question, tested below.
