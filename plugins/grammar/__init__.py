@@ -2,16 +2,18 @@
 
 from ragassay import hookimpl
 
+from .chains import GrammarChainsSource
 from .judge import GrammarLLMJudge
 from .source import GrammarSource
 
-__all__ = ["GrammarSource", "GrammarLLMJudge", "register_dataset_sources", "register_judges"]
+__all__ = ["GrammarChainsSource", "GrammarSource", "GrammarLLMJudge", "register_dataset_sources", "register_judges"]
 
 
 @hookimpl
 def register_dataset_sources(register):
-    """Register the grammar dataset source."""
+    """Register the grammar dataset source and its follow-up chains (grammar_chains)."""
     register(GrammarSource)
+    register(GrammarChainsSource)
 
 
 @hookimpl
