@@ -9,7 +9,8 @@ documents of the rows that SQL touches, and whether it can be understood without
 what was needed, and a query that lost the conversation's context. The rule, in order:
 
 1. an unanswerable turn (its SQL returns nothing, or asks for a column the database does not hold): ``ok`` when
-   the answer declines (it is blank or contains a refusal phrase), else ``answered_unanswerable``;
+   the answer declines (it is blank, or has a refusal phrase of the ``refusal`` metric, RGB's negative rejection
+   phrases, or of the ``phrases`` option), else ``answered_unanswerable``;
 2. ``ok`` when the answer contains every row of the exact answer (SQuAD-normalised whole-token containment, the
    ``contains_answer`` metric's test, per row of a list answer);
 3. ``generation`` when every gold document was retrieved (``context_document_ids`` or ``context_ids``);
@@ -27,29 +28,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ragassay import Metric, MetricResult, RAGOutput, Sample, Unscored, answer_tokens, words
 from ragassay.plugins.lexical_metrics import contains_tokens
+from ragassay.plugins.robustness.metrics import is_refusal
 
 BLAMES = ("ok", "retrieval", "context_loss", "generation", "answered_unanswerable")
-
-REFUSALS = [
-    "i don't know",
-    "do not know",
-    "cannot answer",
-    "can't answer",
-    "cannot find",
-    "could not find",
-    "couldn't find",
-    "no information",
-    "not found",
-    "no record",
-    "no such record",
-    "not available",
-    "not mentioned",
-    "unable to",
-    "no answer",
-    "not in the context",
-    "does not say",
-    "not provided",
-]
 
 
 class TurnBlameOptions(BaseModel):
@@ -57,10 +38,10 @@ class TurnBlameOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    refusal_phrases: list[str] = Field(
-        default_factory=lambda: list(REFUSALS),
-        description="An answer to an unanswerable turn that is blank or contains one of these (after SQuAD "
-        "normalisation) declines; any other answer is 'answered_unanswerable'.",
+    phrases: list[str] = Field(
+        default_factory=lambda: ["no such record"],
+        description="Refusal phrases added to those of the 'refusal' metric (matched on the SQuAD-normalised "
+        "answer, whole words): an answer to an unanswerable turn that is blank or has one declines.",
     )
 
 
@@ -75,10 +56,11 @@ def carries(query: str, refers_to: str) -> bool:
 
 
 def declines(answer: str, phrases: list[str]) -> str | None:
-    """The refusal phrase the answer contains ("" for a blank answer), or None when it answers."""
+    """The refusal phrase the answer contains ("" for a blank answer), or None when it answers. The phrases are
+    those of the robustness ``refusal`` metric (:func:`is_refusal`, RGB's negative rejection) and ``phrases``."""
     if not answer_tokens(answer):
         return ""
-    return next((p for p in phrases if _contains(answer, p)), None)
+    return is_refusal(answer, tuple(phrases))
 
 
 class TurnBlame(Metric):
@@ -132,7 +114,7 @@ class TurnBlame(Metric):
     def _unanswerable(self, sample: Sample, output: RAGOutput, chain: dict) -> MetricResult:
         column = chain.get("missing_column")
         why = f"the database has no column {column}" if column else "its SQL returns no row"
-        phrase = declines(output.answer, self.options.refusal_phrases)
+        phrase = declines(output.answer, self.options.phrases)
         if phrase is not None:
             said = "the answer is blank" if phrase == "" else f"the answer declines ({phrase!r})"
             return _result(sample, "ok", f"unanswerable turn ({why}) and {said}")

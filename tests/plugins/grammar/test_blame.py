@@ -102,7 +102,9 @@ def test_unanswerable_turns_are_ok_when_declined_and_blamed_when_answered():
     assert answered.details["blame"] == "answered_unanswerable" and "returns no row" in answered.details["reason"]
     column = turn(rows=[], metadata={"chain": {**empty.metadata["chain"], "missing_column": "Budget"}})
     assert "no column Budget" in blame(column, output("About $3m")).details["reason"]
-    assert blame(column, output("Budget unknown here"), refusal_phrases=["unknown"]).details["blame"] == "ok"
+    assert blame(column, output("Budget figures are withheld")).details["blame"] == "answered_unanswerable"
+    assert blame(column, output("Budget figures are withheld"), phrases=["withheld"]).details["blame"] == "ok"
+    assert blame(empty, output("There is no such record.")).details["blame"] == "ok"
 
 
 def test_samples_that_are_not_chain_turns_are_unscored_with_a_reason():
