@@ -15,6 +15,7 @@ from .sqltext import display_sql, sql_literal, value_text
 
 _BEFORE = {"the", "a", "an", "called", "named", "of the"}
 _QUESTION_WORDS = {"who", "what", "where", "when", "which", "how"}
+_POSSESSIVE = {"it": "its", "they": "their", "them": "their", "he": "his", "she": "her", "him": "his"}
 TRIES = 10
 
 
@@ -143,9 +144,11 @@ def missing_attribute(g: Generation, state: ChainState) -> tuple[ChainTurn, Chai
     phrase = g.referring_phrase(entity)
     q = g.world.quote
     sql = f"SELECT t.{q(column)} FROM {q(table)} AS t WHERE t.{q(entity.label)} = {sql_literal(value)}"
+    possessive = _POSSESSIVE.get(phrase.strip().lower())
+    asked = f"What is {possessive} {attribute}?" if possessive else f"What is the {attribute} of {phrase}?"
     turn = ChainTurn(
         "unanswerable",
-        and_prefixed(g, f"What is the {attribute} of {phrase}?"),
+        and_prefixed(g, asked),
         f"What is the {attribute} of {value_text(value)}?",
         value_text(value),
         sql,

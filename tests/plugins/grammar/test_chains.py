@@ -170,6 +170,8 @@ def test_referring_phrases_and_missing_attributes_follow_the_options(tmp_path):
     missing = [s for s in samples if s.metadata["chain"].get("missing_column")]
     assert missing and {s.metadata["chain"]["missing_column"] for s in missing} == {"Budget"}
     assert all('FROM "Project"' in s.metadata["chain"]["sql"] for s in missing)
+    assert {s.question for s in missing} <= {"What is its budget?", "And what is its budget?"}
+    assert all(s.metadata["chain"]["standalone_question"].startswith("What is the budget of ") for s in missing)
 
 
 _DUMP = """
