@@ -102,7 +102,7 @@ class World:
 
     def _links(self, table: str) -> list[Link]:
         links = []
-        for fk in self.db.schema.tables[table].foreign_keys:
+        for fk in sorted(self.db.schema.tables[table].foreign_keys, key=lambda fk: fk.columns):
             target = self.entities.get(fk.ref_table)
             if target is None or len(fk.columns) != 1:
                 continue

@@ -223,3 +223,16 @@ def test_bad_options_are_refused_with_a_reason(options, message):
 def test_grammar_chains_is_registered_by_the_grammar_plugin():
     host = load_plugins()
     assert host.registry.get("dataset_source", "grammar_chains").plugin == "grammar"
+
+
+def test_plan_names_the_entities_and_summary_counts_the_turns_by_kind(tmp_path):
+    options = GrammarChainsSource.Options(sql_dump="aurp.sql", conversations=10)
+    src = GrammarChainsSource(options, context=ComponentContext(project_dir=AURP, cache_dir=tmp_path))
+    plan = {row["table"]: row for row in src.plan()}
+    assert set(plan) == {"Project", "Employee", "Client"}
+    assert plan["Employee"]["filters"] == "JobTitle, Department, Office"
+    assert plan["Employee"]["links"] == "ManagerID -> Employee"
+    assert plan["Project"]["links"] == "ClientID -> Client, ManagerID -> Employee"
+    samples = list(src.samples())
+    summary = {row["kind"]: row["turns"] for row in src.summary()}
+    assert sum(summary.values()) == len(samples) and summary["start"] == 10
