@@ -24,10 +24,10 @@ AURP = Path(__file__).resolve().parents[3] / "examples" / "aurp"
 CHAIN_KEYS = {"sql", "kind", "standalone_question", "refers_to", "depends_on_history", "earlier"}
 
 
-def chains(tmp_path: Path | None = None, **options) -> list:
+def chains(tmp_path: Path, **options) -> list:
     """The samples of a grammar_chains source over examples/aurp."""
     options = {"sql_dump": "aurp.sql", "documents": ["corpus/**/*.md"], "conversations": 40, **options}
-    context = ComponentContext(project_dir=AURP, cache_dir=(tmp_path or AURP) / ".cache-chains")
+    context = ComponentContext(project_dir=AURP, cache_dir=tmp_path / ".cache-chains")
     return list(GrammarChainsSource(GrammarChainsSource.Options.model_validate(options), context=context).samples())
 
 
@@ -128,12 +128,12 @@ def test_every_kind_of_turn_is_generated_and_unanswerable_turns_are_labelled(tur
         assert sample.turn_kind == sample.metadata["chain"]["kind"]
 
 
-def test_gold_documents_are_those_of_the_rows_the_answer_lists(turns, aurp_db):
+def test_gold_documents_are_those_of_the_rows_the_answer_lists(turns, aurp_db, tmp_path):
     employees = dict(aurp_db.execute("SELECT Name, EmployeeID FROM Employee").fetchall())
     corpus = {str(p.relative_to(AURP)) for p in (AURP / "corpus").rglob("*.md")}
     grammar = GrammarSource(
         GrammarSource.Options(sql_dump="aurp.sql", documents=["corpus/**/*.md"]),
-        context=ComponentContext(project_dir=AURP, cache_dir=AURP / ".cache-chains"),
+        context=ComponentContext(project_dir=AURP, cache_dir=tmp_path),
     )
     grammar_pairs = list(grammar.samples())
     pairs = {p.sql: p.reference_context_ids for p in grammar_pairs}
