@@ -1,8 +1,8 @@
 """``traces`` with ``conversations = true``: the traces of one session id (OpenInference ``session.id``, GenAI
 ``gen_ai.conversation.id``) become the turns of one conversation in start-time order, each with the earlier
 questions and answers as its history, and ``trace_replay`` scores them; a trace without a session stays a single
-question (warned with the count); ``sample`` keeps whole sessions; ``where`` picks turns, the others stay
-history."""
+question (warned with the count); ``where`` picks turns, the others stay history (whole-session sampling:
+tests/core/traces/test_sessions.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ import pytest
 
 import ragassay
 from ragassay.store import open_store
-from ragassay.traces import sampled, scan_sessions
 from ragassay.traces.ingest import import_paths
 
 from otlp_traces import genai_trace, openinference_trace, request, tid
@@ -119,25 +118,6 @@ def test_where_picks_the_turns_and_the_others_stay_history(tmp_path):
     assert sorted(samples) == ["alpha::2", "alpha::3", "beta::2", "beta::3"] and not run.failed
     assert [t["text"] for t in samples["alpha::2"]["history"]] == ["Where is the lab?", "second retrieved"]
     assert not any("no session id" in w for w in run.warnings)  # the lone trace was not selected
-
-
-def test_sample_keeps_whole_sessions_chosen_by_the_session_id(tmp_path):
-    spans = []
-    for s in range(30):
-        for k in range(3):
-            n = 1 + s * 3 + k
-            trace = openinference_trace(n, f"q {s}-{k}", f"a {s}-{k}", start=k * 10)
-            spans += _with_session(trace, "session.id", f"sess-{s}-é")  # a non-ASCII session id hashes too
-    url = f"sqlite:///{tmp_path / 'r.db'}"
-    (tmp_path / "t.json").write_text(json.dumps(request(spans)))
-    store = open_store(url)
-    import_paths(store, [tmp_path / "t.json"])
-    store.close()
-    sessions = list(scan_sessions(url, sample="40%"))
-    kept = {s.session_id for s in sessions}
-    assert kept == {f"sess-{s}-é" for s in range(30) if sampled(f"sess-{s}-é", 0.4)}
-    assert 3 <= len(kept) <= 25  # a 40% subset of 30 sessions, not all and not none
-    assert all([t.question for t in s.turns] == [f"q {s.session_id[5:-2]}-{k}" for k in range(3)] for s in sessions)
 
 
 def test_conversations_and_pair_by_question_are_refused_together(tmp_path):
