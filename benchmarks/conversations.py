@@ -185,21 +185,24 @@ def overhead(args: argparse.Namespace) -> None:
 def memory(args: argparse.Namespace) -> None:
     sizes = [int(s) for s in args.sizes.split(",")]
     print(f"== memory: {', '.join(f'{s:,}' for s in sizes)} conversations x {args.turns} turns, instant system,")
-    print(f"   metrics {', '.join(METRICS)}; each size in a fresh process")
-    peaks = {}
+    print(f"   metrics {', '.join(METRICS)}; each size in a fresh process, as conversation turns and, for")
+    print("   comparison, as the same turns without their conversation (single questions)")
+    peaks: dict[str, dict[int, float]] = {"conversation": {}, "single": {}}
     for size in sizes:
-        with tempfile.TemporaryDirectory(prefix="ragassay-conv-") as tmp:
-            root = write_project(Path(tmp), conversation_rows(size, args.turns, args.seed, True), "instant").parent
-            r = child(root)
-        peaks[size] = r["rss_peak"] / MIB
-        print(
-            f"{size:>7,} conversations ({r['turns']:>7,} turns): {r['turns'] / r['loop_s']:>6,.0f} turns/s, "
-            f"driver peak RSS {peaks[size]:.0f} MiB (at loop start {r['rss_loop_start'] / MIB:.0f})",
-            flush=True,
-        )
-        print(f"{'':<9}RSS every 10% of the loop (MiB): {[round(x / MIB) for x in r['rss_deciles']]}", flush=True)
-    growth = (peaks[sizes[-1]] / peaks[sizes[0]] - 1) * 100
-    print(f"peak RSS growth from {sizes[0]:,} to {sizes[-1]:,} conversations: {growth:+.1f}%")
+        for mode in peaks:
+            with tempfile.TemporaryDirectory(prefix="ragassay-conv-") as tmp:
+                rows = conversation_rows(size, args.turns, args.seed, mode == "conversation")
+                r = child(write_project(Path(tmp), rows, "instant").parent)
+            peaks[mode][size] = r["rss_peak"] / MIB
+            print(
+                f"{size:>7,} conversations ({r['turns']:>7,} turns) as {mode:<12}: {r['turns'] / r['loop_s']:>6,.0f} "
+                f"turns/s, driver peak RSS {peaks[mode][size]:.0f} MiB (at loop start {r['rss_loop_start'] / MIB:.0f})",
+                flush=True,
+            )
+            print(f"{'':<9}RSS every 10% of the loop (MiB): {[round(x / MIB) for x in r['rss_deciles']]}", flush=True)
+    for mode, by_size in peaks.items():
+        growth = (by_size[sizes[-1]] / by_size[sizes[0]] - 1) * 100
+        print(f"{mode}: peak RSS growth from {sizes[0]:,} to {sizes[-1]:,} conversations: {growth:+.1f}%")
 
 
 def main() -> None:
