@@ -137,6 +137,7 @@ _EXPORTS = {
     "TraceLookup": "ragassay.traces",
     "open_traces_store": "ragassay.traces",
     "describe_unmapped": "ragassay.traces",
+    "scan_sessions": "ragassay.traces",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]

@@ -10,7 +10,8 @@ A ``mapping`` set on the ``traces`` source is also the replay's, unless a system
 With ``pair_by = "question"`` the samples are the distinct questions (normalised text) and each version answers
 with its own trace of that question, so the usual paired verdicts compare the versions on the questions both
 answered; a question one version never got fails that version's unit with the reason, and is left out of the
-paired comparison (its n says on how many questions it rests).
+paired comparison (its n says on how many questions it rests). With ``conversations = true`` the traces of one
+session are the turns of one conversation (:mod:`ragassay.plugins.trace_conversations`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import hashlib
 from collections.abc import Iterator
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ragassay import (
     ConfigError,
@@ -39,6 +40,8 @@ from ragassay import (
     normalize_answer,
     scan_traces,
 )
+
+from .trace_conversations import conversation_samples
 
 SHOWN_UNMAPPED = 10
 
@@ -69,6 +72,22 @@ class TracesOptions(BaseModel):
     mapping: TraceMapping = Field(
         default_factory=TraceMapping, description="How spans map onto question, answer and contexts."
     )
+    conversations: bool = Field(
+        False,
+        description="Group the traces into conversations by session id (session.id / gen_ai.conversation.id), in "
+        "start-time order, each trace a turn (id: session::turn, history: the earlier questions and answers); "
+        "sample then picks whole sessions and where the turns to evaluate. A trace without a session id stays a "
+        "single question (warned with the count).",
+    )
+
+    @model_validator(mode="after")
+    def _one_grouping(self) -> TracesOptions:
+        if self.conversations and self.pair_by == "question":
+            raise ValueError(
+                "conversations = true and pair_by = 'question' cannot be combined: a turn is asked in its "
+                "conversation, not as a distinct question; use one of them"
+            )
+        return self
 
 
 def _store_url(options: Any, context) -> str:
@@ -107,11 +126,14 @@ class TracesSource(DatasetSource):
             if len(unmapped) < SHOWN_UNMAPPED:
                 unmapped.append(item)
 
-        traces = self._traces(note)
-        if self.options.pair_by == "question":
+        if self.options.conversations:
+            url = _store_url(self.options, self.context)
+            yield from conversation_samples(url, self.options, note, self.context.warn)
+        elif self.options.pair_by == "question":
+            traces = self._traces(note)
             yield from self._by_question(traces)
         else:
-            for trace in traces:
+            for trace in self._traces(note):
                 yield _sample(trace.trace_id, trace)
         if count[0]:
             self.context.warn(describe_unmapped(count[0], unmapped))

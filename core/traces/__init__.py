@@ -14,9 +14,12 @@ from .mapping import MappingFailure, TraceMapping, dataset_mapping, map_trace, s
 from .model import SpanEvent, Trace, TraceContext, TraceSpan, TraceTokens, Unmapped
 from .reading import TraceLookup, describe_unmapped, open_traces_store, read_traces, scan_traces
 from .select import parse_sample, parse_where, sampled
+from .sessions import Session, SessionTurn, scan_sessions
 
 __all__ = [
     "MappingFailure",
+    "Session",
+    "SessionTurn",
     "SpanEvent",
     "Trace",
     "TraceContext",
@@ -33,6 +36,7 @@ __all__ = [
     "parse_where",
     "read_traces",
     "sampled",
+    "scan_sessions",
     "scan_traces",
     "span_kind",
 ]

@@ -46,10 +46,11 @@ def parse_sample(sample: str | float | None) -> float | None:
 
 
 def sampled(trace_id: str, fraction: float | None) -> bool:
-    """Whether the trace is in the sample: the first 8 bytes of sha256(trace id) as a number in [0, 1)."""
+    """Whether the trace (or the session, by its id) is in the sample: the first 8 bytes of sha256(id, UTF-8) as a
+    number in [0, 1)."""
     if fraction is None:
         return True
-    draw = int.from_bytes(hashlib.sha256(trace_id.encode("ascii")).digest()[:8], "big") / 2**64
+    draw = int.from_bytes(hashlib.sha256(trace_id.encode("utf-8")).digest()[:8], "big") / 2**64
     return draw < fraction
 
 

@@ -1,7 +1,14 @@
 """``http`` adapter: POST each question to the user's endpoint and map the JSON response.
 
-The request body is a JSON template whose strings may contain ``{question}``, ``{question_id}`` and
-``{sample.<field>}``; header values may contain ``${ENV_VAR}`` (expanded at call time, never stored).
+The request body is a JSON template whose strings may contain ``{question}``, ``{question_id}``,
+``{conversation_id}``, ``{turn}``, ``{history}`` and ``{sample.<field>}``; header values may contain
+``${ENV_VAR}`` (expanded at call time, never stored). A string that is exactly one placeholder becomes the value
+itself (``"{history}"``: the list of ``{"speaker", "text"}`` turns, ``"{turn}"``: a number, null for a single
+question); inside a longer string it is written as text (the history as JSON).
+
+A conversation turn is posted with its conversation: unless the template places ``{history}`` itself (or
+``conversation = false``), a JSON-object body gets ``conversation_id``, ``turn`` and ``history`` added at its top
+level. Single questions are posted exactly as the template says.
 Response fields are found by JSON pointer (``/data/answer``) or dotted path (``data.answer``, ``items.0``).
 
 Every request is bounded: ``timeout_s`` is a deadline for the whole request (connecting, sending, and reading the
@@ -26,7 +33,9 @@ from ragassay import RAGOutput, RAGSystem, Sample
 from .outputs import MIB, to_output
 
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
-_FIELD = re.compile(r"\{(question|question_id|sample\.[A-Za-z_][A-Za-z0-9_]*)\}")
+_FIELD = re.compile(r"\{(question|question_id|conversation_id|turn|history|sample\.[A-Za-z_][A-Za-z0-9_]*)\}")
+#: The fields a conversation turn's body carries when its template places none of them.
+CONVERSATION_FIELDS = ("conversation_id", "turn", "history")
 RETRY_STATUS = {408, 429, 500, 502, 503, 504}
 
 
@@ -48,6 +57,9 @@ class ResponseMapping(BaseModel):
         None, description="If contexts is a list of objects: the field holding the text (ids via context_id_field)."
     )
     context_id_field: str | None = Field(None, description="If contexts is a list of objects: the id field.")
+    query: str | None = Field(
+        None, description="Path of the retrieval query the system sent (e.g. its rewrite of a turn; optional)."
+    )
 
 
 class HttpOptions(BaseModel):
@@ -58,7 +70,13 @@ class HttpOptions(BaseModel):
     headers: dict[str, str] = Field(default_factory=dict, description="Headers; values may use ${ENV_VAR}.")
     request: Any = Field(
         default_factory=lambda: {"question": "{question}"},
-        description="JSON body template; strings may use {question}, {question_id}, {sample.X}.",
+        description="JSON body template; strings may use {question}, {question_id}, {conversation_id}, {turn}, "
+        "{history}, {sample.X} (a string that is exactly one placeholder becomes its value: {history} a list).",
+    )
+    conversation: bool = Field(
+        True,
+        description="Post a conversation turn with its conversation: add conversation_id, turn and history to a "
+        "JSON-object body whose template does not place {history} itself. false: send the template as it is.",
     )
     response: ResponseMapping = Field(default_factory=ResponseMapping, description="Where the fields are.")
     timeout_s: float = Field(
@@ -107,7 +125,7 @@ class HttpRAG(RAGSystem):
     async def _call(self, sample: Sample) -> Any:
         import httpx
 
-        body = fill_template(self.options.request, sample)
+        body = request_body(self.options.request, sample, self.options.conversation)
         headers = {k: expand_env(v) for k, v in self.options.headers.items()}
         for attempt in range(self.options.retries + 1):
             last = attempt == self.options.retries
@@ -155,6 +173,8 @@ class HttpRAG(RAGSystem):
                 result["contexts"] = contexts
         if mapping.context_ids:
             result["context_ids"] = lookup(data, mapping.context_ids) or []
+        if mapping.query:
+            result["query"] = lookup(data, mapping.query)
         return result
 
 
@@ -201,18 +221,55 @@ def lookup(data: Any, path: str) -> Any:
     return current
 
 
+def request_body(template: Any, sample: Sample, conversation: bool = True) -> Any:
+    """The body posted for ``sample``: the filled template, and for a conversation turn (with ``conversation``)
+    its ``conversation_id``, ``turn`` and ``history`` at the top level unless the template places {history}."""
+    body = fill_template(template, sample)
+    if not conversation or sample.conversation_id is None or _places_history(template):
+        return body
+    if not isinstance(body, dict):
+        raise ValueError(
+            "http adapter: this sample is a conversation turn, but the request template is not a JSON object, so "
+            'its history cannot be added: place "{history}" in the template, or set conversation = false to '
+            "post turns without it"
+        )
+    return {**body, **{name: _field(sample, name) for name in CONVERSATION_FIELDS}}
+
+
+def _places_history(template: Any) -> bool:
+    if isinstance(template, dict):
+        return any(_places_history(v) for v in template.values())
+    if isinstance(template, list):
+        return any(_places_history(v) for v in template)
+    return isinstance(template, str) and "{history}" in template
+
+
 def fill_template(template: Any, sample: Sample) -> Any:
-    """Substitute {question}, {question_id}, {sample.X} in every string of a JSON template."""
+    """Substitute {question}, {question_id}, {conversation_id}, {turn}, {history}, {sample.X} in every string of a
+    JSON template; a string that is exactly one placeholder becomes the value itself (a list, a number, null)."""
     if isinstance(template, dict):
         return {k: fill_template(v, sample) for k, v in template.items()}
     if isinstance(template, list):
         return [fill_template(v, sample) for v in template]
     if isinstance(template, str):
-        return _FIELD.sub(lambda m: str(_field(sample, m.group(1))), template)
+        whole = _FIELD.fullmatch(template)
+        if whole is not None and whole.group(1) in CONVERSATION_FIELDS:
+            return _field(sample, whole.group(1))
+        return _FIELD.sub(lambda m: _as_text(m.group(1), _field(sample, m.group(1))), template)
     return template
 
 
+def _as_text(name: str, value: Any) -> str:
+    """A placeholder's value inside a longer string: the history as JSON, a single question's missing
+    conversation_id or turn as '', anything else as str()."""
+    if name in CONVERSATION_FIELDS:
+        return json.dumps(value, ensure_ascii=False) if isinstance(value, list) else "" if value is None else str(value)
+    return str(value)
+
+
 def _field(sample: Sample, name: str) -> Any:
+    if name == "history":
+        return [turn.model_dump() for turn in sample.history]
     if name.startswith("sample."):
         key = name.removeprefix("sample.")
         return getattr(sample, key, None) if key in type(sample).model_fields else sample.attributes.get(key, "")

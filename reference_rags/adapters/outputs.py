@@ -20,6 +20,7 @@ ALIASES = {
     "answer": "answer",
     "context_document_ids": "context_document_ids",
     "retrieved": "retrieved",
+    "query": "query",
 }
 
 
@@ -42,7 +43,8 @@ def check_size(output: RAGOutput, limit: int, where: str) -> RAGOutput:
 
 
 def to_output(value: Any, where: str) -> RAGOutput:
-    """Accept a RAGOutput, a string (the answer) or a mapping with answer/contexts/context ids."""
+    """Accept a RAGOutput, a string (the answer) or a mapping with answer/contexts/context ids (and ``query``: the
+    retrieval query a conversational system sent, e.g. its rewrite of the turn)."""
     if isinstance(value, RAGOutput):
         return value
     if isinstance(value, str):
@@ -56,6 +58,8 @@ def to_output(value: Any, where: str) -> RAGOutput:
         raise ValueError(f"{where} returned no 'answer' (keys: {', '.join(map(str, value)) or 'none'})")
     fields = {ALIASES[k]: v for k, v in value.items() if k in ALIASES}
     fields["answer"] = "" if fields["answer"] is None else str(fields["answer"])
+    if fields.get("query") is not None:
+        fields["query"] = str(fields["query"])
     for key in ("contexts", "context_ids", "context_document_ids"):
         if key in fields:
             fields[key] = [str(item) for item in (fields[key] or [])]

@@ -4,6 +4,10 @@ Rows carry the Unitxt RAG output fields (question_id, answer, contexts, contexts
 joined to the samples by question_id. A sample with no row fails with that reason; rows whose question_id
 is not in the dataset are reported as extra.
 
+A conversation turn's row is found by its sample id ``conversation_id::turn`` (``question_id``), or, when the row
+has no ``question_id``, by its ``conversation_id`` and ``turn`` fields (a row giving all three must agree). A row
+may carry ``query``: the retrieval query the system sent (its rewrite of the turn).
+
 Optional fields: ``scores`` (one retrieval score per context, in the same order) and ``trace`` (a JSON
 object) are kept in the output's trace, so the IR metrics order tied contexts exactly as trec_eval does
 (score descending, ties by id descending). In CSV, ``scores`` is a JSON array and ``trace`` a JSON object.
@@ -21,7 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragassay import Corpus, DatasetError, RAGOutput, RAGSystem, Sample
+from ragassay import Corpus, DatasetError, RAGOutput, RAGSystem, Sample, turn_id
 
 from .outputs import to_output
 from .row_file import RowFile
@@ -58,9 +62,7 @@ class PrecomputedRAG(RAGSystem):
         self.path = path
         try:
             for line, row in read_rows(path):
-                key = row.get(self.options.id_field)
-                if key in (None, ""):
-                    raise DatasetError(f"{path}, line {line}: no '{self.options.id_field}' field.")
+                key = row_key(row, self.options.id_field, f"{path}, line {line}")
                 _check_trace_fields(row, f"{path}, line {line}")
                 self._duplicate(
                     self.rows.add(str(key), line, json.dumps(row, separators=(",", ":"), ensure_ascii=False))
@@ -99,6 +101,32 @@ class PrecomputedRAG(RAGSystem):
         output = to_output(row, f"{self.path.name}, line {line}")
         trace = {**row.get("trace", {}), **({"scores": [float(x) for x in row["scores"]]} if "scores" in row else {})}
         return output.model_copy(update={"trace": trace}) if trace else output
+
+
+def row_key(row: dict[str, Any], id_field: str, where: str) -> str:
+    """The sample id a row answers: its ``id_field``, else ``conversation_id::turn`` from those two fields."""
+    key = row.get(id_field)
+    conversation, turn = row.get("conversation_id"), row.get("turn")
+    if conversation in (None, "") and turn in (None, ""):
+        if key in (None, ""):
+            raise DatasetError(f"{where}: no '{id_field}' field (nor conversation_id and turn).")
+        return str(key)
+    try:
+        number = int(turn)
+    except (TypeError, ValueError):
+        number = 0
+    if conversation in (None, "") or number < 1 or str(number) != str(turn).strip():
+        raise DatasetError(
+            f"{where}: a conversation turn's row needs both conversation_id and turn (a whole number from 1); "
+            f"got conversation_id = {conversation!r}, turn = {turn!r}."
+        )
+    found = turn_id(str(conversation), number)
+    if key not in (None, "") and str(key) != found:
+        raise DatasetError(
+            f"{where}: {id_field} '{key}' does not match conversation_id and turn ('{found}'); give one of them, "
+            "or make them agree."
+        )
+    return found
 
 
 def _check_trace_fields(row: dict[str, Any], where: str) -> None:

@@ -1,4 +1,12 @@
-"""``python`` adapter: call the user's ``module:function`` for every sample."""
+"""``python`` adapter: call the user's ``module:function`` for every sample.
+
+A conversation turn reaches the callable with its conversation when the function names the parameters: one called
+``history`` gets the turns before this one as ``[{"speaker": "user" | "agent", "text": ...}, ...]`` (oldest first,
+``[]`` for a first turn or a single question), ``conversation_id`` the conversation's id and ``turn`` the 1-based
+turn (None for a single question). A function naming none of them is called as before (``function(question)``,
+or ``function(question, sample)`` with ``pass_sample``, the sample carrying ``history``); when the dataset has
+turns with a history that such a function never sees, the run warns.
+"""
 
 from __future__ import annotations
 
@@ -17,6 +25,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from ragassay import ConfigError, Corpus, RAGOutput, RAGSystem, Sample
 
 from .outputs import MIB, check_size, to_output
+
+#: Keyword parameters a callable may name to receive a turn's conversation.
+CONVERSATION_PARAMETERS = ("history", "conversation_id", "turn")
 
 
 class PythonOptions(BaseModel):
@@ -77,6 +88,21 @@ class PythonRAG(RAGSystem):
     def prepare(self, corpus: Corpus) -> None:
         self.function = self._load()
 
+    def check_samples(self, samples) -> list[str]:
+        """A warning when turns have a history the callable never gets (it names no ``history`` parameter and
+        does not take the sample)."""
+        function = getattr(self, "function", None) or self._load()
+        if self.options.pass_sample or "history" in conversation_parameters(function):
+            return []
+        count = sum(1 for sample in samples if sample.history)
+        if not count:
+            return []
+        return [
+            f"python adapter: {count} conversation turn(s) have a history, but {self.options.callable} takes no "
+            "'history' parameter (nor the sample): it answers each turn without the conversation before it. Add a "
+            "'history' parameter (docs/own-rag.md) or set pass_sample = true"
+        ]
+
     def _load(self) -> Callable[..., Any]:
         for folder in reversed(self.options.path):
             resolved = str(self.context.resolve(folder))
@@ -100,10 +126,33 @@ class PythonRAG(RAGSystem):
     async def answer(self, sample: Sample) -> RAGOutput:
         function = getattr(self, "function", None) or self._load()
         args = (sample.question, sample) if self.options.pass_sample else (sample.question,)
+        kwargs = conversation_arguments(sample, conversation_parameters(function))
         if inspect.iscoroutinefunction(function) or not self.options.in_thread:
-            result = function(*args)
+            result = function(*args, **kwargs)
         else:
-            result = await asyncio.to_thread(function, *args)
+            result = await asyncio.to_thread(function, *args, **kwargs)
         if inspect.isawaitable(result):
             result = await result
         return check_size(to_output(result, self.options.callable), self.options.max_bytes, self.options.callable)
+
+
+def conversation_parameters(function: Callable[..., Any]) -> frozenset[str]:
+    """Which of :data:`CONVERSATION_PARAMETERS` the function names as parameters it takes by keyword (``**kwargs``
+    alone names none: an existing callable is called as before)."""
+    try:
+        parameters = inspect.signature(function).parameters
+    except (TypeError, ValueError):  # a builtin or C function without a signature
+        return frozenset()
+    keyword = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return frozenset(n for n in CONVERSATION_PARAMETERS if n in parameters and parameters[n].kind in keyword)
+
+
+def conversation_arguments(sample: Sample, names: frozenset[str]) -> dict[str, Any]:
+    """The keyword arguments of ``names``: ``history`` as a list of ``{"speaker", "text"}`` dicts (oldest first),
+    ``conversation_id`` and ``turn`` as the sample has them."""
+    values = {
+        "history": lambda: [turn.model_dump() for turn in sample.history],
+        "conversation_id": lambda: sample.conversation_id,
+        "turn": lambda: sample.turn,
+    }
+    return {name: values[name]() for name in names}
