@@ -1,4 +1,4 @@
-"""examples/aurp/conversations.toml runs today: chains from aurp, two naive RAG systems, turn_blame per turn."""
+"""examples/aurp/conversations.toml: chains from aurp, three conversational systems, turn_blame per turn."""
 
 from __future__ import annotations
 
@@ -26,12 +26,13 @@ def test_conversations_example_runs_and_blames_every_turn(tmp_path):
     for warning in run.warnings:  # only the honest ones: unanswerable turns have no reference, some retrieve nothing
         assert f"unscored on {unanswerable} of {len(samples)} samples" in warning or "no retrieved context" in warning
     blame = frames.metrics[frames.metrics["metric"] == "turn_blame"]
-    assert blame["unscored_reason"].isna().all() and len(blame) == 2 * len(samples)
-    classes = Counter(d["blame"] for d in blame["details"])
+    assert blame["unscored_reason"].isna().all() and len(blame) == 3 * len(samples)
+    last_turn = blame[blame["system"] == "last_turn"]
+    classes = Counter(d["blame"] for d in last_turn["details"])
     assert {"ok", "retrieval", "context_loss", "generation", "answered_unanswerable"} <= set(classes)
-    # the systems retrieve with the turn as it stands: a turn resolved only by the history is never 'retrieval'
+    # last_turn retrieves with the turn as it stands: a turn resolved only by the history is never 'retrieval'
     depends = samples["metadata.chain.depends_on_history"]
-    for question_id, details in zip(blame["question_id"], blame["details"]):
+    for question_id, details in zip(last_turn["question_id"], last_turn["details"]):
         if depends[question_id]:
             assert details["blame"] != "retrieval", question_id
     assert classes["context_loss"] > classes["retrieval"]
