@@ -149,10 +149,9 @@ def _print_system_turn(out, entry: dict) -> None:
 
 def print_turn_history(out, sample, run_id: str) -> None:
     """For a sample that is a conversation's turn: the conversation before it, and how to see every turn."""
-    out.print(
-        f"[bold]turn {sample.turn} of conversation[/] {esc(sample.conversation_id)} "
-        f"(every turn: ragassay show {esc(run_id[:12])} --conversation {esc(sample.conversation_id)})",
-        highlight=False,
-    )
+    out.print(f"[bold]turn {sample.turn} of conversation[/] {esc(sample.conversation_id)}; before it:", highlight=False)
     for said in sample.history:
         out.print(esc(f"  {said.speaker}: {said.text}"), highlight=False)
+    out.print(
+        esc(f"(every turn: ragassay show {run_id[:12]} --conversation {sample.conversation_id})"), highlight=False
+    )
