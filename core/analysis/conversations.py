@@ -8,9 +8,9 @@ conversations with replacement (Davison & Hinkley 1997, Bootstrap Methods and th
 "resampling stage 1 only" for two-stage data; Field & Welsh 2007, "Bootstrapping clustered data", JRSS B 69(3),
 the cluster bootstrap), and the statistic is the mean over every scored turn the drawn conversations hold (a
 ratio of sums, so a conversation weighs by its scored turns). The interval is the percentile interval of the
-resampled statistic (default 95%, 1000 resamples), drawn from :func:`ragassay.analysis.bootstrap.generator`
-with the given seed: the same run and seed give the same numbers in every process. Fewer than two conversations
-with a scored turn give no interval, and say so.
+resampled statistic (default 95%, 1000 resamples), drawn by :func:`ragassay.analysis.bootstrap.resample_indices`
+with the given seed (the one generator of every draw): the same run and seed give the same numbers in every
+process. Fewer than two conversations with a scored turn give no interval, and say so.
 
 - :func:`conversation_turns`: conversation id -> the positions of its turns, in turn order;
 - :func:`by_depth`: per system, metric and turn index, the mean with its interval, n turns and n conversations;
@@ -26,7 +26,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .bootstrap import generator
+from .bootstrap import counts_of, resample_indices
 from .breakdown import check_metrics
 
 UNKNOWN = "(unknown)"  # the answerability class of a turn whose label is not known
@@ -107,7 +107,7 @@ def cluster_mean(
     counts = np.bincount(codes).astype(float)
     mean = float(sums.sum() / counts.sum())
     low, high, reason = percentile_interval(
-        lambda idx: sums[idx].sum(1) / counts[idx].sum(1), len(sums), n_resamples, seed, level
+        lambda drawn: (drawn @ sums) / (drawn @ counts), len(sums), n_resamples, seed, level
     )
     return ClusterInterval(mean, low, high, n_turns, n_scored, len(sums), reason)
 
@@ -115,15 +115,22 @@ def cluster_mean(
 def percentile_interval(
     statistic: Callable[[np.ndarray], np.ndarray], n_clusters: int, n_resamples: int, seed: int, level: float
 ) -> tuple[float | None, float | None, str | None]:
-    """(low, high, None) of the percentile interval of ``statistic`` (given a (B, n_clusters) index array of the
-    clusters drawn, one value per resample, NaN where undefined), or (None, None, why there is none)."""
+    """(low, high, None) of the percentile interval of ``statistic``, or (None, None, why there is none).
+
+    ``statistic`` is given the (rows, n_clusters) counts of a batch of resamples (entry [b, c]: how often resample
+    b drew conversation c) and returns one value per resample (NaN where undefined: dropped). The resamples are
+    :func:`ragassay.analysis.bootstrap.resample_indices` of the conversations (the draws of
+    ``generator(seed).integers(0, n_clusters, (n_resamples, n_clusters))``, in batches, kept for the next cell
+    over as many conversations)."""
     if n_clusters < 2:
         return None, None, f"fewer than 2 conversations ({n_clusters})"
     if n_resamples < 2:
         return None, None, f"n_resamples must be at least 2, got {n_resamples}"
-    drawn = generator(seed).integers(0, n_clusters, (n_resamples, n_clusters))
+    batches = []
     with np.errstate(invalid="ignore", divide="ignore"):
-        theta = np.asarray(statistic(drawn), dtype=float)
+        for index in resample_indices(n_clusters, n_resamples, seed):
+            batches.append(np.asarray(statistic(counts_of(index, n_clusters)), dtype=float))
+    theta = np.concatenate(batches)
     theta = theta[~np.isnan(theta)]
     if len(theta) < 2:
         return None, None, "fewer than 2 resamples have a value"

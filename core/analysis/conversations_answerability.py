@@ -122,7 +122,7 @@ def _recall(hits: np.ndarray, totals: np.ndarray, j: int, n_resamples: int, seed
     if not n:
         return ClusterInterval(None, None, None, 0, 0, 0, "no scored turn")
     value = float(h.sum() / n)
-    low, high, reason = percentile_interval(lambda i: h[i].sum(1) / t[i].sum(1), len(h), n_resamples, seed, 0.95)
+    low, high, reason = percentile_interval(lambda drawn: (drawn @ h) / (drawn @ t), len(h), n_resamples, seed, 0.95)
     return ClusterInterval(value, low, high, n, n, len(h), reason)
 
 
@@ -137,7 +137,7 @@ def _balanced(hits: np.ndarray, totals: np.ndarray, known: list[int], n_resample
     value = float(np.mean(h.sum(0)[present] / t.sum(0)[present]))
 
     def statistic(drawn: np.ndarray) -> np.ndarray:
-        rates = h[drawn].sum(1) / t[drawn].sum(1)  # (B, classes), NaN where a resample lacks the class
+        rates = (drawn @ h) / (drawn @ t)  # (resamples, classes), NaN where a resample lacks the class
         return np.nanmean(rates, axis=1)  # NaN (dropped) where a resample holds no known class
 
     with warnings.catch_warnings():

@@ -95,10 +95,10 @@ def first_failures(run, rule: FailureRule, systems: list[str] | None = None) -> 
     """Per system (default: all, in run order) and conversation of ``run`` (in run order), its
     :class:`FirstFailure` by ``rule``."""
     details = _details(run, rule) if rule.threshold is None else {}
-    found = []
+    found, turns = [], conversation_turns(run)
     for system in systems or run.systems:
         values = run.values(system, rule.metric)
-        for cid, positions in conversation_turns(run).items():
+        for cid, positions in turns.items():
             found.append(_first(run, rule, system, cid, positions, values, details))
     return found
 
