@@ -48,6 +48,10 @@ def show_command(
 
     fmt = output_format(fmt)
     _check_choice(sample, conversation, listing)
+    if conversation is None and systems:
+        raise click.UsageError("--system goes with --conversation CID")
+    if sample is not None and (metric is not None or threshold is not None):
+        raise click.UsageError("--metric and --threshold go with --conversation CID or --conversations")
     store = open_results(config_path, db, (run,))
     try:
         run_id = get_run(store, run)["id"]

@@ -92,6 +92,8 @@ def test_a_turn_sample_shows_the_conversation_before_it(db):
         (("--conversations", "--metric", "recall"), "not a turn_blame metric"),
         ((), "give one of SAMPLE, --conversation CID or --conversations"),
         (("c1::1", "--conversation", "c1"), "give one of SAMPLE"),
+        (("--conversations", "--system", "last"), "--system goes with --conversation CID"),
+        (("c1::1", "--metric", "recall"), "--metric and --threshold go with --conversation"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(db, args, message):
