@@ -146,3 +146,24 @@ def _blame(system: str, index: int, sample: Sample) -> MetricValue:
         return _value("turn_blame", None)
     details = {"blame": blame, "reason": f"{blame} at turn {sample.turn}", "turn": sample.turn}
     return _value("turn_blame", 1.0 if blame == "ok" else 0.0, details)
+
+
+def write_bare_turns(path: Path, run_id: str = "bare-turns-0001"):
+    """A run of two conversations of two turns, no answerability label, one metric (``recall``), no blame: the
+    second turn of ``b`` failed for the one system ``s``. Return (store, run id)."""
+    store = open_store(store_url(str(path), path.parent))
+    turns = [
+        Sample(question_id=f"{c}::{t}", question=f"{c} {t}?", conversation_id=c, turn=t) for c in "ab" for t in (1, 2)
+    ]
+    spec = {"metrics": {"recall": {"traits": {"direction": "higher", "value_range": [0.0, 1.0]}}}, "judges": {}}
+    row = {"id": run_id, "fingerprint": run_id, "project": "bare", "config_path": "x", "config_json": "{}"}
+    row |= {"spec_json": json.dumps(spec), "ragassay_version": "0", "sample_count": len(turns)}
+    store.create_run(row, [("s", "{}")], turns)
+    units = [
+        UnitResult("s", s.question_id, "ok", RAGOutput(answer="yes"), metrics=[_value("recall", v)])
+        for s, v in zip(turns[:3], (1.0, 0.5, 0.0))
+    ]
+    units.append(UnitResult("s", turns[3].question_id, "failed", None, error="planted failure"))
+    store.write_units(run_id, units)
+    store.finish_run(run_id, "complete", [])
+    return store, run_id

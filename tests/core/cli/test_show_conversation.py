@@ -11,7 +11,7 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from conversation_runs import MARKUP, PLANT, RUN_ID, write_conversation_run
+from conversation_runs import MARKUP, PLANT, RUN_ID, write_bare_turns, write_conversation_run
 from written_runs import write_run
 
 from ragassay.cli.main import cli
@@ -106,3 +106,14 @@ def test_a_run_without_conversations(tmp_path):
     store.close()
     result = CliRunner().invoke(cli, ["show", run_id, "--db", str(tmp_path / "plain.db"), "--conversations"])
     assert result.exit_code == 2 and "has no conversation" in result.output
+
+
+def test_a_failed_turn_and_no_blame_metric(tmp_path):
+    store, run_id = write_bare_turns(tmp_path / "bare.db")
+    store.close()
+    args = ["show", run_id, "--db", str(tmp_path / "bare.db"), "--conversation", "b"]
+    text = CliRunner().invoke(cli, args, env={"COLUMNS": "80"}).output
+    assert "no turn_blame metric in this run: give --metric and --threshold" in text
+    assert "s: failed\n  error: planted failure" in text
+    found = CliRunner().invoke(cli, [*args, "--metric", "recall", "--threshold", "0.5"]).output
+    assert "s: turn 1 (below the threshold): recall = 0" in found

@@ -5,7 +5,7 @@ with the planted values of a hand-built conversational run; absent from a run wi
 from __future__ import annotations
 
 import pytest
-from conversation_runs import write_conversation_run
+from conversation_runs import write_bare_turns, write_conversation_run
 from written_runs import write_run
 
 from ragassay.present.html_report import build_report
@@ -59,3 +59,18 @@ def test_the_section_is_registered_and_absent_without_turns(tmp_path):
     finally:
         store.close()
     assert '<section id="comparison"' in page and '<section id="conversations"' not in page
+
+
+def test_turns_without_labels_or_blame(tmp_path):
+    store, run_id = write_bare_turns(tmp_path / "bare.db")
+    try:
+        page = build_report(store, [run_id])
+    finally:
+        store.close()
+    section = page[page.index('<section id="conversations"') :]
+    section = section[: section.index("</section>")]
+    assert "4 turns in 2 conversations." in section
+    # turn 2: b's output failed, so one scored turn of two
+    assert '<tr><td>2</td><td>s</td><td>2</td><td>0.500 <small title="fewer than 2 conversations (1)">' in section
+    assert "by answerability class" not in section and "answerability behaviour" not in section
+    assert "No turn_blame metric in this run" in section
