@@ -13,27 +13,82 @@ from .render import Column, Table, emit, esc
 
 @click.command("show")
 @click.argument("run")
-@click.argument("sample")
+@click.argument("sample", required=False)
+@click.option("--conversation", "conversation", default=None, help="Show this conversation turn by turn.")
+@click.option("--conversations", "listing", is_flag=True, help="List the run's conversations and first failures.")
+@click.option("--system", "systems", multiple=True, help="With --conversation: only this system (repeatable).")
+@click.option("--metric", default=None, help="The metric that tells a failing turn (default: the run's turn_blame).")
+@click.option("--threshold", type=float, default=None, help="With --metric: a turn fails below this value.")
 @config_option
 @db_option
 @format_option
-def show_command(run: str, sample: str, config_path: Path, db: str | None, fmt: str | None) -> None:
-    """One SAMPLE (question_id) of RUN: question, references, and each system's contexts, answer, scores.
+def show_command(
+    run: str,
+    sample: str | None,
+    conversation: str | None,
+    listing: bool,
+    systems: tuple[str, ...],
+    metric: str | None,
+    threshold: float | None,
+    config_path: Path,
+    db: str | None,
+    fmt: str | None,
+) -> None:
+    """One SAMPLE (question_id) of RUN: question, references, and each system's contexts, answer, scores; a
+    conversation's turn first shows the conversation before it.
 
-    --format json gives everything; csv and markdown give one row per system and metric or judge.
+    --conversation CID shows a conversation turn by turn: each system's query (its rewrite), retrieved contexts
+    (references marked), answer, claims with their support, blame, and where it first failed (by the run's
+    turn_blame metric, or --metric and --threshold). --conversations lists the run's conversations.
+
+    --format json gives everything; csv and markdown give one row per system and metric or judge (a
+    conversation: one row per turn and system).
     """
     from ..results import read_sample
 
     fmt = output_format(fmt)
+    _check_choice(sample, conversation, listing)
+    if conversation is None and systems:
+        raise click.UsageError("--system goes with --conversation CID")
+    if sample is not None and (metric is not None or threshold is not None):
+        raise click.UsageError("--metric and --threshold go with --conversation CID or --conversations")
     store = open_results(config_path, db, (run,))
     try:
-        detail = sample_detail(*read_sample(store, get_run(store, run)["id"], sample))
+        run_id = get_run(store, run)["id"]
+        if conversation is not None or listing:
+            _show_conversations(store, run_id, conversation, list(systems), metric, threshold, fmt)
+            return
+        detail = sample_detail(*read_sample(store, run_id, sample))
     finally:
         store.close()
     if fmt == "rich":
-        _print_detail(console(), detail)
+        _print_detail(console(), detail, run_id)
     else:
         emit(console(), [scores_table(detail)], fmt, data=_jsonable(detail) if fmt == "json" else None)
+
+
+def _check_choice(sample: str | None, conversation: str | None, listing: bool) -> None:
+    chosen = [
+        name
+        for name, given in (("SAMPLE", sample), ("--conversation", conversation), ("--conversations", listing))
+        if given
+    ]
+    if len(chosen) != 1:
+        what = ", ".join(chosen) if chosen else "none of them"
+        raise click.UsageError(f"give one of SAMPLE, --conversation CID or --conversations (got {what})")
+
+
+def _show_conversations(store, run_id: str, conversation, systems: list[str], metric, threshold, fmt: str) -> None:
+    from .show_conversation import print_conversation, read_conversation, read_listing, turns_table
+
+    if conversation is None:
+        emit(console(), [read_listing(store, run_id, metric, threshold)], fmt)
+        return
+    detail = read_conversation(store, run_id, conversation, systems, metric, threshold)
+    if fmt == "rich":
+        print_conversation(console(), detail)
+    else:
+        emit(console(), [turns_table(detail)], fmt, data=detail if fmt == "json" else None)
 
 
 def sample_detail(run, payloads: dict) -> dict:
@@ -116,8 +171,12 @@ def scores_table(detail: dict) -> Table:
     return Table(f"sample {detail['sample'].question_id}", columns, rows, id_columns=("system", "score"))
 
 
-def _print_detail(out, detail: dict) -> None:
+def _print_detail(out, detail: dict, run_id: str = "") -> None:
     sample = detail["sample"]
+    if sample.conversation_id is not None:
+        from .show_conversation import print_turn_history
+
+        print_turn_history(out, sample, run_id)
     out.print(f"[bold]question[/] ({esc(sample.question_id)}): {esc(sample.question)}")
     out.print(f"[bold]reference answers[/]: {esc('; '.join(sample.reference_answers) or '-')}")
     out.print(f"[bold]reference context ids[/]: {esc(', '.join(sample.reference_context_ids) or '-')}")

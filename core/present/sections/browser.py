@@ -21,9 +21,11 @@ CONTEXT_CHARS = 600  # each context's text is cut to this many characters
 
 def sample_entry(run, sample, payloads: dict, scores: list) -> dict[str, Any]:
     """One sample of the browser: its stored outputs (``payloads``: (system, question_id) -> output) and its
-    repeat-0 ``scores``, systems in run order."""
+    repeat-0 ``scores``, systems in run order; a conversation's turn names its conversation and turn."""
     references = set(sample.reference_context_ids)
+    turn = {"conversation": {"id": sample.conversation_id, "turn": sample.turn}} if sample.conversation_id else {}
     return {
+        **turn,
         "id": sample.question_id,
         "question": sample.question,
         "references": list(sample.reference_answers),

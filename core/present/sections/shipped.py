@@ -2,11 +2,12 @@
 like any plugin's (:mod:`.registered` adds it to the plugin host when the report or the app first needs sections).
 
 Registered in the order of ``ragassay serve``'s tabs and pages: the comparison page (conclusion, verdicts,
-comparison, paired verdicts), breakdowns (breakdowns, metric correlation, GRAMMAR), cost and latency, the failure
-browser, robustness and drift. ``report_order`` gives the HTML report's reading order: conclusion, verdicts,
-comparison, paired verdicts, latency, breakdowns, cost, correlation, GRAMMAR, robustness, drift. What each shows
-is built by :mod:`.tables`, :mod:`.breakdowns`, :mod:`.robustness` and :mod:`.trend`; values several sections use
-(the comparison, the GRAMMAR report) are computed once per run and settings through ``view.shared``.
+comparison, paired verdicts), breakdowns (breakdowns, metric correlation, GRAMMAR), conversations, cost and
+latency, the failure browser, robustness and drift. ``report_order`` gives the HTML report's reading order:
+conclusion, verdicts, comparison, paired verdicts, latency, breakdowns, conversations, cost, correlation, GRAMMAR,
+robustness, drift. What each shows is built by :mod:`.tables`, :mod:`.breakdowns`, :mod:`.conversations`,
+:mod:`.robustness` and :mod:`.trend`; values several sections use (the comparison, the GRAMMAR report) are
+computed once per run and settings through ``view.shared``.
 """
 
 from __future__ import annotations
@@ -132,6 +133,26 @@ class Grammar(RunSection):
         return view.shared(("grammar",), lambda: grammar_section(*grammar_of(view)))
 
 
+class Conversations(RunSection):
+    """Quality by turn depth and answerability class, answerability behaviour (per-class recall, balanced accuracy)
+    and where conversations first failed, for a run with conversation turns. Its page lists the conversations,
+    each linked to its own page (:mod:`ragassay.present.serve.conversations`)."""
+
+    name = "conversations"
+    page = tab = "conversations"
+    report_order = 55
+
+    def absent(self, run):
+        from ...analysis.conversations import is_turn_run
+
+        return "" if is_turn_run(run) else "has no conversation turn: no conversations to show"
+
+    def sections(self, view):
+        from .conversations import conversations_section
+
+        return view.shared(("conversations", view.seed), lambda: conversations_section(view.run, view.seed))
+
+
 class Cost(RunSection):
     """The cost view: tokens, calls, cost, latency, evaluation cost and quality per dollar per system."""
 
@@ -237,6 +258,7 @@ SHIPPED = [
     Breakdowns,
     Correlation,
     Grammar,
+    Conversations,
     Cost,
     Latency,
     FailureBrowser,

@@ -10,7 +10,10 @@ reads only its sample (:func:`ragassay.results.read_sample`).
   cost and latency with the frontier; ``robustness``: the robustness profile; ``drift``: drift over time. A
   plugin's section naming another page makes that page, with its tab;
 - ``/runs/{run}/failures``: the failure browser (:mod:`.failures`), below the sections of page ``failures``;
-  ``/runs/{run}/samples/{question_id}``: one sample with every system's output.
+  ``/runs/{run}/samples/{question_id}``: one sample with every system's output (a turn links to its
+  conversation);
+- ``/runs/{run}/conversations``: the conversations section and every conversation of the run;
+  ``/runs/{run}/conversations/{conversation_id}``: one conversation turn by turn (:mod:`.conversations`).
 
 The section pages take ``baseline``, ``alpha`` and ``seed`` as query parameters (as ``compare`` takes them); their
 other query parameters are the sections' ``view.params`` (``by`` of the drift page).
@@ -146,10 +149,44 @@ def sample_page(request):
     return render(request, "run.html", title=title, run=run, tab="failures", tabs=tabs, sections=[], **context)
 
 
+def conversations_page(request):
+    """The conversations of a run: the sections of page ``conversations``, then every conversation with each
+    system's first failing turn, linked to its page (:mod:`.conversations`); 404 for a run without turns."""
+    from .conversations import listing
+
+    sections = request.app.state.sections
+    entry = _entry(request)
+    settings = _settings(request, entry.run())
+    found = page(entry, "sections", sections, "conversations", settings, _params(request))
+    if found is None:
+        raise HTTPException(404, f"run {entry.run_id[:12]} {sections.absence('conversations', entry.run())}")
+    rows, rule = listing(entry)
+    return _page(request, entry, "conversations", found, conversations=rows, rule=rule)
+
+
+def conversation_page(request):
+    """One conversation, turn by turn: each system's query, contexts (references marked), answer, claims with
+    their support, blame, and where it first failed; ``?system=S`` (repeatable) shows only those systems."""
+    from ...errors import ConfigError
+    from ..conversation_view import conversation_positions
+    from .conversations import detail
+
+    entry = _entry(request)
+    conversation = request.path_params["conversation_id"]
+    try:
+        conversation_positions(entry.run(), conversation)
+    except ConfigError as exc:
+        raise HTTPException(404, str(exc)) from None
+    found = detail(entry, conversation, tuple(request.query_params.getlist("system")))
+    return _page(request, entry, "conversations", [], conversation=found)
+
+
 ROUTES = [
     Route("/", runs_page, name="runs"),
     Route("/runs/{run}", sections_page, name="run"),
     Route("/runs/{run}/failures", failures_page, name="failures"),
     Route("/runs/{run}/samples/{question_id:path}", sample_page, name="sample"),
+    Route("/runs/{run}/conversations", conversations_page, name="conversations"),
+    Route("/runs/{run}/conversations/{conversation_id:path}", conversation_page, name="conversation"),
     Route("/runs/{run}/{page}", sections_page, name="page"),
 ]
