@@ -99,9 +99,10 @@ class MtragRetrievalSource(DatasetSource):
                 continue
             earlier = history.get(qid) if history else _user_turns(text)[:-1]
             query = _strip_tags(text) if self.options.strip_speaker_tags else text
-            sample = make_sample(turn_id(cid, turn), query, judged, {**extras, "mtrag_task_id": qid})
+            fields = make_sample(turn_id(cid, turn), query, judged, extras).model_dump()
+            fields.update(conversation_id=cid, turn=turn, history=earlier or [], mtrag_task_id=qid)
             read += 1
-            yield sample.model_copy(update={"conversation_id": cid, "turn": turn, "history": earlier or []})
+            yield Sample(**fields)
         self._report(file, qrels, read, unjudged)
 
     def documents(self) -> Iterator[Document]:
