@@ -139,7 +139,6 @@ class _MtragMetric(Metric):
     direction = "higher"
     value_range = (0.0, 1.0)
     source: ClassVar[str] = SOURCE
-    requires = frozenset({"answer", "reference_answers"})
     scorer: ClassVar[Callable[[str, str], float]]
     Options = _AgainstOptions
 
@@ -164,6 +163,7 @@ class MtragRecall(_MtragMetric):
     """MTRAG's Recall: the share of the reference's normalised tokens that the answer contains."""
 
     name = "mtrag_recall"
+    requires = frozenset({"answer", "reference_answers"})
     formula = "|tokens(answer) ∩ tokens(target)| / |tokens(target)|, tokens normalised (MTRAG normalize_text)"
     scorer = staticmethod(recall)
 
@@ -173,6 +173,7 @@ class MtragKPrecision(_MtragMetric):
     against the contexts, the maximum over passages)."""
 
     name = "mtrag_k_precision"
+    requires = frozenset({"answer", "contexts"})
     formula = "|tokens(answer) ∩ tokens(passage)| / |tokens(answer)|, max over passages (MTRAG k_prec)"
     scorer = staticmethod(k_precision)
 
@@ -190,6 +191,7 @@ class MtragRougeL(_MtragMetric):
     """MTRAG's RougeL_stemFalse: rouge_score's RougeL F-measure of the answer against the reference answer."""
 
     name = "mtrag_rouge_l"
+    requires = frozenset({"answer", "reference_answers"})
     formula = "RougeL F1 = 2PR/(P+R), P = LCS/|answer|, R = LCS/|target| (rouge_score tokens, no stemming)"
     scorer = staticmethod(rouge_l)
 
@@ -199,6 +201,7 @@ class MtragExtractivenessRougeL(_MtragMetric):
     whole context occurs in the answer; the maximum over contexts (faithfulness variant of RougeL)."""
 
     name = "mtrag_extractiveness_rouge_l"
+    requires = frozenset({"answer", "contexts"})
     formula = "1 if clean(passage) ⊂ clean(answer) else RougeL(clean(answer), clean(passage)); max over passages"
     scorer = staticmethod(extractiveness_rouge)
 
