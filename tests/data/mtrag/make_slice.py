@@ -1,9 +1,12 @@
-"""Build tests/data/mtrag/ from the MTRAG mirror at cc5b1d4 (run once; kept for the record in the README)."""
+"""Build tests/data/mtrag/ from a git clone of IBM/mt-rag-benchmark at cc5b1d4 (kept for the record, see README.md).
+
+Usage: python make_slice.py OUT_FOLDER GIT_DIR_OF_THE_CLONE
+"""
 import csv, io, json, subprocess, sys, zipfile
 from pathlib import Path
 
-GIT = ["git", "-C", "/work/.mirror/IBM+mt-rag-benchmark/repo", "show"]
 OUT = Path(sys.argv[1])
+GIT = ["git", "-C", sys.argv[2], "show"]
 CID = "dd6b6ffd177f2b311abe676261279d2f"
 
 def show(path):
