@@ -40,10 +40,10 @@ test conditions, so removing them keeps the family-wise error at most alpha.
 clusters, cluster c holding n_c pairs whose differences sum to T_c (N = sum n_c), the null "the turn-weighted
 mean difference is delta" makes each conversation's whole shifted total T_c - n_c delta as likely to be
 -(T_c - n_c delta), whatever the dependence between its turns: the sign is flipped per cluster, not per turn
-(the randomisation test of a cluster-randomised design, P. Good 2005, section 3.7 on blocks as exchangeable
+(the randomisation test of a cluster-randomised design, P. Good 2005, ch. 3, with whole blocks as exchangeable
 units; the cluster wild bootstrap's Rademacher weights of Cameron, Gelbach & Miller 2008, *Bootstrap-based
 improvements for inference with clustered errors*, REStat 90(3), and Cameron & Miller 2015, J. Human Resources
-50(2), section VI.C, whose randomisation version it is; Canay, Romano & Shaikh 2017, Econometrica 85(4), on its
+50(2), section VI.C, whose randomisation version it is; Canay, Romano & Shaikh 2017, Econometrica 85(3), on its
 exactness under symmetry). The statistic is
 
     |sum_c e_c (T_c - n_c delta)|
