@@ -101,6 +101,7 @@ class PairVerdict:
     ties: int = 0
     losses: int = 0
     n_clusters: int = 0  # conversations holding the n paired samples (n for independent samples)
+    unit_sd: float | None = None  # per-conversation spread behind the MDE (:mod:`.clustered`; sd when independent)
 
     @property
     def decided(self) -> bool:
@@ -366,6 +367,7 @@ def _verdict(o: PairOutcome, item: PairInput, baseline: str, direction: str, con
         ties=len(d) - wins - losses,
         losses=losses,
         n_clusters=o.n_clusters,
+        unit_sd=o.unit_sd,
     )
 
 
