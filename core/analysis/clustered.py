@@ -60,6 +60,19 @@ class Clusters:
         return int(len(np.unique(self.codes[mask])))
 
 
+def no_variation(values: np.ndarray) -> bool:
+    """Whether ``values`` spread no more than rounding: every value within a few ulps of the largest |value|."""
+    if len(values) < 2:
+        return True
+    scale = float(np.max(np.abs(values)))
+    return float(np.max(values) - np.min(values)) <= 8 * len(values) * np.finfo(np.float64).eps * scale
+
+
+def spread(values: np.ndarray) -> float | None:
+    """The sample standard deviation (n - 1), or None for fewer than 2 values or no variation beyond rounding."""
+    return None if no_variation(values) else float(np.std(values, ddof=1))
+
+
 def clusters_of(labels: Sequence[str] | np.ndarray | None, n: int | None = None) -> Clusters:
     """The :class:`Clusters` of per-sample cluster ``labels`` (None: ``n`` samples, each its own)."""
     if labels is None:
@@ -88,8 +101,6 @@ def unit_spread(values: np.ndarray, codes: np.ndarray | None) -> tuple[float | N
     contribution to the turn-weighted mean, in the values' units, and the number of clusters holding a scored
     value. None when fewer than 2 clusters or no variation beyond rounding. ``codes`` None: independent samples
     (then s_unit is the ordinary SD)."""
-    from .paired import spread
-
     scored = ~np.isnan(values)
     if codes is None:
         return spread(values[scored]), int(scored.sum())

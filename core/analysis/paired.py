@@ -77,7 +77,19 @@ from collections.abc import Hashable, Sequence
 import numpy as np
 
 from .bootstrap import generator
-from .clustered import UNIT, Clusters, cluster_sums, clusters_of, turns_in, unit_spread
+from .clustered import UNIT, Clusters, cluster_sums, clusters_of, no_variation, spread, turns_in, unit_spread
+
+__all__ = [
+    "EXACT_MAX",
+    "FLIPS",
+    "PairInput",
+    "PairOutcome",
+    "decide_family",
+    "describe",
+    "no_variation",
+    "null_counts",
+    "spread",
+]
 
 EXACT_MAX = 12  # enumerate all 2^n sign vectors up to this many pairs
 FLIPS = 10_000  # random sign vectors above EXACT_MAX
@@ -216,19 +228,6 @@ def cluster_totals(differences: np.ndarray, units: Clusters | None) -> tuple[np.
         return d, np.ones(len(d)), d
     _, local = np.unique(units.codes[paired], return_inverse=True)
     return np.bincount(local, weights=d), np.bincount(local).astype(np.float64), d
-
-
-def no_variation(values: np.ndarray) -> bool:
-    """Whether ``values`` spread no more than rounding: every value within a few ulps of the largest |value|."""
-    if len(values) < 2:
-        return True
-    scale = float(np.max(np.abs(values)))
-    return float(np.max(values) - np.min(values)) <= 8 * len(values) * np.finfo(np.float64).eps * scale
-
-
-def spread(values: np.ndarray) -> float | None:
-    """The sample standard deviation (n - 1), or None for fewer than 2 values or no variation beyond rounding."""
-    return None if no_variation(values) else float(np.std(values, ddof=1))
 
 
 # -- the sign vectors' intervals ----------------------------------------------------------------------------
