@@ -7,6 +7,7 @@ import json
 
 import ragassay
 from ragassay.analysis.gate import GateSettings, gate
+from ragassay.analysis.gate_summary import markdown_summary
 from ragassay.analysis.planning import plan_of
 from ragassay.analysis.power import PowerSettings
 from ragassay.analysis.verdicts import METHOD, METHOD_CLUSTERED, decide
@@ -66,5 +67,7 @@ def test_a_run_of_turns_is_decided_by_conversation(tmp_path):
     assert all(c.n_clusters == 4 for c in verdicts.cells if c.n == 12)
     result = gate(data, data, GateSettings(mode="superiority"), same_run=True)
     assert result.conversations == 4 and all(r.n_clusters == 4 for r in result.rows if r.n == 12)
+    summary = markdown_summary(result)
+    assert "12 turns in 4 conversations" in summary and "each conversation flipped whole" in summary
     plan = plan_of(data, PowerSettings())
     assert all(r.estimate.n_clusters == 4 for r in plan.rows if r.estimate.n == 12)
