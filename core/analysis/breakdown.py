@@ -5,7 +5,9 @@ A *breakdown* splits the samples of a run by one field (a declared sample field 
 for each (group, system, metric), gives n, the number scored, the mean and its bootstrap 95% interval
 (:func:`ragassay.analysis.bootstrap.bootstrap_mean_ci`, Unitxt's BCa scheme, seeded), and the group's share of
 the samples. Numeric fields may be cut into quantile bins (``pandas.qcut``). A group with fewer than 2 scored
-values has no interval, and says so.
+values has no interval, and says so. When the samples are turns of conversations, each group's interval resamples
+the conversations within it (:func:`ragassay.analysis.clustered.cluster_mean_ci`): a group by turn depth or
+answerability holds turns of many conversations, and a conversation's turns in one group move together.
 """
 
 from __future__ import annotations
@@ -161,12 +163,24 @@ def breakdown(
     sizes = {group: int((labels == group).sum()) for group in order}
     masks = {group: (labels == group).to_numpy() for group in order}
     rows = []
+    clusters = np.asarray(run.clusters, dtype=object) if run.conversations else None
     for system in run.systems:
         table = np.column_stack([run.values(system, m) for m in metrics]) if metrics else np.empty((total, 0))
         for group in order:
-            intervals = bootstrap_mean_ci(table[masks[group]], n_resamples=n_resamples, seed=seed)
+            intervals = _intervals(
+                table[masks[group]], None if clusters is None else clusters[masks[group]], n_resamples, seed
+            )
             rows += [_stat(group, system, m, iv, sizes[group] / total) for m, iv in zip(metrics, intervals)]
     return Breakdown(by, bins, order, sizes, rows, notes)
+
+
+def _intervals(table: np.ndarray, clusters: np.ndarray | None, n_resamples: int, seed: int) -> list:
+    """Each column's mean and interval: resampling samples, or the conversations of ``clusters``."""
+    from .clustered import cluster_mean_ci, clusters_of
+
+    if clusters is None or not table.shape[1]:
+        return bootstrap_mean_ci(table, n_resamples=n_resamples, seed=seed)
+    return cluster_mean_ci(table, clusters_of(list(clusters)), n_resamples=n_resamples, seed=seed)
 
 
 def check_metrics(available: list[str], wanted: list[str] | None) -> list[str]:

@@ -22,6 +22,7 @@ context comparison); none when the blame is even or undetermined.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Sequence
 
 from .conclusion_words import AT_MAXIMUM, CANNOT_TELL, FEW, POWER, STILL_OPEN, UNPAIRED, sentences
@@ -182,6 +183,11 @@ def _needed(pair, level: float) -> int | None:
 
     if not pair.mean_diff or not pair.effect_size:
         return None
+    if pair.n_clusters < pair.n:  # turns of conversations: conversations needed, as the turns they hold
+        if pair.unit_sd is None:
+            return None
+        conversations = samples_needed(pair.unit_sd, abs(pair.mean_diff), level, POWER)[0]
+        return math.ceil(conversations * pair.n / pair.n_clusters)
     sd = abs(pair.mean_diff / pair.effect_size)
     return samples_needed(sd, abs(pair.mean_diff), level, POWER)[0]
 

@@ -88,7 +88,7 @@ def cost_view(
     usages = {system: system_usage(run, system) for system in systems}
     base = usages[baseline]
     base_tokens = base.input_tokens + base.output_tokens
-    qualities = {s: bootstrap_mean_ci(run.values(s, metric), seed=seed) for s in systems}
+    qualities = {s: _quality(run, s, metric, seed) for s in systems}
     rows = [_row(usages[s], qualities[s], base_tokens, s == baseline) for s in systems]
     latency = latency_stats(run, seed) if latency is None else latency
     points = frontier(
@@ -106,6 +106,15 @@ def _default_metric(run) -> str:
     from .verdicts import constant_columns, stored_family
 
     return quality_metric(run.columns, stored_family(run.info.config) or [], constant_columns(run))
+
+
+def _quality(run, system: str, metric: str, seed: int):
+    """The mean of ``metric`` with its interval; resampling conversations when the samples are their turns."""
+    if not run.conversations:
+        return bootstrap_mean_ci(run.values(system, metric), seed=seed)
+    from .clustered import cluster_mean_ci, clusters_of
+
+    return cluster_mean_ci(run.values(system, metric), clusters_of(run.clusters), seed=seed)[0]
 
 
 def _row(usage: SystemUsage, quality, base_tokens: int, is_baseline: bool) -> CostRow:

@@ -81,7 +81,9 @@ class GateRow:
     margin: float | None  # in the metric's units (non-inferiority)
     outcome: str  # pass | regression | inconclusive
     reason: str
-    needed: int | None = None  # samples that would settle an inconclusive pair (power 0.8)
+    needed: int | None = None  # samples that would settle an inconclusive pair (power 0.8; turns when clustered)
+    n_clusters: int = 0  # conversations holding the n samples (n for independent samples)
+    needed_clusters: int | None = None  # conversations that would settle it (clustered samples only)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -113,6 +115,7 @@ class GateResult:
     usage_baseline: list[SystemUsage]
     usage_candidate: list[SystemUsage]
     health: list[Health]
+    conversations: int | None = None  # conversations the shared samples form (None: independent samples)
 
     @property
     def regressions(self) -> list[GateRow]:
@@ -151,8 +154,15 @@ def gate(candidate, baseline, settings: GateSettings, *, baseline_source: str = 
     columns = _columns(candidate, baseline, systems, shared, settings.family, notes)
     keys = [(s, m) for s in systems for m in columns]
     sides = [_side(run, keys, shared) for run in (baseline, candidate)]
+    clusters = shared_clusters(candidate, shared)
     rows = gate_rows(
-        keys, sides[0], sides[1], _directions(candidate, columns), _margins(candidate, columns, settings), settings
+        keys,
+        sides[0],
+        sides[1],
+        _directions(candidate, columns),
+        _margins(candidate, columns, settings),
+        settings,
+        clusters,
     )
     usage = [[system_usage(run, s) for s in systems] for run in (baseline, candidate)]
     return GateResult(
@@ -168,14 +178,28 @@ def gate(candidate, baseline, settings: GateSettings, *, baseline_source: str = 
         usage[0],
         usage[1],
         _health(candidate, baseline, systems),
+        None if clusters is None else len(set(clusters)),
     )
 
 
-def gate_rows(keys, base: dict, cand: dict, directions: dict, margins: dict, settings: GateSettings) -> list[GateRow]:
-    """Decide every (system, metric) of ``keys`` from per-sample arrays of each side (NaN = not scored)."""
+def shared_clusters(candidate, shared: list[str]) -> list[str] | None:
+    """The cluster (conversation) of each shared sample, from the candidate run; None when every sample is its
+    own (independent samples)."""
+    by_id = dict(zip(candidate.question_ids, candidate.clusters))
+    clusters = [by_id[q] for q in shared]
+    return clusters if len(set(clusters)) < len(clusters) else None
+
+
+def gate_rows(
+    keys, base: dict, cand: dict, directions: dict, margins: dict, settings: GateSettings, clusters=None
+) -> list[GateRow]:
+    """Decide every (system, metric) of ``keys`` from per-sample arrays of each side (NaN = not scored);
+    ``clusters``: each sample's conversation (None: independent samples), flipped whole (:mod:`.paired`)."""
     signs = {m: 1.0 if d != "lower" else -1.0 for m, d in directions.items()}
     ni = settings.mode == NON_INFERIORITY
-    inputs = [PairInput(k, signs[k[1]] * (cand[k] - base[k]), -margins[k[1]] if ni else 0.0) for k in keys]
+    inputs = [
+        PairInput(k, signs[k[1]] * (cand[k] - base[k]), -margins[k[1]] if ni else 0.0, clusters=clusters) for k in keys
+    ]
     outcomes = decide_family(inputs, settings.alpha, settings.seed)
     return [_row(o, base[o.key], cand[o.key], directions[o.key[1]], margins[o.key[1]], ni) for o in outcomes]
 
@@ -186,6 +210,8 @@ def _row(o: PairOutcome, base: np.ndarray, cand: np.ndarray, direction: str, mar
     outcome, reason = _outcome(o, margin, ni)
     ci_low, ci_high = _natural(low, high, sign)
     paired = ~np.isnan(base) & ~np.isnan(cand)
+    needed = _needed(o, margin) if outcome == INCONCLUSIVE else None
+    clustered = o.n_clusters < o.n
     return GateRow(
         system=o.key[0],
         metric=o.key[1],
@@ -204,7 +230,9 @@ def _row(o: PairOutcome, base: np.ndarray, cand: np.ndarray, direction: str, mar
         margin=margin if ni else None,
         outcome=outcome,
         reason=reason,
-        needed=_needed(o, margin) if outcome == INCONCLUSIVE else None,
+        needed=None if needed is None else (_turns(needed, o) if clustered else needed),
+        n_clusters=o.n_clusters,
+        needed_clusters=needed if clustered else None,
     )
 
 
@@ -233,12 +261,20 @@ def _natural(low: float | None, high: float | None, sign: float) -> tuple[float 
 
 
 def _needed(o: PairOutcome, margin: float) -> int | None:
-    """Samples a paired t test needs (power 0.8, the pair's level) to tell the gain from -margin."""
+    """Samples (conversations, when clustered: with their per-conversation spread, :mod:`.clustered`) a paired t
+    test needs (power 0.8, the pair's level) to tell the gain from -margin."""
     from .power import samples_needed
 
-    if o.sd is None or o.mean is None or o.level is None or o.mean + margin == 0:
+    if o.unit_sd is None or o.mean is None or o.level is None or o.mean + margin == 0:
         return None
-    return samples_needed(o.sd, abs(o.mean + margin), o.level, 0.8)[0]
+    return samples_needed(o.unit_sd, abs(o.mean + margin), o.level, 0.8)[0]
+
+
+def _turns(conversations: int, o: PairOutcome) -> int:
+    """The turns ``conversations`` conversations hold at the observed turns per conversation."""
+    import math
+
+    return math.ceil(conversations * o.n / o.n_clusters)
 
 
 def _mean(values: np.ndarray) -> float | None:

@@ -17,6 +17,7 @@ import re
 from collections.abc import Callable
 
 from ..text import counted
+from .clustered import turns_in
 from .gate import INCONCLUSIVE, PASS, REGRESSION, GateResult, GateRow
 from .sentences import confidence
 
@@ -116,9 +117,16 @@ def _context(result: GateResult) -> str:
         mode = "Mode **superiority**: a pair is a regression only when shown worse by the paired test."
     return (
         f"Candidate run `{result.candidate_run[:12]}` against baseline run `{result.baseline_run[:12]}`{source}, "
-        f"paired by question_id on {result.shared_samples} samples in both runs{only}. Each system against its "
+        f"paired by question_id on {_shared(result)} in both runs{only}. Each system against its "
         f"namesake, alpha {s.alpha:g} over all {len(result.rows)} comparisons. {mode}"
     )
+
+
+def _shared(result: GateResult) -> str:
+    """The shared samples in words: "N samples", or "N turns in M conversations" (flipped whole)."""
+    if result.conversations is None:
+        return f"{result.shared_samples} samples"
+    return f"{turns_in(result.shared_samples, result.conversations)} (each conversation flipped whole)"
 
 
 def _links(report_url: str | None, html_path: str | None) -> str:
@@ -132,11 +140,13 @@ def _links(report_url: str | None, html_path: str | None) -> str:
 def _failing(row: GateRow) -> str:
     text = (
         f"**{md(row.system)}** on **{md(row.metric)}**: {_num(row.baseline_mean)} → {_num(row.candidate_mean)} "
-        f"({_diff(row)}{_margin(row)}, n = {row.n}, differing on {row.n_discordant})"
+        f"({_diff(row)}{_margin(row)}, n = {turns_in(row.n, row.n_clusters)}, differing on {row.n_discordant})"
     )
     if row.reason:
         text += f": {md(row.reason)}"
-    if row.needed is not None:
+    if row.needed_clusters is not None:
+        text += f"; about {row.needed_clusters:,} conversations ({row.needed:,} turns) would settle it"
+    elif row.needed is not None:
         text += f"; about {row.needed:,} samples would settle it"
     return text
 
@@ -155,7 +165,7 @@ def _system_table(system: str, rows: list[GateRow], result: GateResult) -> str:
         lines.append(
             f"| {md(row.metric)} {arrow} | {_mean(row.baseline_mean, row.baseline_unscored)} | "
             f"{_mean(row.candidate_mean, row.candidate_unscored)} | {_diff(row)} | {margin} | {_p(row.p_holm)} | "
-            f"{row.n} | {outcome} |"
+            f"{turns_in(row.n, row.n_clusters)} | {outcome} |"
         )
     return "\n".join(lines)
 

@@ -36,6 +36,34 @@ that #{p_min <= alpha / k} <= k, comparisons with p_min > alpha / K leave the fa
 never be rejected, and they would only dilute the others. p_min depends only on |x_i|, on which the sign-flip
 test conditions, so removing them keeps the family-wise error at most alpha.
 
+**Clusters** (turns of one conversation are not independent; :attr:`ragassay.models.Sample.cluster`). With M
+clusters, cluster c holding n_c pairs whose differences sum to T_c (N = sum n_c), the null "the turn-weighted
+mean difference is delta" makes each conversation's whole shifted total T_c - n_c delta as likely to be
+-(T_c - n_c delta), whatever the dependence between its turns: the sign is flipped per cluster, not per turn
+(the randomisation test of a cluster-randomised design, P. Good 2005, ch. 3, with whole blocks as exchangeable
+units; the cluster wild bootstrap's Rademacher weights of Cameron, Gelbach & Miller 2008, *Bootstrap-based
+improvements for inference with clustered errors*, REStat 90(3), and Cameron & Miller 2015, J. Human Resources
+50(2), section VI.C, whose randomisation version it is; Canay, Romano & Shaikh 2017, Econometrica 85(3), on its
+exactness under symmetry). The statistic is
+
+    |sum_c e_c (T_c - n_c delta)|
+
+over the 2^M cluster sign vectors (exactly when M <= EXACT_MAX, else B sampled ones). For one sign vector with
+kept clusters K and flipped clusters F, a = sum_K (T_c - n_c delta) = S_K - N_K delta and b = S_F - N_F delta
+(S, N: the sums of T_c and n_c over the set), and as above the vector is extreme exactly when a b <= 0, i.e.
+
+    min(m_K, m_F) <= delta <= max(m_K, m_F),        m_K = S_K / N_K,  m_F = S_F / N_F
+
+the **turn-weighted** means of the kept and the flipped turns. Each such interval contains S / N, the turn-
+weighted mean difference (a weighted average of m_K and m_F with weights N_K / N and N_F / N), so the argument
+above goes through word for word: the accepted set is one interval on the turn-weighted mean difference, the
+p-value is C(0) / N_vectors, and the test and the interval agree by construction. Tarone's p_min counts the sign
+vectors constant on the clusters whose shifted total is not 0 (2^(1 - M_discordant) exactly). With every cluster
+a single pair, T_c = d_c and n_c = 1: the procedure, its random stream included, is the one above, unchanged.
+What it assumes: conversations independent of each other, and under the null the swap of a whole
+conversation's two systems exchangeable (each conversation's shifted total symmetric about 0); nothing about
+the turns within a conversation.
+
 A spread within a few units in the last place of the largest |d_i| counts as no variation (rounding, not data).
 Pure functions over numpy arrays; every random draw comes from :func:`ragassay.analysis.bootstrap.generator`.
 """
@@ -49,6 +77,19 @@ from collections.abc import Hashable, Sequence
 import numpy as np
 
 from .bootstrap import generator
+from .clustered import UNIT, Clusters, cluster_sums, clusters_of, no_variation, spread, turns_in, unit_spread
+
+__all__ = [
+    "EXACT_MAX",
+    "FLIPS",
+    "PairInput",
+    "PairOutcome",
+    "decide_family",
+    "describe",
+    "no_variation",
+    "null_counts",
+    "spread",
+]
 
 EXACT_MAX = 12  # enumerate all 2^n sign vectors up to this many pairs
 FLIPS = 10_000  # random sign vectors above EXACT_MAX
@@ -63,6 +104,9 @@ class PairInput:
     key: Hashable
     differences: np.ndarray
     null: float = 0.0
+    #: per-row cluster labels (the conversation of each turn; :attr:`ragassay.models.Sample.cluster`), or None:
+    #: every row its own cluster. Whole clusters are flipped (module docstring, "Clusters").
+    clusters: Sequence[str] | np.ndarray | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,6 +134,9 @@ class PairOutcome:
     in_family: bool
     rejected: bool
     reason: str = ""
+    n_clusters: int = 0  # clusters holding a paired sample (n for independent samples)
+    clusters_discordant: int = 0  # clusters whose shifted total is not 0 (n_discordant for independent samples)
+    unit_sd: float | None = None  # the per-cluster spread for power figures (:mod:`.clustered`); sd for singletons
 
 
 @dataclasses.dataclass
@@ -138,59 +185,85 @@ def describe(inputs: Sequence[PairInput], level: float, seed: int = 0, *, flips:
 
 
 def null_counts(inputs: Sequence[PairInput], seed: int = 0, flips: int = FLIPS) -> list[_NullCounts | None]:
-    """The sign-flip intervals of each comparison (None with fewer than 2 pairs). Comparisons with more than
-    :data:`EXACT_MAX` pairs share one seeded stream of ``flips`` sign vectors over the rows of ``differences``."""
+    """The sign-flip intervals of each comparison (None with fewer than 2 clusters holding a pair). Comparisons
+    with more than :data:`EXACT_MAX` such clusters share one seeded stream of ``flips`` sign vectors over the
+    clusters of the rows of ``differences`` (one stream per cluster structure; one in all for independent rows)."""
     results: list[_NullCounts | None] = [None] * len(inputs)
-    sampled = []
+    sampled: dict[bytes | None, list[int]] = {}
     for i, item in enumerate(inputs):
-        paired = item.differences[~np.isnan(item.differences)]
-        if len(paired) < 2:
+        units = units_of(item)
+        paired = ~np.isnan(item.differences)
+        held = int(paired.sum()) if units is None else units.among(paired)
+        if held < 2:
             continue
-        if len(paired) <= EXACT_MAX:
-            results[i] = _exact(paired, item.null)
+        if held <= EXACT_MAX:
+            results[i] = _exact(item.differences, units, item.null)
         else:
-            sampled.append(i)
-    if sampled:
-        matrix = np.column_stack([inputs[i].differences for i in sampled])
-        nulls = np.array([inputs[i].null for i in sampled])
-        for i, counts in zip(sampled, _sampled(matrix, nulls, seed, flips)):
+            sampled.setdefault(None if units is None else units.codes.tobytes(), []).append(i)
+    for members in sampled.values():
+        matrix = np.column_stack([inputs[i].differences for i in members])
+        nulls = np.array([inputs[i].null for i in members])
+        units = units_of(inputs[members[0]])
+        for i, counts in zip(members, _sampled(matrix, nulls, seed, flips, units)):
             results[i] = counts
     return results
 
 
-def no_variation(values: np.ndarray) -> bool:
-    """Whether ``values`` spread no more than rounding: every value within a few ulps of the largest |value|."""
-    if len(values) < 2:
-        return True
-    scale = float(np.max(np.abs(values)))
-    return float(np.max(values) - np.min(values)) <= 8 * len(values) * np.finfo(np.float64).eps * scale
+def units_of(item: PairInput) -> Clusters | None:
+    """The clusters of ``item``'s rows, or None when every row is its own (independent samples)."""
+    if item.clusters is None:
+        return None
+    if len(item.clusters) != len(item.differences):
+        raise ValueError(f"{len(item.clusters)} cluster labels for {len(item.differences)} differences")
+    units = clusters_of(item.clusters)
+    return None if units.singletons else units
 
 
-def spread(values: np.ndarray) -> float | None:
-    """The sample standard deviation (n - 1), or None for fewer than 2 values or no variation beyond rounding."""
-    return None if no_variation(values) else float(np.std(values, ddof=1))
+def cluster_totals(differences: np.ndarray, units: Clusters | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(T, n, d): each cluster's sum of paired differences and its number of pairs (the clusters holding a pair,
+    in order of first appearance), and the paired differences themselves (``units`` None: each row its own)."""
+    paired = ~np.isnan(differences)
+    d = differences[paired]
+    if units is None:
+        return d, np.ones(len(d)), d
+    _, local = np.unique(units.codes[paired], return_inverse=True)
+    return np.bincount(local, weights=d), np.bincount(local).astype(np.float64), d
 
 
 # -- the sign vectors' intervals ----------------------------------------------------------------------------
 
 
-def _exact(d: np.ndarray, null: float) -> _NullCounts:
-    """All 2^n sign vectors of one comparison (bit 1 = flipped)."""
-    n = len(d)
-    bits = ((np.arange(2**n)[:, None] >> np.arange(n)) & 1).astype(np.float64)
-    flipped_sum, flipped_count = bits @ d, bits.sum(axis=1)
-    nonzero = _nonzero(d - null, d)
-    constant = _constant_rows(bits[:, nonzero]) if nonzero.any() else 2**n
+def _exact(differences: np.ndarray, units: Clusters | None, null: float) -> _NullCounts:
+    """All 2^M sign vectors of one comparison's M clusters (bit 1 = flipped; M = n for independent rows)."""
+    totals, sizes, d = cluster_totals(differences, units)
+    m = len(totals)
+    bits = ((np.arange(2**m)[:, None] >> np.arange(m)) & 1).astype(np.float64)
+    flipped_sum = bits @ totals
+    flipped_count = bits.sum(axis=1) if units is None else bits @ sizes
+    nonzero = _nonzero(totals - sizes * null, d, sizes)
+    constant = _constant_rows(bits[:, nonzero]) if nonzero.any() else 2**m
     return _counts(flipped_sum, flipped_count, d, null, constant, extra_identity=False)
 
 
-def _sampled(matrix: np.ndarray, nulls: np.ndarray, seed: int, flips: int) -> list[_NullCounts]:
-    """``flips`` random sign vectors over the rows of ``matrix`` (n x M, NaN = not paired), shared by its columns."""
-    rows, width = matrix.shape
+def _sampled(
+    matrix: np.ndarray, nulls: np.ndarray, seed: int, flips: int, units: Clusters | None = None
+) -> list[_NullCounts]:
+    """``flips`` random sign vectors over the clusters of the rows of ``matrix`` (n x K, NaN = not paired; each row
+    its own cluster when ``units`` is None), shared by its columns."""
     paired = ~np.isnan(matrix)
     values = np.where(paired, matrix, 0.0)
-    nonzero = np.column_stack([paired[:, j] & _nonzero(matrix[:, j] - nulls[j], values[:, j]) for j in range(width)])
-    weights = np.hstack([values, paired.astype(np.float64), nonzero.astype(np.float64)])
+    if units is None:
+        totals, sizes = values, paired.astype(np.float64)
+    else:
+        totals, sizes = cluster_sums(matrix, units.codes, units.count)
+    rows, width = totals.shape
+    nonzero = np.column_stack(
+        [
+            (sizes[:, j] > 0) & _nonzero(totals[:, j] - sizes[:, j] * nulls[j], values[:, j], sizes[:, j])
+            for j in range(width)
+        ]
+    )
+    weights = np.hstack([totals, sizes, nonzero.astype(np.float64)])
     sums = np.empty((flips, 3 * width))
     rng, batch, start = generator(seed), max(1, BATCH_ELEMENTS // max(rows, 1)), 0
     while start < flips:
@@ -229,10 +302,10 @@ def _counts(
     return _NullCounts(np.sort(lows), np.sort(highs), len(lows), at_null, constant)
 
 
-def _nonzero(shifted: np.ndarray, d: np.ndarray) -> np.ndarray:
-    """Which shifted differences are not 0 beyond rounding."""
+def _nonzero(shifted: np.ndarray, d: np.ndarray, sizes: np.ndarray | float = 1.0) -> np.ndarray:
+    """Which shifted differences (or cluster totals of ``sizes`` differences) are not 0 beyond rounding."""
     tolerance = 4 * np.finfo(np.float64).eps * max(float(np.nanmax(np.abs(d), initial=0.0)), 1e-300)
-    return ~np.isnan(shifted) & (np.abs(shifted) > tolerance)
+    return ~np.isnan(shifted) & (np.abs(shifted) > tolerance * sizes)
 
 
 def _constant_rows(bits: np.ndarray) -> int:
@@ -245,19 +318,25 @@ def _constant_rows(bits: np.ndarray) -> int:
 
 
 def _describe(item: PairInput, counts: _NullCounts | None, level: float) -> PairOutcome:
-    d = item.differences[~np.isnan(item.differences)]
-    n = len(d)
+    units = units_of(item)
+    totals, sizes, d = cluster_totals(item.differences, units)
+    n, m = len(d), len(totals)
+    sd = spread(d)
+    clustering = {"n_clusters": m, "unit_sd": sd if units is None else unit_spread(item.differences, units.codes)[0]}
     if counts is None:
         reason = f"fewer than 2 paired samples ({n})"
+        if units is not None and n >= 2:
+            reason = f"fewer than 2 {UNIT}s with paired samples ({turns_in(n, m)})"
         mean = float(d.mean()) if n else None
-        return PairOutcome(item.key, n, 0, mean, None, item.null, *[None] * 6, False, False, reason)
+        return PairOutcome(item.key, n, 0, mean, None, item.null, *[None] * 6, False, False, reason, **clustering)
     low, high = counts.bounds(level)
+    n_discordant = int(np.count_nonzero(_nonzero(d - item.null, d)))
     return PairOutcome(
         item.key,
         n,
-        int(np.count_nonzero(_nonzero(d - item.null, d))),
+        n_discordant,
         float(d.mean()),
-        spread(d),
+        sd,
         item.null,
         counts.at_null / counts.total,
         counts.constant / counts.total,
@@ -267,6 +346,10 @@ def _describe(item: PairInput, counts: _NullCounts | None, level: float) -> Pair
         _finite(high),
         False,
         False,
+        clusters_discordant=n_discordant
+        if units is None
+        else int(_nonzero(totals - sizes * item.null, d, sizes).sum()),
+        **clustering,
     )
 
 
@@ -287,6 +370,12 @@ def _decided(outcome: PairOutcome, counts: _NullCounts, level: float, adjusted: 
 def _too_few(outcome: PairOutcome, counts: _NullCounts) -> PairOutcome:
     if outcome.n_discordant == 0:
         return dataclasses.replace(outcome, reason="equal on every sample: nothing to decide")
+    if outcome.n_clusters < outcome.n:
+        reason = (
+            f"too few differing {UNIT}s to decide ({outcome.clusters_discordant} of {outcome.n_clusters} differ in "
+            f"total; the smallest attainable p-value {counts.constant / counts.total:.3g} cannot reach the level)"
+        )
+        return dataclasses.replace(outcome, reason=reason)
     reason = (
         f"too few differing samples to decide (n_discordant = {outcome.n_discordant}; the smallest attainable "
         f"p-value {counts.constant / counts.total:.3g} cannot reach the level)"

@@ -2,7 +2,8 @@
 
 For each metric and each system against the baseline, on the samples both scored: n, the SD of the per-sample
 differences and the minimum detectable effect (MDE); with an effect, the samples it needs. A run with one
-system gets the unpaired figures for comparing a future system on new samples.
+system gets the unpaired figures for comparing a future system on new samples. When the samples are turns of
+conversations, the figures count conversations (:func:`ragassay.analysis.power.clustered_estimate`).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 
 from ..errors import ConfigError
+from .clustered import turns_in
 from .power import PlanRow, PowerSettings, check_settings, comparisons, most_constrained, plan
 
 
@@ -40,7 +42,8 @@ def plan_of(
     chosen = list(dict.fromkeys(metrics)) or known
     if bonferroni:
         settings = dataclasses.replace(settings, comparisons=comparisons(run.systems, chosen))
-    rows = plan(values, run.systems, chosen, settings, baseline)
+    clusters = dict(zip(run.question_ids, run.clusters)) if run.conversations else None
+    rows = plan(values, run.systems, chosen, settings, baseline, clusters)
     paired = len(run.systems) > 1
     first = rows[0].baseline if rows else None
     return Plan(run.id, first, paired, settings, rows, closing_sentence(rows))
@@ -59,13 +62,24 @@ def closing_sentence(rows: list[PlanRow]) -> str:
         return "No metric varies across the samples: nothing to plan from. Score more (or more varied) samples."
     e = row.estimate
     pair = f"{row.system} vs {row.baseline}" if row.baseline else f"{row.system}, unpaired"
+    have = f"{e.n} samples" if e.n_clusters is None else turns_in(e.n, e.n_clusters)
     sentence = (
-        f"Most constrained: {e.metric} ({pair}): with {e.n} samples, differences below {e.mde:.3f} are unlikely "
-        "to be detected"
+        f"Most constrained: {e.metric} ({pair}): with {have}, differences below {e.mde:.3f} are unlikely to be detected"
     )
     if e.needed is None:
         return sentence + "."
+    if e.needed_clusters is not None:
+        return sentence + _conversations_needed(e, bool(row.baseline))
     unit = "samples" if row.baseline else "samples per system"
     if e.needed <= e.n:
         return sentence + f"; {e.n} {unit} are already enough to detect {e.effect:g}."
     return sentence + f"; detecting {e.effect:g} would need {e.needed} {unit} ({e.needed - e.n} more)."
+
+
+def _conversations_needed(e, paired: bool) -> str:
+    """The conversations an effect needs (turns of conversations), with the turns they hold."""
+    unit = "conversations" if paired else "conversations per system"
+    if e.needed_clusters <= e.n_clusters:
+        return f"; {e.n_clusters} {unit} are already enough to detect {e.effect:g}."
+    more = e.needed_clusters - e.n_clusters
+    return f"; detecting {e.effect:g} would need {e.needed_clusters} {unit} (about {e.needed} turns; {more} more)."

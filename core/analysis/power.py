@@ -52,6 +52,7 @@ EXACT_BELOW = 1000  # sample counts below this use the exact noncentral-t figure
 PAIRED, UNPAIRED = "paired", "unpaired"
 NO_VARIATION = "no variation observed (every {what} is the same, so the spread and the MDE cannot be estimated)"
 TOO_FEW = "fewer than 2 samples (the spread cannot be estimated)"
+TOO_FEW_CLUSTERS = "fewer than 2 conversations (the spread between conversations cannot be estimated)"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,6 +91,9 @@ class PowerEstimate:
     needed: int | None = None
     needed_method: str | None = None
     reason: str | None = None
+    n_clusters: int | None = None  # conversations holding the n samples (None: independent samples)
+    unit_sd: float | None = None  # per-conversation spread the figures use (:mod:`.clustered`; clustered only)
+    needed_clusters: int | None = None  # conversations the effect needs (``needed``: the turns they hold)
 
     def as_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -191,8 +195,13 @@ def samples_needed(sd: float, effect: float, alpha: float, power: float, design:
     return t_samples(sd, effect, alpha, power, design), "t"
 
 
-def estimate(metric: str, values: Sequence[float], design: str, settings: PowerSettings) -> PowerEstimate:
-    """Power figures from per-sample ``values``: the differences (paired) or one system's scores (unpaired)."""
+def estimate(
+    metric: str, values: Sequence[float], design: str, settings: PowerSettings, clusters: Sequence[str] | None = None
+) -> PowerEstimate:
+    """Power figures from per-sample ``values``: the differences (paired) or one system's scores (unpaired);
+    ``clusters``: each value's conversation, when the samples are turns (then :func:`clustered_estimate`)."""
+    if clusters is not None and len(set(clusters)) < len(clusters):
+        return clustered_estimate(metric, values, design, settings, clusters)
     check_settings(settings)
     n = len(values)
     base = {"metric": metric, "design": design, "n": n, "alpha": settings.level, "power": settings.power}
@@ -210,6 +219,50 @@ def estimate(metric: str, values: Sequence[float], design: str, settings: PowerS
     return PowerEstimate(**base, sd=sd, mde=detectable, mde_method=method, needed=needed, needed_method=needed_method)
 
 
+def clustered_estimate(
+    metric: str, values: Sequence[float], design: str, settings: PowerSettings, clusters: Sequence[str]
+) -> PowerEstimate:
+    """Power figures for turns of conversations: the t-test figures over the M conversations with the
+    per-conversation spread s_unit of the turn-weighted mean (:func:`ragassay.analysis.clustered.unit_spread`,
+    Cameron & Miller 2015 section II.C), so ``mde`` is what M more conversations like these detect; ``needed_clusters``
+    the conversations an effect needs and ``needed`` the turns they hold at the observed turns per conversation.
+    This assumes future conversations are like the observed ones in length and in how alike their turns are."""
+    import numpy as np
+
+    from .clustered import clusters_of, unit_spread
+
+    check_settings(settings)
+    x = np.asarray(values, dtype=np.float64)
+    units = clusters_of(list(clusters))
+    unit_sd, m = unit_spread(x, units.codes)
+    n = len(x)
+    base = {"metric": metric, "design": design, "n": n, "alpha": settings.level, "power": settings.power}
+    base |= {"effect": settings.effect, "n_clusters": m}
+    if m < 2:
+        return PowerEstimate(**base, sd=None, mde=None, mde_method=None, reason=TOO_FEW_CLUSTERS)
+    sd = statistics.stdev(values)
+    if unit_sd is None:
+        what = "difference" if design == PAIRED else "value"
+        return PowerEstimate(**base, sd=sd, mde=None, mde_method=None, reason=NO_VARIATION.format(what=what))
+    detectable, method = mde(unit_sd, m, settings.level, settings.power, design)
+    needed = needed_clusters = needed_method = None
+    if settings.effect is not None:
+        needed_clusters, needed_method = samples_needed(
+            unit_sd, settings.effect, settings.level, settings.power, design
+        )
+        needed = math.ceil(needed_clusters * n / m)
+    return PowerEstimate(
+        **base,
+        sd=sd,
+        mde=detectable,
+        mde_method=method,
+        needed=needed,
+        needed_method=needed_method,
+        unit_sd=unit_sd,
+        needed_clusters=needed_clusters,
+    )
+
+
 def no_variation(values: Sequence[float]) -> bool:
     """Whether ``values`` spread no more than rounding (:func:`ragassay.analysis.paired.no_variation`)."""
     import numpy as np
@@ -219,15 +272,29 @@ def no_variation(values: Sequence[float]) -> bool:
     return within_rounding(np.asarray(values, dtype=np.float64))
 
 
-def paired_power(metric: str, a: Mapping[str, float], b: Mapping[str, float], settings: PowerSettings) -> PowerEstimate:
-    """Paired figures of ``b`` against ``a`` (question_id -> value) on the samples both scored."""
+def paired_power(
+    metric: str,
+    a: Mapping[str, float],
+    b: Mapping[str, float],
+    settings: PowerSettings,
+    clusters: Mapping[str, str] | None = None,
+) -> PowerEstimate:
+    """Paired figures of ``b`` against ``a`` (question_id -> value) on the samples both scored; ``clusters``:
+    question_id -> conversation, when the samples are turns."""
     ids = sorted(set(a) & set(b))
-    return estimate(metric, [b[q] - a[q] for q in ids], PAIRED, settings)
+    return estimate(metric, [b[q] - a[q] for q in ids], PAIRED, settings, _labels(ids, clusters))
 
 
-def unpaired_power(metric: str, values: Mapping[str, float], settings: PowerSettings) -> PowerEstimate:
+def unpaired_power(
+    metric: str, values: Mapping[str, float], settings: PowerSettings, clusters: Mapping[str, str] | None = None
+) -> PowerEstimate:
     """Figures for comparing a future system with this one on independent samples (no pair yet)."""
-    return estimate(metric, [values[q] for q in sorted(values)], UNPAIRED, settings)
+    ids = sorted(values)
+    return estimate(metric, [values[q] for q in ids], UNPAIRED, settings, _labels(ids, clusters))
+
+
+def _labels(ids: Sequence[str], clusters: Mapping[str, str] | None) -> list[str] | None:
+    return None if clusters is None else [clusters.get(q, q) for q in ids]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -245,12 +312,14 @@ def plan(
     metrics: Sequence[str],
     settings: PowerSettings,
     baseline: str | None = None,
+    clusters: Mapping[str, str] | None = None,
 ) -> list[PlanRow]:
     """Power figures of a run: each metric x each system against ``baseline`` (default: the first system) on
     the samples both scored; with one system, the unpaired figures of that system.
 
     ``values`` is (system, metric) -> {question_id: value} (scored values only).
     ``settings.comparisons`` is used as given (set it to len(result) for a Bonferroni bound: :func:`comparisons`).
+    ``clusters`` (question_id -> conversation) makes the figures count conversations (:func:`clustered_estimate`).
     """
     check_settings(settings)
     if not systems:
@@ -261,12 +330,13 @@ def plan(
     rows = []
     for metric in metrics:
         if len(systems) == 1:
-            rows.append(PlanRow(baseline, None, unpaired_power(metric, values.get((baseline, metric), {}), settings)))
+            alone = unpaired_power(metric, values.get((baseline, metric), {}), settings, clusters)
+            rows.append(PlanRow(baseline, None, alone))
             continue
         for system in systems:
             if system != baseline:
                 a, b = values.get((baseline, metric), {}), values.get((system, metric), {})
-                rows.append(PlanRow(system, baseline, paired_power(metric, a, b, settings)))
+                rows.append(PlanRow(system, baseline, paired_power(metric, a, b, settings, clusters)))
     return rows
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 
 from ..text import counted, listed
+from .clustered import turns_in
 from .verdicts import BETTER, NO_DIFFERENCE, NOT_COMPARABLE, TOO_FEW, UNDECIDED, PairVerdict, Verdicts
 
 
@@ -46,14 +47,15 @@ def sentence(pair: PairVerdict) -> str:
             return f"No difference between {pair.system} and {base} on {pair.metric}: equal on all {pair.n} samples."
         return (
             f"No detectable difference between {pair.system} and {base} on {pair.metric} (mean difference "
-            f"{pair.mean_diff:+.3f}, {interval(pair)}, Holm p {p_text(pair.p_holm)}; n = {pair.n}; {_limit(pair)})."
+            f"{pair.mean_diff:+.3f}, {interval(pair)}, Holm p {p_text(pair.p_holm)}; "
+            f"n = {turns_in(pair.n, pair.n_clusters)}; {_limit(pair)})."
         )
     if pair.verdict == UNDECIDED:
         return f"{pair.system} - {base} on {pair.metric}: {pair.mean_diff:+.3f} ({interval(pair)}; not decided)."
     verb = "beats" if pair.verdict == BETTER else "is worse than"
     return (
         f"{pair.system} {verb} {base} on {pair.metric} by {pair.mean_diff:+.3f} "
-        f"({interval(pair)}, Holm p {p_text(pair.p_holm)}; n = {pair.n})."
+        f"({interval(pair)}, Holm p {p_text(pair.p_holm)}; n = {turns_in(pair.n, pair.n_clusters)})."
     )
 
 

@@ -36,6 +36,8 @@ class SequentialRow:
     ci_low: float
     ci_high: float
     level: float
+    unit: str = "sample"  # what n counts: "sample", or "conversation" (turns of conversations; the mean is then
+    # the conversation-weighted mean gain: ragassay.analysis.sequential_replay)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -104,6 +106,7 @@ def sequential_outcome(run: Any, usages: Sequence[SystemUsage]) -> SequentialOut
             float(c["ci_low"]),
             float(c["ci_high"]),
             float(c["level"]),
+            str(c.get("unit", "sample")),
         )
         for c in record.get("comparisons", [])
     ]

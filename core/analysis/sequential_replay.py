@@ -9,6 +9,15 @@ until every comparison it takes part in (as candidate or as baseline) has settle
 judge call per sample, system and metric of that system (the judges of a run, each called once per answer).
 :func:`check` is the one step a live sequential run takes after each batch (:mod:`ragassay.engine.sequential.plan`), so
 replaying a complete run predicts exactly where a live one stops.
+
+**Turns of conversations** (``clusters``: each position's conversation): the sequential unit is the conversation,
+not the turn. A conversation enters the sequence once its last turn has been processed, with its mean gain over
+its scored turns, placed at that turn's position (the other positions carry no observation: no bet, no update),
+so the checks stay at the same sample counts and a settled comparison names the samples processed. The estimand
+is then the **conversation-weighted** mean gain (each conversation's mean gain, averaged over conversations), and
+the betting sequence's guarantee rests on the conversations being independent and entering in an order unrelated
+to their gains: the seeded order shuffles samples, so a longer conversation tends to complete later; where
+length and gain are related, read the decision with that in mind (docs/statistics.md, "Conversations").
 """
 
 from __future__ import annotations
@@ -53,6 +62,7 @@ class Settled:
     ci_low: float
     ci_high: float
     level: float
+    clustered: bool = False  # n counts conversations (module docstring), not samples
 
 
 @dataclasses.dataclass(frozen=True)
@@ -86,12 +96,14 @@ def replay(
     settings: SequentialSettings | None = None,
     seed: int | None = None,
     question_ids: Sequence[str] | None = None,
+    clusters: Sequence[str] | None = None,
 ) -> Replay:
     """Replay the sequential procedure on ``values[system][metric]`` (per-sample, NaN = unscored, one length
     for all, in the order of ``question_ids``; default ids "0", "1", ...), in the order a sequential run with
     ``[evaluation] seed = seed`` processes them (:func:`ragassay.sampling.seeded_order`; None: as given). Replaying
     a complete run's scores gives exactly the decisions, stopping points and samples judged of a live
-    sequential run with the same settings and seed."""
+    sequential run with the same settings and seed. ``clusters`` (each sample's conversation, in the order of
+    ``question_ids``) makes conversations the sequential unit (module docstring)."""
     settings = settings or SequentialSettings()
     total = _length(values)
     ids = list(question_ids) if question_ids is not None else [str(i) for i in range(total)]
@@ -101,7 +113,8 @@ def replay(
     ordered = {
         s: {m: np.asarray(v, dtype=np.float64)[order] for m, v in metrics.items()} for s, metrics in values.items()
     }
-    settled = check(ordered, comparisons, settings, seen=total)
+    in_order = None if clusters is None else [clusters[i] for i in order]
+    settled = check(ordered, comparisons, settings, seen=total, clusters=in_order)
     judged = judged_counts(settled, list(values), total, settings)
     calls = {s: judged[s] * len(values[s]) for s in values}
     full = {s: total * len(values[s]) for s in values}
@@ -114,17 +127,20 @@ def check(
     settings: SequentialSettings,
     *,
     seen: int,
+    clusters: Sequence[str] | None = None,
 ) -> list[Settled]:
     """Every comparison after the first ``seen`` samples of ``ordered`` (values in processing order, NaN =
     unscored or not processed): its :class:`Settled` once a rule held at a check (every ``settings.batch``
     samples, and at the maximum or the last sample), else None (still open). A live run calls it after each
-    complete batch; :func:`replay` once with every sample; both see the same checks, so they agree."""
+    complete batch; :func:`replay` once with every sample; both see the same checks, so they agree.
+    ``clusters``: each position's conversation (every position, not only the first ``seen``), or None."""
     if not comparisons:
         raise ValueError("a sequential run needs at least one comparison in its decision family")
     total = _length(ordered)
     level = settings.alpha / len(comparisons)
     last = total if settings.max_samples is None else min(total, settings.max_samples)
-    found = [_one(ordered, c, level, settings, seen) for c in comparisons]
+    last_turns = conversation_ends(clusters)
+    found = [_one(ordered, c, level, settings, seen, last_turns) for c in comparisons]
     return [s if s.decision != DECISIONS[0] or seen >= last else dataclasses.replace(s, decision=OPEN) for s in found]
 
 
@@ -148,7 +164,31 @@ def judged_counts(
     return judged
 
 
-def _one(values, comparison: Comparison, level: float, settings: SequentialSettings, seen: int) -> Settled:
+def conversation_ends(clusters: Sequence[str] | None) -> np.ndarray | None:
+    """For each position, the position of the last turn of its conversation (None: independent samples)."""
+    if clusters is None or len(set(clusters)) == len(clusters):
+        return None
+    last: dict[str, int] = {}
+    for position, cluster in enumerate(clusters):
+        last[cluster] = position
+    return np.array([last[c] for c in clusters], dtype=np.int64)
+
+
+def conversation_gains(gains: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Each conversation's mean gain over its scored turns at the position of its last turn, NaN elsewhere (and
+    where none of its turns is scored)."""
+    scored = ~np.isnan(gains)
+    sums = np.bincount(ends, weights=np.where(scored, gains, 0.0), minlength=len(gains))
+    counts = np.bincount(ends, weights=scored.astype(np.float64), minlength=len(gains))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = sums / counts
+    out = np.full(len(gains), np.nan)
+    at = np.unique(ends)
+    out[at] = means[at]
+    return out
+
+
+def _one(values, comparison: Comparison, level: float, settings: SequentialSettings, seen: int, ends=None) -> Settled:
     sides = []
     for system in (comparison.system, comparison.baseline):
         if comparison.metric not in values.get(system, {}):
@@ -157,6 +197,8 @@ def _one(values, comparison: Comparison, level: float, settings: SequentialSetti
         check_range(side, comparison.low, comparison.high, f"{system} / {comparison.metric}")
         sides.append(side)
     gains = (sides[0] - sides[1]) * (1 if comparison.higher_is_better else -1)
+    if ends is not None:
+        gains = conversation_gains(np.concatenate([gains, np.full(len(ends) - len(gains), np.nan)]), ends)[:seen]
     width = comparison.high - comparison.low
     if comparison.margin is not None and not 0 <= comparison.margin < width:
         raise ValueError(f"margin must lie in [0, {width}) for {comparison.metric!r}, got {comparison.margin}")
@@ -165,7 +207,8 @@ def _one(values, comparison: Comparison, level: float, settings: SequentialSetti
     low, high = bounds(gains, width, level, upto, comparison.margin)
     used = gains[:upto][~np.isnan(gains[:upto])]
     mean = float(used.mean()) if len(used) else None
-    return Settled(comparison, DECISIONS[int(paths.codes[0])], upto, len(used), mean, low, high, level)
+    code = DECISIONS[int(paths.codes[0])]
+    return Settled(comparison, code, upto, len(used), mean, low, high, level, ends is not None)
 
 
 def _length(values: Mapping[str, Mapping[str, Sequence[float]]]) -> int:

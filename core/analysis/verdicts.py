@@ -19,6 +19,12 @@ and the interval that inverts the same test, so a verdict and its interval never
   true difference a paired t test detects with power 0.8 at the comparison's level
   (:mod:`ragassay.analysis.power`); both undefined (None) when the differences do not vary beyond rounding.
 
+**Turns of conversations** (samples whose :attr:`ragassay.models.Sample.cluster` is shared): every interval and
+test resamples or flips whole conversations (:mod:`.clustered`, :mod:`.paired` "Clusters"): the cells get
+cluster-bootstrap BCa intervals of the turn-weighted mean, the pairs the cluster sign-flip test and its interval,
+and the MDE counts conversations with their per-conversation spread; ``n_clusters`` says how many conversations
+hold the n turns. With every sample its own cluster, every number is the independent-samples one.
+
 Every random draw comes from ``seed``: the same values and seed give the same numbers in any process.
 """
 
@@ -30,6 +36,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from ..errors import ConfigError
+from .clustered import UNIT
 from .paired import FLIPS, PairInput, PairOutcome, decide_family, describe, no_variation
 
 RESAMPLES = 1_000  # bootstrap resamples of the cell intervals
@@ -39,6 +46,12 @@ METHOD = (
     f"BCa bootstrap {CONFIDENCE:.0%} intervals of the means ({RESAMPLES:,} resamples); paired differences: "
     f"two-sided sign-flip permutation test (exact up to 12 pairs, else {FLIPS:,} flips) and the interval that "
     "inverts it, Tarone's reduction and Holm over the declared decision family, each interval at its Holm level"
+)
+METHOD_CLUSTERED = (
+    f"turns of conversations, resampled and flipped whole: cluster-bootstrap BCa {CONFIDENCE:.0%} intervals of the "
+    f"turn-weighted means ({RESAMPLES:,} resamples of conversations); paired differences: two-sided cluster "
+    f"sign-flip permutation test (whole conversations flipped; exact up to 12 conversations, else {FLIPS:,} flips) "
+    "and the interval that inverts it, Tarone's reduction and Holm over the declared decision family"
 )
 BETTER, WORSE, NO_DIFFERENCE = "better", "worse", "no detectable difference"
 TOO_FEW, NOT_COMPARABLE, UNDECIDED = "too few differing samples", "not comparable", "not in the decision family"
@@ -58,6 +71,7 @@ class CellStats:
     n: int
     unscored: int
     direction: str  # "higher" | "lower": which is better
+    n_clusters: int | None = None  # conversations holding the n values (None: independent samples)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -86,6 +100,8 @@ class PairVerdict:
     wins: int = 0  # samples where the system scores better than the baseline (by the metric's direction)
     ties: int = 0
     losses: int = 0
+    n_clusters: int = 0  # conversations holding the n paired samples (n for independent samples)
+    unit_sd: float | None = None  # per-conversation spread behind the MDE (:mod:`.clustered`; sd when independent)
 
     @property
     def decided(self) -> bool:
@@ -108,6 +124,8 @@ class Verdicts:
     constant: list[str] = dataclasses.field(default_factory=list)  # metrics equal on every system and sample
     #: for a run that is not complete, what the verdicts stand on (:func:`ragassay.analysis.partial.partial_note`)
     partial: str | None = None
+    #: how many conversations the samples form when turns are clustered (None: independent samples)
+    conversations: int | None = None
 
     @property
     def compared(self) -> int:
@@ -140,6 +158,7 @@ def decide(run, *, baseline: str | None = None, alpha: float = 0.05, seed: int =
         seed=seed,
         unscored=run.unscored,
         family=declared,
+        clusters=run.clusters,
     )
     return dataclasses.replace(verdicts, partial=partial_note(run))
 
@@ -167,12 +186,14 @@ def decide_values(
     unscored: Mapping[tuple[str, str], int] | None = None,
     family: Sequence[str] | None = None,
     order: Sequence[str] | None = None,
+    clusters: Mapping[str, str] | None = None,
 ) -> Verdicts:
     """Verdicts from per-sample ``values``: (system, metric) -> {sample id: value} (scored values only).
 
     ``directions`` gives "higher" or "lower" per metric (missing: higher); ``unscored`` the unscored count per
     (system, metric); ``family`` the metrics that decide (None: every metric not constant across every system);
-    ``order`` the sample order (default: sorted ids). The baseline is the first system unless named.
+    ``order`` the sample order (default: sorted ids); ``clusters`` each sample id's cluster (its conversation;
+    default: each sample its own). The baseline is the first system unless named.
     """
     ids = list(order) if order is not None else sorted({q for key in values for q in values[key]})
     index = {q: i for i, q in enumerate(ids)}
@@ -188,6 +209,7 @@ def decide_values(
         seed=seed,
         unscored=unscored,
         family=family,
+        clusters=None if clusters is None else [clusters.get(q, q) for q in ids],
     )
 
 
@@ -203,15 +225,23 @@ def decide_columns(
     seed: int = 0,
     unscored: Mapping[tuple[str, str], int] | None = None,
     family: Sequence[str] | None = None,
+    clusters: Sequence[str] | None = None,
 ) -> Verdicts:
     """:func:`decide_values` from per-sample arrays: (system, metric) -> values in one sample order, NaN where
-    unscored (every (system, metric) of ``systems`` x ``metrics`` present)."""
+    unscored (every (system, metric) of ``systems`` x ``metrics`` present); ``clusters`` each sample's cluster in
+    that order (None: independent samples), resampled and flipped whole (:mod:`.clustered`)."""
+    from .clustered import clusters_of
+
     baseline = _check(systems, baseline, alpha, seed)
     constant = [m for m in metrics if _constant([columns[(s, m)] for s in systems])]
     chosen = _family(metrics, family, constant)
-    cells = _cells(columns, systems, metrics, directions, unscored or {}, seed)
-    pairs = _pairs(columns, systems, metrics, baseline, directions, (chosen, constant), alpha, seed)
-    return Verdicts(run_id, baseline, alpha, seed, METHOD, cells, pairs, chosen, constant)
+    units = None if clusters is None else clusters_of(clusters)
+    if units is not None and units.singletons:
+        units, clusters = None, None
+    cells = _cells(columns, systems, metrics, directions, unscored or {}, seed, units)
+    pairs = _pairs(columns, systems, metrics, baseline, directions, (chosen, constant), alpha, seed, clusters)
+    method, conversations = (METHOD, None) if units is None else (METHOD_CLUSTERED, units.count)
+    return Verdicts(run_id, baseline, alpha, seed, method, cells, pairs, chosen, constant, conversations=conversations)
 
 
 def _check(systems: Sequence[str], baseline: str | None, alpha: float, seed: int) -> str:
@@ -253,8 +283,9 @@ def _constant(columns: list[np.ndarray]) -> bool:
     return len(scored) > 0 and no_variation(scored)
 
 
-def _cells(columns, systems, metrics, directions, unscored, seed: int) -> list[CellStats]:
+def _cells(columns, systems, metrics, directions, unscored, seed: int, units=None) -> list[CellStats]:
     from .bootstrap import MeanInterval, bootstrap_mean_ci
+    from .clustered import cluster_mean_ci
 
     keys = [(s, m) for s in systems for m in metrics]
     if not keys:
@@ -262,20 +293,31 @@ def _cells(columns, systems, metrics, directions, unscored, seed: int) -> list[C
     matrix = np.column_stack([columns[k] for k in keys])
     if matrix.shape[0] == 0:
         intervals = [MeanInterval(None, None, None, 0, 0, "no scored instance")] * len(keys)
-    else:
+    elif units is None:
         intervals = bootstrap_mean_ci(matrix, n_resamples=RESAMPLES, confidence_level=CONFIDENCE, seed=seed)
+    else:
+        intervals = cluster_mean_ci(matrix, units, n_resamples=RESAMPLES, confidence_level=CONFIDENCE, seed=seed)
+    held = [None if units is None else units.among(~np.isnan(matrix[:, j])) for j in range(len(keys))]
     return [
         CellStats(
-            s, m, iv.mean, iv.ci_low, iv.ci_high, iv.n_scored, int(unscored.get((s, m), 0)), directions.get(m, "higher")
+            s,
+            m,
+            iv.mean,
+            iv.ci_low,
+            iv.ci_high,
+            iv.n_scored,
+            int(unscored.get((s, m), 0)),
+            directions.get(m, "higher"),
+            clusters,
         )
-        for (s, m), iv in zip(keys, intervals)
+        for (s, m), iv, clusters in zip(keys, intervals, held)
     ]
 
 
-def _pairs(columns, systems, metrics, baseline, directions, chosen, alpha: float, seed: int) -> list[PairVerdict]:
+def _pairs(columns, systems, metrics, baseline, directions, chosen, alpha, seed, clusters) -> list[PairVerdict]:
     family, constant = chosen
     keys = [(s, m) for m in metrics for s in systems if s != baseline]
-    inputs = {k: PairInput(k, columns[k] - columns[(baseline, k[1])]) for k in keys}
+    inputs = {k: PairInput(k, columns[k] - columns[(baseline, k[1])], clusters=clusters) for k in keys}
     outcomes = dict(zip(_in(keys, family), decide_family([inputs[k] for k in _in(keys, family)], alpha, seed)))
     outside = [k for k in keys if k[1] not in family]
     outcomes.update(zip(outside, describe([inputs[k] for k in outside], alpha, seed)))
@@ -291,7 +333,9 @@ def _verdict(o: PairOutcome, item: PairInput, baseline: str, direction: str, con
     d = item.differences[~np.isnan(item.differences)]
     sign = 1 if direction != "lower" else -1
     wins, losses = int(np.count_nonzero(sign * d > 0)), int(np.count_nonzero(sign * d < 0))
-    if o.p_value is None:
+    if o.p_value is None and o.n_clusters < o.n and o.n >= 2:
+        verdict, reason = NOT_COMPARABLE, f"fewer than 2 {UNIT}s scored by both {system} and {baseline} ({o.reason})"
+    elif o.p_value is None:
         verdict, reason = NOT_COMPARABLE, f"fewer than 2 samples scored by both {system} and {baseline} ({o.n})"
     elif o.rejected:
         verdict, reason = (BETTER if sign * o.mean > 0 else WORSE), ""
@@ -314,7 +358,7 @@ def _verdict(o: PairOutcome, item: PairInput, baseline: str, direction: str, con
         p_value=o.p_value,
         p_holm=o.p_holm,
         effect_size=None if o.sd is None or o.mean is None else o.mean / o.sd,
-        mde=_mde(o.sd, o.n, o.level),
+        mde=_mde(o.unit_sd, o.n_clusters, o.level),
         verdict=verdict,
         reason=reason,
         level=o.level,
@@ -322,6 +366,8 @@ def _verdict(o: PairOutcome, item: PairInput, baseline: str, direction: str, con
         wins=wins,
         ties=len(d) - wins - losses,
         losses=losses,
+        n_clusters=o.n_clusters,
+        unit_sd=o.unit_sd,
     )
 
 
@@ -329,13 +375,17 @@ def _too_few_reason(o: PairOutcome) -> str:
     """Why Tarone's reduction left a pair out, without repeating the verdict's words."""
     if not o.n_discordant:
         return "equal on every sample: nothing to decide"
+    if o.n_clusters < o.n:
+        p_min = "" if o.p_min is None else f": the smallest attainable p-value, {o.p_min:.3g}, cannot reach the level"
+        return f"differ in total on {o.clusters_discordant} of {o.n_clusters} {UNIT}s ({o.n} turns){p_min}"
     p_min = "" if o.p_min is None else f": the smallest attainable p-value, {o.p_min:.3g}, cannot reach the level"
     return f"differ on {o.n_discordant} of {o.n} samples{p_min}"
 
 
 def _mde(sd: float | None, n: int, level: float | None) -> float | None:
-    """The smallest difference detectable with power 0.8 at ``level`` (:func:`ragassay.analysis.power.mde`);
-    None when the differences do not vary."""
+    """The smallest difference detectable with power 0.8 at ``level`` (:func:`ragassay.analysis.power.mde`) by
+    ``n`` independent units of spread ``sd`` (samples, or conversations with their per-conversation spread:
+    :func:`ragassay.analysis.clustered.unit_spread`); None when the differences do not vary."""
     from .power import mde
 
     return mde(sd, n, level, POWER)[0] if sd is not None and n >= 2 and level is not None else None

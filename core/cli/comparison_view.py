@@ -287,7 +287,7 @@ def _footnotes(comparison) -> list[str]:
     return notes
 
 
-PAIR_PARTS = ("mean_diff", "ci_low", "ci_high", "level", "verdict", "wins", "ties", "losses", "n")
+PAIR_PARTS = ("mean_diff", "ci_low", "ci_high", "level", "verdict", "wins", "ties", "losses", "n", "n_clusters")
 
 
 def pairs_table(comparison, against: str) -> Table:
@@ -322,8 +322,10 @@ def _pair_cell(row: dict, metric: str) -> str:
     low, high = row[f"{metric} ci_low"], row[f"{metric} ci_high"]
     interval = f"[{_bound(low)}, {_bound(high)}]" if row[f"{metric} level"] is not None else "[no CI]"
     star = "*" if row[f"{metric} verdict"] in ("better", "worse") else ""
-    wins, ties, losses, n = (row[f"{metric} {k}"] for k in ("wins", "ties", "losses", "n"))
-    return f"{diff:+.3f} {interval}{star} {wins}/{ties}/{losses} n={n}"
+    wins, ties, losses, n, clusters = (row[f"{metric} {k}"] for k in ("wins", "ties", "losses", "n", "n_clusters"))
+    from ..analysis.clustered import turns_in
+
+    return f"{diff:+.3f} {interval}{star} {wins}/{ties}/{losses} n={turns_in(n, clusters)}"
 
 
 def _bound(value) -> str:
@@ -334,21 +336,29 @@ VERDICT_PARTS = ("n", "n_discordant", "mean_diff", "ci_low", "ci_high", "level",
 
 
 def verdicts_table(comparison) -> Table:
-    """Every pair verdict of every run (json, csv and markdown)."""
+    """Every pair verdict of every run (json, csv and markdown); ``n`` reads "N turns in M conversations" when the
+    samples are turns of conversations (``n_clusters`` in json and csv)."""
     columns = [Column("run", in_text=False), Column("baseline"), Column("system"), Column("metric")]
-    columns += [Column(part, numeric=True) for part in (*VERDICT_PARTS, "mde")]
+    columns += [Column(part, numeric=True, show=_n_text if part == "n" else None) for part in (*VERDICT_PARTS, "mde")]
+    columns.insert(5, Column("n_clusters", numeric=True, in_text=False))
     columns += [Column("verdict"), Column("reason")]
     rows = [
         replace_verdict(
             part,
             {"run": part.run_id, "baseline": p.baseline, "system": p.system, "metric": p.metric}
-            | {key: getattr(p, key) for key in (*VERDICT_PARTS, "mde", "verdict", "reason")},
+            | {key: getattr(p, key) for key in (*VERDICT_PARTS, "n_clusters", "mde", "verdict", "reason")},
         )
         for part in comparison.runs
         for p in part.verdicts.pairs
     ]
     notes = [part.verdicts.method for part in comparison.runs[:1]]
     return Table("verdicts: each system against the baseline (paired, one procedure)", columns, rows, notes)
+
+
+def _n_text(row: dict) -> str:
+    from ..analysis.clustered import turns_in
+
+    return turns_in(row["n"], row.get("n_clusters"))
 
 
 def latency_table(comparison) -> Table:

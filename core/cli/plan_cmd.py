@@ -11,6 +11,7 @@ from .common import config_option, console, db_option, format_option, output_for
 from .render import Column, Table, emit
 
 FIELDS = ("n", "sd", "alpha", "power", "mde", "mde_method", "effect", "needed", "needed_method", "reason")
+CLUSTER_FIELDS = ("n_clusters", "unit_sd", "needed_clusters")  # turns of conversations (docs/statistics.md)
 
 
 @click.command("plan")
@@ -80,7 +81,8 @@ def _rows(result) -> list[dict]:
 
 def _fields(row) -> dict:
     estimate = row.estimate.as_dict()
-    return {key: estimate[key] for key in FIELDS}
+    keys = FIELDS + (CLUSTER_FIELDS if estimate["n_clusters"] is not None else ())
+    return {key: estimate[key] for key in keys}
 
 
 def plan_table(result) -> Table:
@@ -90,7 +92,7 @@ def plan_table(result) -> Table:
         Column("metric"),
         Column("system", header="system" if paired else "system (alone)"),
         Column("baseline", in_text=False),
-        Column("n", numeric=True),
+        Column("n", numeric=True, show=_n_cell),
         Column("sd", header="SD of diff." if paired else "SD", numeric=True),
         Column("mde", header="MDE", numeric=True, show=_mde_cell),
     ]
@@ -105,6 +107,12 @@ def plan_table(result) -> Table:
     return Table(title, columns, _rows(result), notes, id_columns=("metric", "system"))
 
 
+def _n_cell(row: dict) -> str:
+    from ..analysis.clustered import turns_in
+
+    return turns_in(row["n"], row.get("n_clusters"))
+
+
 def _mde_cell(row: dict) -> str:
     if row["mde"] is not None:
         return f"{row['mde']:.3f}"
@@ -114,6 +122,9 @@ def _mde_cell(row: dict) -> str:
 def _needed_cell(row: dict) -> str:
     if row["needed"] is None:
         return "-"
+    if row.get("needed_clusters") is not None:
+        have = " (have)" if row["needed_clusters"] <= row["n_clusters"] else ""
+        return f"{row['needed_clusters']} conversations{have}"
     return f"{row['needed']}" + (" (have)" if row["needed"] <= row["n"] else "")
 
 

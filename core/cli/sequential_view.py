@@ -29,10 +29,15 @@ def sequential_lines(outcome) -> list[str]:
         lines.append(
             f"  {row.system} vs {row.baseline} on {row.metric}: {where_decided(row)}; "
             f"mean gain {mean}, {(1 - row.level) * 100:.4g}% confidence sequence "
-            f"[{row.ci_low:+.3f}, {row.ci_high:+.3f}] (n = {row.n} paired)"
+            f"[{row.ci_low:+.3f}, {row.ci_high:+.3f}] (n = {row.n} paired{_unit(row)})"
         )
     lines.append("  " + saved_line(outcome))
     return lines
+
+
+def _unit(row) -> str:
+    """ " conversations" when the sequential unit was the conversation (its mean gain weighs conversations)."""
+    return " conversations" if getattr(row, "unit", "sample") == "conversation" else ""
 
 
 def where_decided(row) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -98,6 +99,24 @@ class RunData:
     def samples(self) -> list[Sample]:
         """The samples in dataset order (parsed on first use)."""
         return [Sample.model_validate_json(raw) for raw in self.sample_json]
+
+    @functools.cached_property
+    def clusters(self) -> list[str]:
+        """Each sample's cluster, in the run's sample order (:attr:`ragassay.models.Sample.cluster`): its
+        ``conversation_id`` for a conversation's turn, else its own question_id. The statistics resample and
+        permute whole clusters (:mod:`ragassay.analysis.clustered`)."""
+        found = []
+        for question_id, raw in zip(self.question_ids, self.sample_json):
+            conversation = json.loads(raw).get("conversation_id") if '"conversation_id"' in raw else None
+            found.append(question_id if conversation is None else str(conversation))
+        return found
+
+    @functools.cached_property
+    def conversations(self) -> int | None:
+        """How many clusters the samples form when some hold more than one sample (turns of conversations);
+        None when every sample is its own (independent samples)."""
+        count = len(set(self.clusters))
+        return count if count < len(self.clusters) else None
 
     @functools.cached_property
     def position(self) -> dict[str, int]:

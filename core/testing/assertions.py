@@ -45,7 +45,7 @@ def assert_no_regression(
         ``on_inconclusive``: "fail" or "pass". Each defaults to the run's ``[gate]`` settings (docs/ci.md).
     """
     __tracebackhide__ = True
-    from ..analysis.gate import INCONCLUSIVE, REGRESSION, GateSettings, aligned, gate_rows, margin_for
+    from ..analysis.gate import INCONCLUSIVE, REGRESSION, GateSettings, aligned, gate_rows, margin_for, shared_clusters
 
     data = run.data(payloads=True)
     other = data if isinstance(baseline, str) else baseline.data()
@@ -65,7 +65,8 @@ def assert_no_regression(
     cand = {k: aligned(data, mine, metric, shared) for k, (mine, _) in zip(keys, pairs)}
     base = {k: aligned(other, theirs, metric, shared) for k, (_, theirs) in zip(keys, pairs)}
     margins = {metric: margin_for(data, metric, settings)}
-    rows = gate_rows(keys, base, cand, {metric: data.direction(metric)}, margins, settings)
+    clusters = shared_clusters(data, shared)  # turns of one conversation are flipped together, as the gate does
+    rows = gate_rows(keys, base, cand, {metric: data.direction(metric)}, margins, settings, clusters)
     fail_inconclusive = settings.on_inconclusive == "fail"
     failing = [r for r in rows if r.outcome == REGRESSION or (r.outcome == INCONCLUSIVE and fail_inconclusive)]
     if failing:
@@ -74,6 +75,18 @@ def assert_no_regression(
             if row in failing:
                 lines += _got_worse(data, other, mine, theirs, metric, shared)
         raise AssertionError("\n".join(lines))
+
+
+def _mean_interval(data: Any, values: Any, confidence: float, seed: int) -> Any:
+    """The mean's bootstrap interval; over whole conversations when the samples are turns of conversations."""
+    from ..analysis.bootstrap import bootstrap_mean_ci
+    from ..analysis.clustered import cluster_mean_ci, clusters_of
+    from ..analysis.verdicts import RESAMPLES
+
+    if data.conversations is None:
+        return bootstrap_mean_ci(values, n_resamples=RESAMPLES, confidence_level=confidence, seed=seed)
+    units = clusters_of(data.clusters)
+    return cluster_mean_ci(values, units, n_resamples=RESAMPLES, confidence_level=confidence, seed=seed)[0]
 
 
 def assert_metric(
@@ -93,7 +106,6 @@ def assert_metric(
     :param seed: the seed of the bootstrap resamples (same seed, same bounds).
     """
     __tracebackhide__ = True
-    from ..analysis.bootstrap import bootstrap_mean_ci
     from ..analysis.paired import no_variation
     from ..analysis.verdicts import RESAMPLES
 
@@ -105,7 +117,7 @@ def assert_metric(
     for name in [_system(data, system)] if system else data.systems:
         values = data.values(name, metric)
         scored = values[~np.isnan(values)]
-        interval = bootstrap_mean_ci(values, n_resamples=RESAMPLES, confidence_level=confidence, seed=seed)
+        interval = _mean_interval(data, values, confidence, seed)
         low, high = interval.ci_low, interval.ci_high
         if low is None and len(scored) >= 2 and no_variation(scored):
             low = high = float(scored[0])  # every scored value equal: the interval is that value

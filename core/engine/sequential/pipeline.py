@@ -89,6 +89,7 @@ class Pipeline:
         self.plan = runner.sequential
         self.spool = runner.samples()
         self.total = len(self.spool)
+        self.plan.clusters = processing_clusters(self.spool)
         self.ends = self.plan.boundaries(self.total)
         self.batches = Batches(ledger)
         self.ids: dict[int, list[str]] = {}  # batch -> its question ids, until checked
@@ -173,6 +174,16 @@ class Pipeline:
                 break
             done = self.ends[batch]
         return self.plan.record(self.total, {s: min(self.assigned.get(s, 0), done) for s in self.plan.systems})
+
+
+def processing_clusters(spool: Any) -> list[str] | None:
+    """Each sample's cluster (:attr:`ragassay.models.Sample.cluster`) in the processing order, or None when every
+    sample is its own (one pass over the spool; only samples that name a conversation are parsed)."""
+    clusters = []
+    for question_id, raw in spool.records():
+        conversation = json.loads(raw).get("conversation_id") if '"conversation_id"' in raw else None
+        clusters.append(question_id if conversation is None else str(conversation))
+    return clusters if len(set(clusters)) < len(clusters) else None
 
 
 async def run_in_batches(runner: Any, run_id: str, built: dict, ledger: Any, summary: Any, *, reuse: bool) -> str:

@@ -41,6 +41,9 @@ class SequentialPlan:
     settled: list[Settled] = dataclasses.field(default_factory=list)  # after the last check
     seen: int = 0  # samples checked so far
     values: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict, repr=False)  # read so far
+    #: each position's conversation in the processing order (None: independent samples): conversations are then
+    #: the sequential unit (:mod:`ragassay.analysis.sequential_replay`)
+    clusters: list[str] | None = dataclasses.field(default=None, repr=False)
 
     @classmethod
     def of(cls, plan: Any, settings: SequentialSettings, baseline: str | None = None) -> SequentialPlan:
@@ -102,7 +105,8 @@ class SequentialPlan:
 
     def check(self, seen: int) -> None:
         """Check every comparison on the first ``seen`` samples read so far (:meth:`add`), in the seeded order."""
-        self.settled, self.seen = check(self.values, self.comparisons, self.settings, seen=seen), seen
+        found = check(self.values, self.comparisons, self.settings, seen=seen, clusters=self.clusters)
+        self.settled, self.seen = found, seen
 
     def record(self, total: int, processed: dict[str, int]) -> dict[str, Any]:
         """What the run stores (``spec["sequential"]``): settings, seed, order, baseline, samples checked,
@@ -155,4 +159,5 @@ def settled_json(settled: Settled) -> dict[str, Any]:
         "ci_low": settled.ci_low,
         "ci_high": settled.ci_high,
         "level": settled.level,
+        **({"unit": "conversation"} if settled.clustered else {}),
     }

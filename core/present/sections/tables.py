@@ -62,6 +62,7 @@ def _best(cells) -> float | None:
 def pairs_section(verdicts) -> Section:
     """Each system against the baseline per metric: difference, interval at its level, Holm p, effect size, MDE,
     verdict."""
+    from ...analysis.clustered import turns_in
     from ...analysis.sentences import confidence
 
     headers = ["metric", "system", "n", "differing", "difference", "interval", "p", "Holm p", "d_z", "MDE", "verdict"]
@@ -69,7 +70,7 @@ def pairs_section(verdicts) -> Section:
         [
             p.metric,
             p.system,
-            num(p.n),
+            num(p.n) if p.n_clusters >= p.n else turns_in(p.n, p.n_clusters),
             num(p.n_discordant),
             signed(p.mean_diff),
             num(None) if p.level is None else Cell(_bounds(p.ci_low, p.ci_high), confidence(p.level)),
