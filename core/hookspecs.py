@@ -212,8 +212,8 @@ def register_sections(register: Register) -> None:
     from one stored run; it shows in each run of ``ragassay report --html`` (at its ``report_order``) and on the
     serve page it names (``page``): a page no other section uses gets its own route ``/runs/RUN/<page>`` and
     tab. ragassay's own sections (comparison, breakdowns, cost, robustness, drift, conversations, the failure
-    browser) are registered through this hook too; a plugin's come after them. A section that raises shows as a note naming
-    its plugin and the error; the rest of the report or page is unaffected.
+    browser) are registered through this hook too; a plugin's come after them. A section that raises shows as a
+    note naming its plugin and the error; the rest of the report or page is unaffected.
 
     :param register: call ``register(cls)`` for each section class.
     :return: nothing; return values are ignored.
