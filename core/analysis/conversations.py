@@ -7,10 +7,12 @@ shows at turns 3 and 4), so every interval here is a **cluster bootstrap**: each
 conversations with replacement (Davison & Hinkley 1997, Bootstrap Methods and their Application, section 3.8,
 "resampling stage 1 only" for two-stage data; Field & Welsh 2007, "Bootstrapping clustered data", JRSS B 69(3),
 the cluster bootstrap), and the statistic is the mean over every scored turn the drawn conversations hold (a
-ratio of sums, so a conversation weighs by its scored turns). The interval is the percentile interval of the
-resampled statistic (default 95%, 1000 resamples), drawn by :func:`ragassay.analysis.bootstrap.resample_indices`
-with the given seed (the one generator of every draw): the same run and seed give the same numbers in every
-process. Fewer than two conversations with a scored turn give no interval, and say so.
+ratio of sums, so a conversation weighs by its scored turns). Means take the BCa interval of every turn-level mean
+(:func:`ragassay.analysis.clustered.cluster_mean_ci`); the ratios of :mod:`.conversations_answerability` take the
+percentile interval (:func:`percentile_interval`). Default 95%, 1000 resamples, drawn by
+:func:`ragassay.analysis.bootstrap.resample_indices` with the given seed (the one generator of every draw): the
+same run and seed give the same numbers in every process. Fewer than two conversations with a scored turn give no
+interval, and say so.
 
 - :func:`conversation_turns`: conversation id -> the positions of its turns, in turn order;
 - :func:`by_depth`: per system, metric and turn index, the mean with its interval, n turns and n conversations;
@@ -28,6 +30,7 @@ import numpy as np
 
 from .bootstrap import counts_of, resample_indices
 from .breakdown import check_metrics
+from .clustered import cluster_mean_ci, clusters_of
 
 UNKNOWN = "(unknown)"  # the answerability class of a turn whose label is not known
 DEFAULT_RESAMPLES = 1000
@@ -95,21 +98,17 @@ def cluster_codes(run) -> np.ndarray:
 def cluster_mean(
     values: np.ndarray, clusters: np.ndarray, *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0, level=0.95
 ) -> ClusterInterval:
-    """The mean of the scored ``values`` (NaN: unscored) with its cluster-bootstrap percentile interval
-    (``clusters``: one code per value; the module docstring has the scheme)."""
+    """The mean of the scored ``values`` (NaN: unscored) with the cluster-bootstrap interval of every turn-level
+    mean in ragassay (:func:`ragassay.analysis.clustered.cluster_mean_ci`: whole conversations resampled, BCa;
+    ``clusters``: one label per value)."""
     values, clusters = np.asarray(values, dtype=float), np.asarray(clusters)
     scored = ~np.isnan(values)
     n_turns, n_scored = len(values), int(scored.sum())
     if not n_scored:
         return ClusterInterval(None, None, None, n_turns, 0, 0, "no scored turn")
-    _, codes = np.unique(clusters[scored], return_inverse=True)
-    sums = np.bincount(codes, weights=values[scored])
-    counts = np.bincount(codes).astype(float)
-    mean = float(sums.sum() / counts.sum())
-    low, high, reason = percentile_interval(
-        lambda drawn: (drawn @ sums) / (drawn @ counts), len(sums), n_resamples, seed, level
-    )
-    return ClusterInterval(mean, low, high, n_turns, n_scored, len(sums), reason)
+    grouping = clusters_of([str(label) for label in clusters[scored]])
+    (mean,) = cluster_mean_ci(values[scored], grouping, n_resamples=n_resamples, confidence_level=level, seed=seed)
+    return ClusterInterval(mean.mean, mean.ci_low, mean.ci_high, n_turns, n_scored, grouping.count, mean.reason)
 
 
 def percentile_interval(

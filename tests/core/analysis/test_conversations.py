@@ -9,7 +9,7 @@ import pytest
 from conversation_runs import write_conversation_run
 from written_runs import write_run
 
-from ragassay.analysis.bootstrap import generator
+from ragassay.analysis.clustered import cluster_mean_ci, clusters_of
 from ragassay.analysis.conversations import (
     by_answerability,
     by_depth,
@@ -54,7 +54,8 @@ def test_quality_by_turn_depth_exact(run):
     assert third.value == pytest.approx(0.5) and (third.n_turns, third.n_conversations) == (2, 2)  # c2 has 2 turns
     unscored = cell(result, "rewrite", "recall", "2")
     assert unscored.value == 1.0 and (unscored.n_turns, unscored.n_scored, unscored.n_conversations) == (3, 2, 2)
-    assert (unscored.ci_low, unscored.ci_high) == (1.0, 1.0)
+    assert (unscored.ci_low, unscored.ci_high) == (None, None)
+    assert unscored.reason == "every scored instance has the same value"  # as every mean of ragassay says
     assert 0.5 <= first.ci_low <= first.value <= first.ci_high <= 1.0
 
 
@@ -70,19 +71,18 @@ def test_quality_by_answerability_exact(run):
     assert answerable.value == pytest.approx(0.8) and (answerable.n_turns, answerable.n_conversations) == (5, 3)
     assert cell(result, "last", "recall", "unanswerable").value == 0.0
     lone = cell(result, "last", "recall", "underspecified")
-    assert lone.value == 0.0 and lone.ci_low is None and lone.reason == "fewer than 2 conversations (1)"
+    assert lone.value == 0.0 and lone.ci_low is None and lone.reason == "fewer than 2 instances (1)"
 
 
-def test_the_interval_resamples_whole_conversations():
+def test_the_interval_is_the_cluster_bootstrap_of_every_turn_level_mean():
+    """One interval for every turn-level mean: the one of ragassay.analysis.clustered (tested there by hand)."""
     values = np.array([1.0, 1.0, 1.0, 0.0, np.nan, 0.5, 0.25])
     clusters = np.array(["a", "a", "a", "b", "b", "c", "c"])
     found = cluster_mean(values, clusters, n_resamples=200, seed=7)
-    # the same draws, by a plain loop over conversations: sums and counts of the drawn conversations' turns
-    sums, counts = np.array([3.0, 0.0, 0.75]), np.array([3.0, 1.0, 2.0])
-    drawn = generator(7).integers(0, 3, (200, 3))
-    theta = [sum(sums[i] for i in row) / sum(counts[i] for i in row) for row in drawn]
-    assert found.value == pytest.approx(3.75 / 6)
-    assert (found.ci_low, found.ci_high) == pytest.approx(tuple(np.quantile(theta, [0.025, 0.975])))
+    scored = ~np.isnan(values)
+    (expected,) = cluster_mean_ci(values[scored], clusters_of(list(clusters[scored])), n_resamples=200, seed=7)
+    assert found.value == pytest.approx(3.75 / 6) == pytest.approx(expected.mean)
+    assert (found.ci_low, found.ci_high) == (expected.ci_low, expected.ci_high) and found.ci_low is not None
     assert (found.n_turns, found.n_scored, found.n_conversations) == (7, 6, 3)
 
 

@@ -27,12 +27,12 @@ def test_quality_by_turn_depth(section):
     assert "8 turns in 3 conversations." in section
     assert "<tr><td>1</td><td>last</td><td>3</td><td>0.833 <small>[0.500, 1.000] n=3 (3)</small></td>" in section
     assert "<tr><td>3</td><td>last</td><td>2</td><td>0.500 <small>[0.000, 1.000] n=2 (2)</small></td>" in section
-    assert "<tr><td>2</td><td>rewrite</td><td>3</td><td>1.000 <small>[1.000, 1.000] n=2 (2)</small></td>" in section
+    assert "<tr><td>2</td><td>rewrite</td><td>3</td><td>1.000 <small title=\"every scored instance has the same value\">n=2 (2), no interval</small></td>" in section
 
 
 def test_quality_by_answerability_class(section):
     assert "<tr><td>answerable</td><td>last</td><td>5</td><td>0.800 <small>[0.750, 1.000] n=5 (3)</small>" in section
-    lone = '<td>0.000 <small title="fewer than 2 conversations (1)">n=1 (1), no interval</small></td>'
+    lone = '<td>0.000 <small title="fewer than 2 instances (1)">n=1 (1), no interval</small></td>'
     assert f"<tr><td>underspecified</td><td>last</td><td>1</td>{lone}" in section
 
 
@@ -71,6 +71,6 @@ def test_turns_without_labels_or_blame(tmp_path):
     section = section[: section.index("</section>")]
     assert "4 turns in 2 conversations." in section
     # turn 2: b's output failed, so one scored turn of two
-    assert '<tr><td>2</td><td>s</td><td>2</td><td>0.500 <small title="fewer than 2 conversations (1)">' in section
+    assert '<tr><td>2</td><td>s</td><td>2</td><td>0.500 <small title="fewer than 2 instances (1)">' in section
     assert "by answerability class" not in section and "answerability behaviour" not in section
     assert "No turn_blame metric in this run" in section
