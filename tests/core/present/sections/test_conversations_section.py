@@ -27,7 +27,10 @@ def test_quality_by_turn_depth(section):
     assert "8 turns in 3 conversations." in section
     assert "<tr><td>1</td><td>last</td><td>3</td><td>0.833 <small>[0.500, 1.000] n=3 (3)</small></td>" in section
     assert "<tr><td>3</td><td>last</td><td>2</td><td>0.500 <small>[0.000, 1.000] n=2 (2)</small></td>" in section
-    assert "<tr><td>2</td><td>rewrite</td><td>3</td><td>1.000 <small title=\"every scored instance has the same value\">n=2 (2), no interval</small></td>" in section
+    assert (
+        '<tr><td>2</td><td>rewrite</td><td>3</td><td>1.000 <small title="every scored instance has the same value">n=2 (2), no interval</small></td>'
+        in section
+    )
 
 
 def test_quality_by_answerability_class(section):
