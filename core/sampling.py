@@ -106,11 +106,23 @@ def order_key(seed: int, question_id: str) -> int:
     return int.from_bytes(hashlib.sha256(f"{seed}:{question_id}".encode()).digest()[:8], "big")
 
 
-def seeded_order(seed: int, question_ids: Sequence[str]) -> list[int]:
-    """Positions of ``question_ids`` in the seeded processing order: ascending :func:`order_key`. The one order
-    of a budget-limited or sequential run (:meth:`SampleSpool.shuffled`) and of its replay
+def unit_order_key(seed: int, question_id: str, cluster: str | None = None) -> tuple[int, int]:
+    """The seeded sort key of a sample in its unit: (:func:`order_key` of its cluster, of its question id).
+
+    The cluster is the sample's conversation (:attr:`ragassay.models.Sample.cluster`; None or the question id
+    itself: a single question), so the turns of one conversation come together, the conversations in a seeded
+    random order, and the order of single questions is :func:`order_key`'s."""
+    own = order_key(seed, question_id)
+    return (own if cluster is None or cluster == question_id else order_key(seed, cluster)), own
+
+
+def seeded_order(seed: int, question_ids: Sequence[str], clusters: Sequence[str] | None = None) -> list[int]:
+    """Positions of ``question_ids`` in the seeded processing order: ascending :func:`unit_order_key` (whole
+    conversations when ``clusters`` gives each sample's conversation). The one order of a budget-limited or
+    sequential run (:meth:`SampleSpool.shuffled`) and of its replay
     (:func:`ragassay.analysis.sequential_replay.replay`)."""
-    return sorted(range(len(question_ids)), key=lambda i: order_key(seed, question_ids[i]))
+    units = clusters if clusters is not None else [None] * len(question_ids)
+    return sorted(range(len(question_ids)), key=lambda i: unit_order_key(seed, question_ids[i], units[i]))
 
 
 def partial_text(done: int, total: int, seed: int | None) -> str:

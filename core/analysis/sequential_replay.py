@@ -109,7 +109,7 @@ def replay(
     ids = list(question_ids) if question_ids is not None else [str(i) for i in range(total)]
     if len(ids) != total:
         raise ValueError(f"{len(ids)} question ids for {total} samples")
-    order = np.arange(total) if seed is None else np.asarray(seeded_order(seed, ids), dtype=np.int64)
+    order = np.arange(total) if seed is None else np.asarray(seeded_order(seed, ids, clusters), dtype=np.int64)
     ordered = {
         s: {m: np.asarray(v, dtype=np.float64)[order] for m, v in metrics.items()} for s, metrics in values.items()
     }

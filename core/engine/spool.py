@@ -19,7 +19,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator
 
 from ..models import Sample
-from ..sampling import order_key
+from ..sampling import unit_order_key
 
 _BLOCK = 1 << 20  # bytes read at a time
 _BUCKET = 1024  # samples per bucket (on average) when shuffling
@@ -29,8 +29,21 @@ def _bucket(key: int, buckets: int) -> int:
     return (key * buckets) >> 64
 
 
-def _qid(line: bytes) -> str:
-    return json.loads(line.partition(b"\t")[0])
+def _head(sample: Sample) -> bytes:
+    """A line's head: the question id as JSON, or [question id, conversation] for a conversation's turn."""
+    if sample.conversation_id is None:
+        return json.dumps(sample.question_id).encode()
+    return json.dumps([sample.question_id, sample.conversation_id]).encode()
+
+
+def _unit(line: bytes) -> tuple[str, str | None]:
+    """(question id, conversation or None) of a spooled line."""
+    head = json.loads(line.partition(b"\t")[0])
+    return (head, None) if isinstance(head, str) else (head[0], head[1])
+
+
+def _key(seed: int, line: bytes) -> tuple[int, int]:
+    return unit_order_key(seed, *_unit(line))
 
 
 def _flush_all(fd: int, staged: dict[int, list[bytes]], offsets: list[int]) -> None:
@@ -60,7 +73,7 @@ class SampleSpool:
             for sample in samples:
                 if observe is not None:
                     observe(sample)
-                lines.append(json.dumps(sample.question_id).encode() + b"\t" + sample.model_dump_json().encode())
+                lines.append(_head(sample) + b"\t" + sample.model_dump_json().encode())
                 if len(lines) >= 1000:
                     spool._append(lines)
                     lines = []
@@ -93,8 +106,7 @@ class SampleSpool:
     def records(self) -> Iterator[tuple[str, str]]:
         """(question id, sample JSON) per sample, in the dataset's order."""
         for line in self._lines():
-            head, _, raw = line.partition(b"\t")
-            yield json.loads(head), raw.decode()
+            yield _unit(line)[0], line.partition(b"\t")[2].decode()
 
     def sample_bytes(self) -> Iterator[bytes]:
         """Each sample's JSON as UTF-8 bytes (what the fingerprint hashes), in the dataset's order."""
@@ -116,8 +128,9 @@ class SampleSpool:
             yield rest
 
     def shuffled(self, seed: int) -> SampleSpool:
-        """A new spool of the same samples in a seeded random order: ascending :func:`order_key` (a hash of
-        ``seed`` and the question id), the same order in every process and for every subset of the samples.
+        """A new spool of the same samples in a seeded random order: ascending :func:`unit_order_key` (hashes
+        of ``seed`` and the conversation, then the question id), the same order in every process and for every
+        subset of the samples; the turns of a conversation come together.
 
         Two passes, memory flat: the first counts the bytes of each of ``len/1024`` buckets (ranges of the key),
         the second writes every line into its bucket's region of the new file; then each bucket is sorted on
@@ -125,7 +138,7 @@ class SampleSpool:
         buckets = max(1, -(-self._count // _BUCKET))
         sizes = [0] * buckets
         for line in self._lines():
-            sizes[_bucket(order_key(seed, _qid(line)), buckets)] += len(line) + 1
+            sizes[_bucket(_key(seed, line)[0], buckets)] += len(line) + 1
         offsets = [0] * buckets
         for index in range(1, buckets):
             offsets[index] = offsets[index - 1] + sizes[index - 1]
@@ -134,7 +147,7 @@ class SampleSpool:
         try:
             staged: dict[int, list[bytes]] = {}
             for number, line in enumerate(self._lines(), 1):
-                staged.setdefault(_bucket(order_key(seed, _qid(line)), buckets), []).append(line + b"\n")
+                staged.setdefault(_bucket(_key(seed, line)[0], buckets), []).append(line + b"\n")
                 if number % 4096 == 0:  # at most 4,096 lines held at a time
                     _flush_all(out._file.fileno(), staged, offsets)
             _flush_all(out._file.fileno(), staged, offsets)
@@ -142,7 +155,7 @@ class SampleSpool:
                 if sizes[index]:
                     data = os.pread(out._file.fileno(), sizes[index], starts[index])
                     lines = data.rstrip(b"\n").split(b"\n")
-                    lines.sort(key=lambda line: order_key(seed, _qid(line)))
+                    lines.sort(key=lambda line: _key(seed, line))
                     os.pwrite(out._file.fileno(), b"\n".join(lines) + b"\n", starts[index])
             out._size, out._count = sum(sizes), self._count
         except BaseException:

@@ -26,7 +26,8 @@ from ...config import LoadedConfig
 from ...config.sequential import SequentialSettings
 from ...errors import ConfigError
 
-ORDER = "ascending sha256('<seed>:<question id>')"  # how the samples were ordered (ragassay.sampling.order_key)
+# how the samples were ordered (ragassay.sampling.unit_order_key): whole conversations together
+ORDER = "ascending sha256('<seed>:<conversation id>'), then sha256('<seed>:<question id>')"
 
 
 @dataclasses.dataclass

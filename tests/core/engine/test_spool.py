@@ -54,6 +54,28 @@ def test_shuffled_is_the_seeded_hash_order_for_any_size_and_keeps_every_sample()
     ]
 
 
+def test_shuffled_keeps_the_turns_of_a_conversation_together_in_the_replay_order():
+    from ragassay.sampling import seeded_order
+
+    samples = [Sample(question=f"single {i}", question_id=f"s{i}") for i in range(40)]
+    for c in range(300):  # conversations of 1 to 5 turns, their turns spread through the file
+        samples += [
+            Sample(question=f"turn {t}", question_id=f"c{c}::{t}", conversation_id=f"c{c}", turn=t)
+            for t in range(1, 2 + c % 5)
+        ]
+    samples = samples[::2] + samples[1::2]
+    shuffled = [s for s in SampleSpool.write(samples).shuffled(3)]
+    clusters = [s.conversation_id for s in shuffled if s.conversation_id]
+    runs = [c for i, c in enumerate(clusters) if i == 0 or clusters[i - 1] != c]
+    assert len(runs) == len(set(clusters)) == 300  # every conversation in one stretch
+    assert sorted(c for c in runs) != runs  # in a seeded random order, not by name
+    order = seeded_order(3, [s.question_id for s in samples], [s.cluster for s in samples])
+    assert [s.question_id for s in shuffled] == [samples[i].question_id for i in order]  # the replay's order
+    singles = [s.question_id for s in shuffled if s.conversation_id is None]
+    alone = [s.question_id for s in SampleSpool.write([s for s in samples if not s.conversation_id]).shuffled(3)]
+    assert singles == alone  # single questions keep their order among themselves
+
+
 def test_parts_cut_the_spool_into_consecutive_batches_in_one_pass():
     spool = SampleSpool.write(SAMPLES)
     ends = [1, 2, 1500, 2800, len(SAMPLES)]
