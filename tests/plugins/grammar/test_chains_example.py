@@ -36,3 +36,39 @@ def test_conversations_example_runs_and_blames_every_turn(tmp_path):
         if depends[question_id]:
             assert details["blame"] != "retrieval", question_id
     assert classes["context_loss"] > classes["retrieval"]
+    _history_beats_last_turn_by_conversation(run.run_id, folder)
+    _blame_tells_context_loss_from_retrieval(blame, depends)
+
+
+def _history_beats_last_turn_by_conversation(run_id, folder):
+    """The last-turn-only system is worse than the history system on turn recall, decided by the paired verdict
+    that flips whole conversations, and the verdict counts turns in conversations."""
+    from ragassay.analysis.verdicts import METHOD_CLUSTERED, decide
+    from ragassay.results import read_run
+    from ragassay.store import open_store
+
+    store = open_store(f"sqlite:///{folder / 'conversations-results.db'}")
+    try:
+        run = read_run(store, run_id)
+    finally:
+        store.close()
+    verdicts = decide(run, baseline="last_turn")
+    assert verdicts.conversations == 40 and verdicts.method == METHOD_CLUSTERED
+    (recall,) = [p for p in verdicts.pairs if p.metric == "recall_at_k" and p.system == "history"]
+    assert recall.verdict == "better" and recall.mean_diff > 0 and recall.ci_low > 0
+    assert recall.n_clusters < recall.n  # n turns in fewer conversations
+
+
+def _blame_tells_context_loss_from_retrieval(blame, depends):
+    """On the same turn, the last-turn system's failure is context loss where the history system's query
+    carried the conversation; a turn that needs no history fails on retrieval for either query, never on context."""
+    by_system = {s: dict(zip(rows["question_id"], rows["details"])) for s, rows in blame.groupby("system")}
+    lost, fixed = 0, 0
+    for question_id, details in by_system["last_turn"].items():
+        if details["blame"] == "context_loss":
+            assert depends[question_id]
+            lost += 1
+            fixed += by_system["history"][question_id]["blame"] in ("ok", "generation")
+        if not depends[question_id]:
+            assert by_system["history"][question_id]["blame"] != "context_loss"
+    assert lost and fixed
