@@ -1,5 +1,6 @@
 """End to end: ``ragassay run`` over MTRAG's sliced generation tasks and retrieval tasks with an offline system
-(naive RAG, BM25, extractive reader) stores one output per evaluated turn, ``question_id`` = ``conversation::turn``,
+(naive RAG and the conversational RAG with the history as query, BM25, extractive reader) stores one output per
+evaluated turn and system, ``question_id`` = ``conversation::turn``,
 and the MTRAG metrics' stored values are MTRAG's scorers applied to the stored answers."""
 
 from __future__ import annotations
@@ -25,6 +26,11 @@ chunker = "document"
 retriever = "bm25"
 generator = "extractive"
 options = { top_k = 3 }
+
+[systems.history]
+extends = "bm25"
+rag = "conversational_naive"
+options = { top_k = 3, query = "history" }
 """
 TASKS = (
     """
@@ -88,8 +94,12 @@ def test_one_output_per_generation_task_turn(tasks_run):
     records = [json.loads(line) for line in (DATA / "sample_data/responses-10.jsonl").read_text().splitlines()]
     expected = sorted(f"{r['conversation_id']}::{r['turn']}" for r in records)
     assert sorted(tasks_run.question_ids) == expected and len(expected) == 10
-    outputs = [tasks_run.payload("bm25", qid) for qid in expected]
-    assert all(output.answer and 1 <= len(output.context_ids) == len(output.contexts) <= 3 for output in outputs)
+    for system in ("bm25", "history"):
+        outputs = [tasks_run.payload(system, qid) for qid in expected]
+        assert all(output.answer and 1 <= len(output.context_ids) == len(output.contexts) <= 3 for output in outputs)
+    queries = [tasks_run.payload("history", qid).query for qid in expected]
+    first_turns = [r for r in records if r["turn"] == 1]
+    assert sum(q is not None for q in queries) == len(expected) - len(first_turns)  # the history was the query
 
 
 def test_stored_mtrag_values_are_mtrags_scorers_on_the_stored_answers(tasks_run):
