@@ -17,6 +17,10 @@ LEGEND = (
     "run yet); retrieved: outputs with a non-empty retrieved context / outputs; eval: model calls and cost of the "
     "metrics and judges"
 )
+LEGEND_CLUSTERED = LEGEND.replace(
+    "(n scored) and its 95% bootstrap interval [low, high]",
+    "(n scored turns) and its 95% cluster-bootstrap interval [low, high] (whole conversations resampled)",
+)
 EXPLAIN = (
     f"95% CI (cells): the range that holds the true mean in 95 of 100 repetitions; a BCa bootstrap interval, "
     f"resampling the samples ({DOCS}#confidence-intervals).",
@@ -150,7 +154,8 @@ def comparison_table(comparison) -> Table:
             for i, r in enumerate(rows)
             if best is not None and r[name] is not None and abs(r[name] - best) < 1e-12
         }
-    notes = [LEGEND, *_footnotes(comparison)]
+    clustered = any(run.verdicts.conversations for run in comparison.runs)
+    notes = [LEGEND_CLUSTERED if clustered else LEGEND, *_footnotes(comparison)]
     return Table("comparison: mean (n scored) [95% CI]", columns, rows, notes, emphasis)
 
 

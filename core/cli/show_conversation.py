@@ -135,7 +135,7 @@ def _print_system_turn(out, entry: dict) -> None:
         out.print(f"  claims ({len(claims['claims'])}, support stored with {esc(claims['metric'])}):", highlight=False)
         for claim in claims["claims"]:
             where = f"turn {claim['turn']}" if claim["turn"] is not None else ""
-            where = where or (f"context {claim['context']}" if claim["context"] is not None else "")
+            where = where or (f"context [{claim['context'] + 1}]" if claim["context"] is not None else "")  # as listed
             style = _TONE_STYLE[claim["tone"]]
             place = esc(f" ({where})") if where else ""
             out.print(f"    [{style}]{esc(claim['support'])}[/]{place}: {esc(claim['text'])}", highlight=False)

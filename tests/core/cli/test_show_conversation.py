@@ -40,7 +40,9 @@ def test_a_conversation_turn_by_turn_at_80_columns(db):
     assert "last: ok, blame retrieval FIRST FAILURE" in turn2
     assert "  [1] doc-a#0: Text of A.\n  [2] doc-b#3 (reference): Text of B." in turn2  # doc-b is turn 2's reference
     assert f"query: rewritten: {MARKUP} is it? {PLANT}" in turn2  # rich markup shown as text
-    assert "history (turn 1): It opened in 1999" in turn2 and "context (context 1): It has three floors" in turn2
+    assert (
+        "history (turn 1): It opened in 1999" in turn2 and "context (context [2]): It has three floors" in turn2
+    )  # 0-based index 1, listed as [2]
     assert f"none: It sells {PLANT} tickets" in turn2
     assert "query: (the question itself)" in turn2  # "last" sent the question
     assert "user: hello\n  agent: hi!" in text  # the opening, before the first evaluated turn

@@ -53,7 +53,7 @@ def test_a_conversation_turn_by_turn(web):
     assert "last ok, FIRST FAILURE, blame: retrieval (retrieval at turn 2) Query: (the question itself)" in turn2
     assert "[1] doc-a#0 (doc-a): Text of A. [2] doc-b#3 (doc-b) REFERENCE: Text of B." in turn2
     assert "history It opened in 1999 turn 1 said at turn 1" in turn2
-    assert "context It has three floors context 1" in turn2
+    assert "context It has three floors context [2]" in turn2  # 0-based index 1, listed as [2]
     assert f"Query: rewritten: {MARKUP} is it? {PLANT}" in turn2
     assert PLANT not in page.text and html.escape(PLANT, quote=False) in page.text  # markup only as text
     assert f'href="{RUN}/samples/c1%3A%3A2"' in page.text
