@@ -10,8 +10,9 @@ from ..templating import interval, num
 
 ANCHOR, TITLE = "conversations", "Conversations"
 LEGEND = (
-    "turns of one conversation are not independent: every interval is a 95% cluster-bootstrap percentile interval "
-    "that resamples whole conversations (docs/conversations.md); n: turns (conversations)."
+    "turns of one conversation are not independent: every interval resamples whole conversations, 95% (means: "
+    "cluster-bootstrap BCa; recalls and balanced accuracy: percentile; docs/conversations.md); n: turns "
+    "(conversations)."
 )
 
 
