@@ -29,6 +29,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .errors import ConfigError
 from .models import Chunk, Document, Judgement, MetricResult, RAGOutput, Sample, ScoredChunk, TokenUsage, Unscored
 from .phases import PhaseProgress, RunRuntime, reported_index
 
@@ -346,8 +347,6 @@ class Generator(Component):
     def require_chat(self, who: str) -> Generator:
         """Return self when it supports chat, else raise a ConfigError naming ``who`` needs it and what to use."""
         if not self.supports_chat:
-            from .errors import ConfigError
-
             raise ConfigError(
                 f"{who}: generator '{self.name}' does not support chat (tool calls, structured output); use an "
                 "LLM generator instead: openai, anthropic or local (or any generator declaring supports_chat)"
@@ -584,6 +583,23 @@ class RAGSystem(Component):
     def check_wrapped(cls, wrapped: type[RAGSystem], options: BaseModel) -> None:
         """Raise :class:`ragassay.ConfigError` when a wrapper configured with ``options`` cannot wrap a system of
         class ``wrapped`` (called when the run is planned). Default: any system."""
+
+    def wrapped_system(self) -> RAGSystem:
+        """A wrapper's built :attr:`wrapped` system; a ConfigError when it was built outside a run's config."""
+        if self.wrapped is None:
+            raise ConfigError(f"the {self.name} rag was built without its wrapped system; build it with a run's config")
+        return self.wrapped
+
+    def prepare_wrapped(self, corpus: Corpus) -> None:
+        """Prepare the wrapped system, shared by its wrappers, once per corpus (from a wrapper's :meth:`prepare`)."""
+        inner = self.wrapped_system()
+        self.context.shared(("prepared system", id(inner), id(corpus)), lambda: inner.prepare(corpus) or True)
+
+    async def close_wrapped(self) -> None:
+        """Close the wrapped system, shared by its wrappers, once: a wrapper's :meth:`aclose` calls this."""
+        if self.wrapped is not None and not (closed := self.context.shared(("closed system", id(self.wrapped)), list)):
+            closed.append(True)
+            await self.wrapped.aclose()
 
     @classmethod
     def has_steps(cls) -> bool:

@@ -115,8 +115,7 @@ class SimulatedUserRAG(RAGSystem):
             )
 
     def prepare(self, corpus: Corpus) -> None:
-        inner = self._inner()
-        self.context.shared(("prepared system", id(inner), id(corpus)), lambda: inner.prepare(corpus) or True)
+        self.prepare_wrapped(corpus)
         self.phrasing = None
         if self.options.phrasing is not None:
             self.phrasing = self.context.build(self.options.phrasing)
@@ -170,7 +169,7 @@ class SimulatedUserRAG(RAGSystem):
                 question_id=turn_id(cid, number), question=asked, conversation_id=cid, turn=number, history=history
             )
         try:
-            return await self._inner().answer(posed)
+            return await self.wrapped_system().answer(posed)
         except Exception as exc:
             if number == last:
                 raise
@@ -198,7 +197,7 @@ class SimulatedUserRAG(RAGSystem):
     def call_pattern(self, sample: Sample, hints: Any) -> Any:
         """The wrapped system's calls for the sample's own turn, and one phrasing call with a phrasing model. The
         earlier turns it replays are the conversation's other samples: the response cache serves them."""
-        inner = self._inner().call_pattern(sample, hints)
+        inner = self.wrapped_system().call_pattern(sample, hints)
         if self.options.phrasing is None:
             return inner
         phrasing = self.context.build(self.options.phrasing)
@@ -207,20 +206,9 @@ class SimulatedUserRAG(RAGSystem):
         prompt = len(PHRASING_PROMPT) + len(sample.question)
         return [*(inner if isinstance(inner, list) else [inner]), phrasing.calls(prompt, note="phrasing")]
 
-    def _inner(self) -> RAGSystem:
-        if self.wrapped is None:
-            raise ConfigError("the simulated_user rag was built without its system; build it with a run's config")
-        return self.wrapped
-
     async def aclose(self) -> None:
         """Close the shared wrapped system once (by the first of its wrappers closed)."""
-        inner = self.wrapped
-        if inner is None:
-            return
-        closed = self.context.shared(("closed system", id(inner)), list)
-        if not closed:
-            closed.append(True)
-            await inner.aclose()
+        await self.close_wrapped()
 
 
 def _record(number: int, turn: ChainTurn, asked: str, how: str, phrased: Any, output: RAGOutput) -> dict[str, Any]:

@@ -92,8 +92,8 @@ class PerturbedRAG(RAGSystem):
             )
 
     def prepare(self, corpus: Corpus) -> None:
-        inner = self._inner()
-        self.context.shared(("prepared system", id(inner), id(corpus)), lambda: inner.prepare(corpus) or True)
+        self.prepare_wrapped(corpus)
+        inner = self.wrapped_system()
         chunker = inner.parts.get("chunker")
         chunks = corpus.chunks(chunker) if chunker is not None else _document_chunks(corpus)
         self.operator.prepare(chunks, self.context)
@@ -101,7 +101,7 @@ class PerturbedRAG(RAGSystem):
         self.share.register()
 
     async def answer(self, sample: Sample) -> RAGOutput:
-        inner, spec = self._inner(), self.options.operator
+        inner, spec = self.wrapped_system(), self.options.operator
         rng = sample_rng(self.options.seed, sample.question_id, spec.name)
         if self.operator.target == "question":
             outcome = self.operator.apply(Case(sample, (), rng))
@@ -122,7 +122,7 @@ class PerturbedRAG(RAGSystem):
 
     def call_pattern(self, sample: Sample, hints: Any) -> Any:
         """The wrapped system's calls (a perturbation changes the prompt's text, not the number of calls)."""
-        return self._inner().call_pattern(sample, hints)
+        return self.wrapped_system().call_pattern(sample, hints)
 
     def _record(self, outcome: Outcome, gold: bool | None) -> dict[str, Any]:
         spec = self.options.operator
@@ -140,20 +140,9 @@ class PerturbedRAG(RAGSystem):
             "details": outcome.details,
         }
 
-    def _inner(self) -> RAGSystem:
-        if self.wrapped is None:
-            raise ConfigError("the perturbed rag was built without its wrapped system; build it with a run's config")
-        return self.wrapped
-
     async def aclose(self) -> None:
         """Close the shared wrapped system once (by the first of its wrappers closed, after the run's work)."""
-        inner = self.wrapped
-        if inner is None:
-            return
-        closed = self.context.shared(("closed system", id(inner)), list)
-        if not closed:
-            closed.append(True)
-            await inner.aclose()
+        await self.close_wrapped()
 
 
 def _scores(retrieved: Retrieved, chunks: list[Chunk]) -> list[float]:
