@@ -90,6 +90,11 @@ class TurnBlame(Metric):
                 reason="not a GRAMMAR chain turn: the sample has no metadata['chain'] (generate the dataset with the "
                 "grammar_chains source)"
             )
+        if sample.answerability is None:
+            return Unscored(
+                reason="the chain turn has no answerability label, so a missing answer cannot be told from a right "
+                "refusal (the grammar_chains source labels every turn)"
+            )
         if sample.answerability == "unanswerable" or not sample.reference_answers:
             return self._unanswerable(sample, output, chain)
         rows = [r for r in (chain.get("rows") or sample.reference_answers) if answer_tokens(r)]

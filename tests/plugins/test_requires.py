@@ -57,6 +57,18 @@ FULL = Sample(
         Turn(speaker="agent", text="There is the alpha reactor."),
     ],
     answerability="answerable",
+    metadata={  # and a GRAMMAR follow-up chain's turn, so that turn_blame has its chain
+        "chain": {
+            "sql": "SELECT Builder FROM Reactor WHERE Name = 'alpha'",
+            "kind": "entity",
+            "standalone_question": "Who built the alpha reactor?",
+            "refers_to": None,
+            "depends_on_history": False,
+            "earlier": [{"question": "Which reactors are there?", "standalone_question": "", "refers_to": None}],
+            "rows": ["Ada Lovelace Labs"],
+            "missing_column": None,
+        }
+    },
 )
 OUTPUT = RAGOutput(
     answer="Ada Lovelace Labs built it [1].",
