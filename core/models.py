@@ -61,6 +61,28 @@ class Turn(BaseModel):
     text: str = Field(description="What was said.")
 
 
+class Hop(BaseModel):
+    """One hop of a multi-hop question: what it looks up and the gold documents of the rows it touches."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    index: int = Field(ge=1, description="1-based position of the hop along the question's path.")
+    description: str = Field(default="", description="What the hop looks up, e.g. 'Project -> Client'.")
+    reference_context_ids: list[str] = Field(
+        default_factory=list, description="Ids of the gold documents (or chunks) of the rows this hop touches."
+    )
+    question: str | None = Field(default=None, description="The hop's own sub-question, where known.")
+
+
+class ToolCall(BaseModel):
+    """A tool call as expected (``Sample.expected_tool_calls``): the tool's name and its arguments."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(description="The tool's name.")
+    arguments: dict[str, Any] = Field(default_factory=dict, description="The arguments, by name.")
+
+
 class Sample(BaseModel):
     """One evaluation item: a question with its references (the Unitxt RAG task fields).
 
@@ -99,6 +121,13 @@ class Sample(BaseModel):
         default=None,
         description="Whether the turn can be answered: answerable, unanswerable, underspecified (needs "
         "clarification) or partial (partially answerable); None when unknown.",
+    )
+
+    hops: list[Hop] = Field(
+        default_factory=list, description="Per-hop gold of a multi-hop question, in path order (empty: one hop)."
+    )
+    expected_tool_calls: list[ToolCall] = Field(
+        default_factory=list, description="The tool calls a right trajectory makes, in order (trajectory metrics)."
     )
 
     @model_validator(mode="after")
@@ -160,6 +189,37 @@ class TokenUsage(BaseModel):
         )
 
 
+StepKind = Literal["model_call", "retrieval", "tool_call", "answer", "agent"]
+
+
+class Step(BaseModel):
+    """One step of an agent's trajectory: a model call, a retrieval, a tool call, the final answer, or a nested
+    agent (whose own steps name it as ``parent_id``). Fields that do not apply to the kind stay empty."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(description="Unique id of the step within its trajectory (a span id, or 's1', 's2', ...).")
+    kind: StepKind = Field(description="model_call, retrieval, tool_call, answer or agent (a nested agent).")
+    parent_id: str | None = Field(default=None, description="The agent step this step belongs to (None: top level).")
+    name: str = Field(default="", description="The tool's, model's or agent's name.")
+    query: str | None = Field(default=None, description="retrieval: the query sent.")
+    context_ids: list[str] = Field(default_factory=list, description="retrieval: the ids retrieved, in rank order.")
+    document_ids: list[str] = Field(
+        default_factory=list, description="retrieval: the document of each retrieved id (same order)."
+    )
+    scores: list[float] = Field(default_factory=list, description="retrieval: the score of each retrieved id.")
+    arguments: dict[str, Any] | None = Field(default=None, description="tool_call: the arguments, by name.")
+    call_id: str | None = Field(default=None, description="tool_call: the provider's tool call id.")
+    result: Any = Field(default=None, description="tool_call: what the tool returned (JSON).")
+    error: str | None = Field(default=None, description="The error the step ended with (a tool's, a model's).")
+    input: str | None = Field(default=None, description="model_call: the prompt (or its last message).")
+    output: str | None = Field(default=None, description="model_call, answer: the text produced.")
+    usage: TokenUsage | None = Field(default=None, description="model_call: its tokens (None: not a model call).")
+    latency_s: float | None = Field(default=None, description="Wall time of the step, when known.")
+    started_at: float | None = Field(default=None, description="Start time, seconds since the Unix epoch, when known.")
+    attributes: dict[str, Any] = Field(default_factory=dict, description="Anything else the source recorded.")
+
+
 class RAGOutput(BaseModel):
     """What a RAG system produced for one sample."""
 
@@ -184,6 +244,9 @@ class RAGOutput(BaseModel):
         default=None, description="Wall time of the system for this sample (set by the runner)."
     )
     trace: dict[str, Any] = Field(default_factory=dict, description="Raw trace: prompts, tool calls, timings.")
+    trajectory: list[Step] = Field(
+        default_factory=list, description="An agent's steps in order (model calls, retrievals, tool calls, answer)."
+    )
 
     @model_validator(mode="after")
     def _aligned(self) -> RAGOutput:
@@ -407,6 +470,18 @@ INPUTS: dict[str, RequiredInput] = {
             "Sample.answerability: whether the turn is answerable, unanswerable, underspecified or partial.",
             lambda s: s.answerability is not None,
         ),
+        RequiredInput(
+            "hops",
+            "sample",
+            "Sample.hops: the per-hop gold of a multi-hop question (per-hop retrieval metrics, step blame).",
+            lambda s: bool(s.hops),
+        ),
+        RequiredInput(
+            "expected_tool_calls",
+            "sample",
+            "Sample.expected_tool_calls: the tool calls a right trajectory makes (tool and trajectory metrics).",
+            lambda s: bool(s.expected_tool_calls),
+        ),
         RequiredInput("answer", "output", "RAGOutput.answer: the generated answer."),
         RequiredInput(
             "contexts", "output", "RAGOutput.contexts: the texts of the retrieved contexts (and RAGOutput.retrieved)."
@@ -417,6 +492,7 @@ INPUTS: dict[str, RequiredInput] = {
         RequiredInput(
             "context_document_ids", "output", "RAGOutput.context_document_ids: the document of each context."
         ),
+        RequiredInput("trajectory", "output", "RAGOutput.trajectory: an agent's steps (model calls, retrievals, ...)."),
         RequiredInput("query", "output", "RAGOutput.query: the retrieval query a system sent (a turn's rewrite)."),
         RequiredInput(
             "trace", "output", "RAGOutput.trace: what the system recorded (e.g. a perturbation, checks replayed)."
