@@ -27,8 +27,8 @@ from ragassay.llm import LLMGenerator
 
 from .agents_prompts import (
     DECOMPOSE_PROMPT,
-    READ_PROMPT,
     REACT_PROMPT,
+    READ_PROMPT,
     Plan,
     fill,
     fill_answers,
@@ -272,7 +272,8 @@ def _step_lines(number: int, action: Any, texts: list[str]) -> str:
     observations are)."""
     observation = " ".join(f"[{i}] {' '.join(t.split())}" for i, t in enumerate(texts, start=1)) or "No passages found."
     thought = action.thought or "I need to search."
-    return f"Thought {number}: {thought}\nAction {number}: Search[{action.argument}]\nObservation {number}: {observation}\n"
+    action_line = f"Action {number}: Search[{action.argument}]"
+    return f"Thought {number}: {thought}\n{action_line}\nObservation {number}: {observation}\n"
 
 
 @hookimpl
