@@ -140,6 +140,7 @@ class DecomposingAgentRAG(_Agent):
     """Decompose the question into follow-up questions (Self-Ask), retrieve once per hop, answer from all."""
 
     name = "decomposing_agent"
+    retrieval = "always"  # at least one retrieval: the question itself when it needs no follow-up
     Options = DecomposingOptions
 
     async def answer(self, sample: Sample) -> RAGOutput:
