@@ -203,3 +203,17 @@ def test_prompts_must_keep_their_placeholders():
         IterativeAgentRAG.Options(react_prompt="Question: {question}")
     with pytest.raises(ValueError, match="extra"):
         IterativeAgentRAG.Options(max_hops=2)
+
+
+def test_the_estimate_patterns_span_the_fewest_and_most_calls(build):
+    from ragassay.models import Hints
+
+    hints = Hints(answer_chars=10, context_chars=300, contexts=1)
+    decomposing = build(DecomposingAgentRAG, max_hops=3).call_pattern(SAMPLE, hints)
+    assert (decomposing.calls_low, decomposing.calls_high, decomposing.model) == (2, 4, "openai/gpt-4o-mini")
+    assert decomposing.prompt_chars > len(FALCON) + 300
+    iterative = build(IterativeAgentRAG, max_steps=5).call_pattern(SAMPLE, hints)
+    assert (iterative.calls_low, iterative.calls_high) == (2, 6)
+    finishing = build(IterativeAgentRAG, max_steps=5, answer="finish").call_pattern(SAMPLE, hints)
+    assert (finishing.calls_low, finishing.calls_high) == (1, 6) and finishing.prompt_chars < iterative.prompt_chars
+    assert build(DecomposingAgentRAG).call_pattern(SAMPLE, Hints(answer_chars=10, context_chars=None)) is None
