@@ -110,3 +110,25 @@ def skipping(request) -> Turn:
 def searching_forever(request) -> Turn:
     """As :func:`following`, but a ReAct step never finishes (it searches the client again and again)."""
     return _respond(request, finish=False)
+
+
+def planned(plans: dict[str, list[str]], hops: int | None = None):
+    """A responder for any corpus (e.g. GRAMMAR questions whose hops carry their sub-questions): the decomposition
+    of a question is ``plans[question]`` (its first ``hops``), a ReAct step searches the next planned sub-question
+    and finishes after the last; an intermediate-answer or answer prompt gets the first sentence of source [1]."""
+
+    def respond(request) -> Turn:
+        prompt = _last_user(request)
+        if prompt.rstrip().endswith("Are follow up questions needed here:"):
+            lines = "\n".join(f"Follow up: {q}" for q in plans[_question(prompt)][:hops])
+            return Turn(text=f" Yes.\n{lines}", usage=USAGE["decompose"])
+        if re.search(r"Thought \d+:\s*$", prompt):
+            plan = plans[_question(prompt)][:hops]
+            step = len(re.findall(r"^Observation \d+: ", prompt.split("Question: ")[-1], re.M)) + 1
+            action = f"Search[{plan[step - 1]}]" if step <= len(plan) else "Finish[see the sources]"
+            return Turn(text=f"Next step.\nAction {step}: {action}", usage=USAGE["act"])
+        first = re.search(r"^\[1\] ([^.\n]*)", prompt, re.M)
+        kind = "read" if prompt.rstrip().endswith("Intermediate answer:") else "answer"
+        return Turn(text=first.group(1) if first else "unknown", usage=USAGE[kind])
+
+    return respond

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from agent_server import DOCS, QUESTIONS, USAGE, following, searching_forever, skipping
+from agent_server import DOCS, QUESTIONS, USAGE, following, planned, searching_forever, skipping
 
 from ragassay.components import ComponentContext, Corpus
 from ragassay.models import Document, Sample
@@ -217,3 +217,13 @@ def test_the_estimate_patterns_span_the_fewest_and_most_calls(build):
     finishing = build(IterativeAgentRAG, max_steps=5, answer="finish").call_pattern(SAMPLE, hints)
     assert (finishing.calls_low, finishing.calls_high) == (1, 6) and finishing.prompt_chars < iterative.prompt_chars
     assert build(DecomposingAgentRAG).call_pattern(SAMPLE, Hints(answer_chars=10, context_chars=None)) is None
+
+
+def test_a_planned_model_searches_its_plan_with_both_agents(server, build):
+    plans = {FALCON: ["Which client commissioned Project Falcon?", "Where is Northwind Traders based?"]}
+    for cls in (DecomposingAgentRAG, IterativeAgentRAG):
+        output = answer(build(cls, default=planned(plans)))
+        assert [s.query for s in output.trajectory if s.kind == "retrieval"] == plans[FALCON], cls.name
+        assert output.context_document_ids == ["corpus/falcon.md", "corpus/northwind.md"], cls.name
+    skipped = answer(build(DecomposingAgentRAG, default=planned(plans, hops=1)))
+    assert [s.document_ids for s in skipped.trajectory if s.kind == "retrieval"] == [["corpus/falcon.md"]]
