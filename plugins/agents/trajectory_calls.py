@@ -125,16 +125,21 @@ def calls_match(options: CallOptions, made: MadeCall, expected: ToolCall) -> boo
 
 
 def pairing(expected: Sequence[Any], made: Sequence[Any], fits: Callable[[int, int], bool]) -> dict[int, int]:
-    """A maximum one-to-one pairing {expected index: made index} where ``fits(e, m)``; among maximum ones, the one
-    Kuhn's algorithm finds trying lower indices first (deterministic)."""
+    """A maximum one-to-one pairing {expected index: made index} where ``fits(e, m)`` (Kuhn's augmenting paths):
+    each expected call in turn takes the first free made call that fits, else frees one along an augmenting path;
+    deterministic."""
     owner: dict[int, int] = {}  # made index -> expected index
 
     def place(e: int, seen: set[int]) -> bool:
+        free = next((m for m in range(len(made)) if m not in owner and m not in seen and fits(e, m)), None)
+        if free is not None:
+            owner[free] = e
+            return True
         for m in range(len(made)):
             if m in seen or not fits(e, m):
                 continue
             seen.add(m)
-            if m not in owner or place(owner[m], seen):
+            if place(owner[m], seen):
                 owner[m] = e
                 return True
         return False
