@@ -70,7 +70,8 @@ def check_blame(blame: str, step: int | None, kinds: tuple[str, ...]) -> None:
     kind, allowed = kinds[step - 1], FITS[blame]
     if (allowed is None and kind == "answer") or (allowed is not None and kind not in allowed):
         wanted = "any step but the answer" if allowed is None else " or ".join(allowed)
-        raise ValueError(f'step {step} is a {kind} step; blame "{blame}" names {wanted}')
+        article = "an" if kind[0] in "aeiou" else "a"
+        raise ValueError(f'step {step} is {article} {kind} step; blame "{blame}" names {wanted}')
 
 
 @functools.lru_cache(maxsize=256)
