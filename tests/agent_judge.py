@@ -18,9 +18,9 @@ import re
 import threading
 from typing import Any
 
-from servers.openai_chat import OpenAIChatServer, Turn, malformed, server_error
-
 from ragassay import RAGOutput, RAGSystem, Step, TokenUsage, hookimpl
+
+from servers.openai_chat import OpenAIChatServer, Turn, malformed, server_error
 
 FAULTS = ("http_500", "malformed_body", "not_json", "invalid")
 ANSWER = re.compile(r"\nFinal answer:\n(.*)\n\Z", re.S)
@@ -195,15 +195,20 @@ def scored(root, judge: AgentJudge, metrics: list[str], copies: int = 5, broken:
     """(stored score records by (question id, label), judge calls) of a run of ``metrics`` on the fixed agent at
     the scripted judge."""
     import ragassay
+
     from conftest import write_project
 
     with OpenAIChatServer() as server:
         server.default = judge
-        generator = f'{{ name = "openai", options = {{ model = "judge", base_url = "{server.url}/v1", backoff_s = 0.0 }} }}'
+        generator = (
+            f'{{ name = "openai", options = {{ model = "judge", base_url = "{server.url}/v1", backoff_s = 0.0 }} }}'
+        )
         tables = "".join(
             f'[[evaluation.metrics]]\nname = "{name}"\noptions = {{ generator = {generator} }}\n' for name in metrics
         )
-        config = f'[dataset]\noptions = {{ path = "qa.jsonl" }}\n[systems.agent]\nrag = "agentfix/fixed_agent"\n{tables}'
+        config = (
+            f'[dataset]\noptions = {{ path = "qa.jsonl" }}\n[systems.agent]\nrag = "agentfix/fixed_agent"\n{tables}'
+        )
         root.mkdir(parents=True, exist_ok=True)
         path = write_project(root, config, qa=samples(copies, broken), docs={})
         run = ragassay.run(path, plugins=[PLUGIN])

@@ -35,7 +35,9 @@ from .trajectory_loops import LoopFree
 CALLS_REQUIRE = frozenset({"expected_tool_calls", "trajectory"})
 
 
-def _inputs(sample: Sample, output: RAGOutput, options: CallOptions) -> tuple[list[ToolCall], list[MadeCall]] | Unscored:
+def _inputs(
+    sample: Sample, output: RAGOutput, options: CallOptions
+) -> tuple[list[ToolCall], list[MadeCall]] | Unscored:
     missing = needs_expected(sample) or needs_trajectory(output)
     if missing is not None:
         return missing
@@ -244,11 +246,14 @@ class TrajectoryMatch(Metric):
         start, ok = 0, len(made) == len(expected)
         for group in groups:
             slice_ = list(range(start, min(start + len(group), len(expected))))
-            found = pairing(slice_, group, lambda e, m: calls_match(self.options, made[group[m]], expected[slice_[e]]))
+            found = pairing(slice_, group, self._fits(expected, made, slice_, group))
             pairs.update({slice_[e]: group[m] for e, m in found.items()})
             ok = ok and len(found) == len(group)
             start += len(group)
         return ok, pairs
+
+    def _fits(self, expected: list[ToolCall], made: list[MadeCall], slice_: list[int], group: list[int]) -> Any:
+        return lambda e, m: calls_match(self.options, made[group[m]], expected[slice_[e]])
 
 
 METRICS = [ToolCorrectness, ArgumentCorrectness, TrajectoryMatch, StepEfficiency, TokenEfficiency, LoopFree]

@@ -96,7 +96,7 @@ class LoopFree(Metric):
     value_range = (0.0, 1.0)
     uses_answer = False
     Options = LoopOptions
-    formula = "1 unless a tool call (name + arguments), a retrieval query, or a cycle of them repeats > limit times in a row"
+    formula = "1 unless a tool call (name + arguments), a query, or a cycle of them repeats > limit times in a row"
     source = "ragassay; the loops DeepEval StepEfficiencyMetric and MLflow ToolCallEfficiency judge"
 
     def score(self, sample: Sample, output: RAGOutput) -> MetricResult | Unscored:

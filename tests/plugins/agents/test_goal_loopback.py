@@ -5,7 +5,6 @@ the prompt shows the trajectory compactly."""
 from __future__ import annotations
 
 import pytest
-
 from agent_judge import FAULTS, SCENARIOS, SCORED, AgentJudge, scored
 
 from ragassay import RAGOutput, Sample, Step, testing

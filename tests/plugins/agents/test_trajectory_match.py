@@ -34,7 +34,9 @@ def agent(*messages: list[tuple[str, dict]], answer: str = "Done.") -> RAGOutput
 
 def expecting(*calls: tuple[str, dict]) -> Sample:
     return Sample(
-        question_id="q", question="What is the weather?", expected_tool_calls=[{"name": n, "arguments": a} for n, a in calls]
+        question_id="q",
+        question="What is the weather?",
+        expected_tool_calls=[{"name": n, "arguments": a} for n, a in calls],
     )
 
 
