@@ -17,8 +17,8 @@ class TrajectoryJudgeOptions(JudgeOptions):
     """Options every trajectory judge has besides the judge model: how much of the trajectory it is shown."""
 
     max_text_chars: int = Field(
-        600, ge=50, description="Each text of a step (a query, arguments, a result, a retrieved text, an output) and "
-        "the answer are cut here."
+        600, ge=50, description="Each text of a step (a query, arguments, a result, a retrieved text, an output) is "
+        "cut here; the question and the final answer at four times this."
     )  # fmt: skip
     max_steps: int = Field(60, ge=1, le=1000, description="At most this many steps are shown (the rest are counted).")
 
