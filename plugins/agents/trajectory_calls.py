@@ -1,0 +1,159 @@
+"""Comparing the tool calls of a trajectory with the expected ones: which steps are calls, when two calls' arguments
+match, a one-to-one pairing of expected and made calls, and the four trajectory match modes.
+
+- The calls of a trajectory are its ``tool_call`` steps in order (nested agents' included); with
+  ``count_retrievals`` its ``retrieval`` steps too, as a call of the tool named by the step (``retrieval`` when it
+  has no name) with arguments ``{"query": <its query>}``.
+- Argument match modes, as LangChain agentevals' ``tool_args_match_mode`` (``agentevals/trajectory/utils.py``):
+  ``exact`` (equal dicts), ``ignore`` (any), ``subset`` (every argument of the made call is in the expected call
+  with the same value), ``superset`` (every expected argument is in the made call with the same value); a per-tool
+  override is one of these modes or a list of argument names that must be equal (agentevals'
+  ``tool_args_match_overrides``, without callables: a config holds no code). A nested name ``"a.b"`` reads
+  ``{"a": {"b": ...}}``, and a name absent on both sides is equal (as agentevals' partial matcher reads it).
+- Pairing: a maximum one-to-one matching of expected calls to made calls with the same name whose arguments match
+  (augmenting paths, Kuhn's algorithm; deterministic: lower indices first). agentevals pairs first-fit greedily;
+  both find a complete pairing whenever one exists for ``exact`` and ``ignore`` (equality is transitive), while
+  with ``subset``/``superset`` greedy can miss one that exists and we do not.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ragassay import RAGOutput, Sample, Step, ToolCall, Unscored
+
+ArgsMode = Literal["exact", "ignore", "subset", "superset"]
+MatchMode = Literal["strict", "unordered", "subset", "superset"]
+
+
+class CallOptions(BaseModel):
+    """Options every metric that compares tool calls has: which steps are calls, how arguments match."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    count_retrievals: bool = Field(
+        False,
+        description="Also count retrieval steps as tool calls (name: the step's name, or 'retrieval'; arguments: "
+        "{'query': its query}), for agents whose retrieval tool is recorded as retrieval steps.",
+    )
+    args_mode: ArgsMode = Field(
+        "exact",
+        description="When a made call's arguments match the expected ones (agentevals' tool_args_match_mode): exact, "
+        "ignore, subset (the call's arguments are among the expected) or superset (the expected are among the "
+        "call's).",
+    )
+    args_overrides: dict[str, ArgsMode | list[str]] = Field(
+        default_factory=dict,
+        description="Per tool name: another args mode, or the argument names that must be equal (nested 'a.b'); "
+        "agentevals' tool_args_match_overrides without callables.",
+    )
+
+
+@dataclass(frozen=True)
+class MadeCall:
+    """A call of the trajectory: the step it comes from, its position in the trajectory, name and arguments."""
+
+    step: Step
+    index: int
+    name: str
+    arguments: dict[str, Any]
+
+
+def made_calls(trajectory: Sequence[Step], count_retrievals: bool = False) -> list[MadeCall]:
+    """The tool calls of ``trajectory`` in order (module docstring)."""
+    calls = []
+    for index, step in enumerate(trajectory):
+        if step.kind == "tool_call":
+            calls.append(MadeCall(step, index, step.name, dict(step.arguments or {})))
+        elif step.kind == "retrieval" and count_retrievals:
+            calls.append(MadeCall(step, index, step.name or "retrieval", {"query": step.query}))
+    return calls
+
+
+def needs_trajectory(output: RAGOutput) -> Unscored | None:
+    """Unscored when ``output`` carries no trajectory, else None."""
+    if output.trajectory:
+        return None
+    return Unscored(reason="the output has no trajectory (RAGOutput.trajectory is empty): nothing to compare")
+
+
+def needs_expected(sample: Sample) -> Unscored | None:
+    """Unscored when ``sample`` names no expected tool call, else None."""
+    if sample.expected_tool_calls:
+        return None
+    return Unscored(reason="the sample has no expected_tool_calls: nothing to compare the calls with")
+
+
+def _nested(arguments: dict[str, Any], path: str) -> Any:
+    current: Any = arguments
+    for part in path.split("."):
+        if not isinstance(current, dict):
+            return None
+        current = current.get(part)
+        if current is None:
+            return None
+    return current
+
+
+def _mode_matcher(mode: str) -> Callable[[dict, dict], bool]:
+    if mode == "exact":
+        return lambda made, expected: made == expected
+    if mode == "subset":
+        return lambda made, expected: all(k in expected and expected[k] == v for k, v in made.items())
+    if mode == "superset":
+        return lambda made, expected: all(k in made and made[k] == v for k, v in expected.items())
+    return lambda made, expected: True
+
+
+def args_matcher(options: CallOptions, tool: str) -> Callable[[dict, dict], bool]:
+    """``matches(made_arguments, expected_arguments)`` for calls of ``tool`` under ``options``."""
+    override = options.args_overrides.get(tool)
+    if isinstance(override, list):
+        keys = list(override)
+        return lambda made, expected: all(_nested(made, k) == _nested(expected, k) for k in keys)
+    return _mode_matcher(override or options.args_mode)
+
+
+def calls_match(options: CallOptions, made: MadeCall, expected: ToolCall) -> bool:
+    """Same name, and arguments that match under ``options``."""
+    return made.name == expected.name and args_matcher(options, made.name)(made.arguments, dict(expected.arguments))
+
+
+def pairing(expected: Sequence[Any], made: Sequence[Any], fits: Callable[[int, int], bool]) -> dict[int, int]:
+    """A maximum one-to-one pairing {expected index: made index} where ``fits(e, m)`` (Kuhn's augmenting paths):
+    each expected call in turn takes the first free made call that fits, else frees one along an augmenting path;
+    deterministic."""
+    owner: dict[int, int] = {}  # made index -> expected index
+
+    def place(e: int, seen: set[int]) -> bool:
+        free = next((m for m in range(len(made)) if m not in owner and m not in seen and fits(e, m)), None)
+        if free is not None:
+            owner[free] = e
+            return True
+        for m in range(len(made)):
+            if m in seen or not fits(e, m):
+                continue
+            seen.add(m)
+            if place(owner[m], seen):
+                owner[m] = e
+                return True
+        return False
+
+    for e in range(len(expected)):
+        place(e, set())
+    return {e: m for m, e in sorted(owner.items())}
+
+
+def call_row(made: MadeCall) -> dict[str, Any]:
+    """A made call as a details row: the step id, its 0-based index in the trajectory, name and arguments."""
+    return {"step": made.step.id, "step_index": made.index, "name": made.name, "arguments": made.arguments}
+
+
+def jsonable(arguments: dict[str, Any]) -> dict[str, Any]:
+    """``arguments`` as stored JSON (anything not JSON becomes its text)."""
+    return json.loads(json.dumps(arguments, default=str))
