@@ -82,7 +82,7 @@ def plan_hops(sql: str, schema: Schema, quote: Callable[[str], str], pk_of: Call
     if isinstance(query, str):
         return HopPlan(problem=query)
     if len(query.aliases) == 1:
-        (alias, table), = query.aliases.items()
+        ((alias, table),) = query.aliases.items()
         return HopPlan((PathTable(table, query.names[alias], "", 0),))
     edges = _edges(query, schema)
     filtered = _filtered(query, schema)
