@@ -76,7 +76,9 @@ class _Query:
     statement: object
 
 
-def plan_hops(sql: str, schema: Schema, quote: Callable[[str], str], pk_of: Callable[[str], tuple[str, ...]]):
+def plan_hops(
+    sql: str, schema: Schema, quote: Callable[[str], str], pk_of: Callable[[str], tuple[str, ...]]
+) -> HopPlan:
     """The :class:`HopPlan` of a bound template SQL (``:p0`` parameters), from its parse tree."""
     query = _read_query(sql, schema)
     if isinstance(query, str):
@@ -212,7 +214,7 @@ def _path(query: _Query, edges: dict[str, list[str]], filtered: list[str], answe
     if answered is None:
         reach = _distances(edges, filtered[0])
         farthest = max(len(p) for p in reach.values())
-        return next(p for a, p in reach.items() if len(p) == farthest and a in query.aliases)
+        return next(p for p in reach.values() if len(p) == farthest)  # the first found, breadth first
     reach = _distances(edges, answered)
     connected = [a for a in filtered if a in reach]
     if not connected:
