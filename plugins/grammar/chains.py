@@ -201,6 +201,8 @@ def chain_samples(conversation_id: str, turns: list[ChainTurn]) -> list[Sample]:
                 answerability="answerable" if turn.answerable else "unanswerable",
                 metadata={"chain": chain},
                 turn_kind=turn.kind,
+                hops=turn.hops,
+                **({"hop_count": turn.hop_count} if turn.hop_count is not None else {}),
             )
         )
         history += [Turn(speaker="user", text=turn.question), Turn(speaker="agent", text=answer or NO_ANSWER)]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from .chains_world import ChainState, ChainTurn, Entity, Generation, joins, words_of
 from .fill import CompiledTemplate, answer_text, fill, render_text
+from .hops import hop_gold
 from .sqltext import display_sql, sql_literal, value_text
 
 _BEFORE = {"the", "a", "an", "called", "named", "of the"}
@@ -62,6 +63,9 @@ def ask(g: Generation, tpl: CompiledTemplate, value: object, phrase: str | None,
     turn.rows = [answer_text(filled.answer)]
     turn.named = g.world.named_entity(g.conn, filled.answer[0]) if len(filled.answer) == 1 else None
     turn.named_value = filled.answer[0]
+    plan = tpl.hop_plan
+    turn.hop_count = plan.hop_count if plan is not None else None
+    turn.hops = hop_gold(g.conn, plan, {"p0": value}, g.docs, tpl.answer_columns, g.max_source_rows)
     return turn
 
 

@@ -16,6 +16,7 @@ import re
 from sqlalchemy import text
 
 from .chains_world import ChainState, ChainTurn, Entity, Generation, Listing, plural, words_of
+from .hops import rows_hops
 from .sqltext import sql_literal, value_text
 
 _PARAM = re.compile(r":(v\d+)\b")
@@ -73,6 +74,7 @@ def _turn(g: Generation, listing: Listing, kind: str, question: str, standalone:
     entity = g.world.entities[listing.table]
     doc_ids = g.docs.reference_ids(g.conn, keys, [(entity.table, entity.label)]) if g.docs and keys else []
     turn = ChainTurn(kind, question, standalone, refers_to, sql, [value_text(v) for v in labels], doc_ids)
+    turn.hop_count = 1  # the listed table's rows (a link filter names its value); a join turn sets its own
     if len(labels) == 1:
         turn.named, turn.named_value = entity, labels[0]
     return turn
@@ -173,4 +175,14 @@ def join_move(g: Generation, state: ChainState) -> tuple[ChainTurn, ChainState] 
     turn = _turn(g, joined, "join", question, f"List {joined.phrase}.", listing.phrase)
     if not turn.rows:
         return None
+    linked = dataclasses.replace(listing, where=listing.where + (f"t.{q(link.column)} IS NOT NULL",))
+    turn.hop_count = 2
+    turn.hops = rows_hops(
+        g.conn,
+        g.docs,
+        [
+            (entity.table, rows_of(g, linked)[2], [(entity.table, entity.label)]),
+            (target.table, rows_of(g, joined)[2], [(target.table, target.label)]),
+        ],
+    )
     return turn, _listed(state, turn, joined)

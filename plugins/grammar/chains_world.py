@@ -171,6 +171,8 @@ class ChainTurn:
     missing_column: str | None = None  # an unanswerable turn asking for a column the database does not hold
     named: Entity | None = None  # the entity the answer names (one row, one value that labels one entity row)
     named_value: object = None
+    hops: list = dataclasses.field(default_factory=list)  # per-hop gold (ragassay.Hop), path order; hops.py
+    hop_count: int | None = None  # tables along the turn's join path (1: one table); None: unknown
 
     @property
     def answerable(self) -> bool:

@@ -16,6 +16,7 @@ import dataclasses
 import itertools
 import re
 from collections.abc import Callable, Iterator
+from typing import Any
 
 from sqlalchemy import text
 from sqlalchemy.engine import Connection
@@ -38,6 +39,7 @@ class CompiledTemplate:
     answer_columns: list[tuple[str, str]]  # real (table, column) of plainly projected columns
     provenance_sql: str | None = None  # SELECT DISTINCT <primary keys> FROM ... WHERE ...
     provenance_tables: list[tuple[str, int]] = dataclasses.field(default_factory=list)  # (table, key width)
+    hop_plan: Any = None  # the join path (hops.HopPlan), set by the source; None: not planned
 
     @property
     def statement(self):

@@ -29,6 +29,7 @@ from .fill import (
     fill,
     render_text,
 )
+from .hops import hop_gold, plan_hops
 from .llm_templates import GenerateOptions, generate_templates
 from .sqltext import display_sql, json_value, value_text
 from .templates import load_templates, save_templates, template_problems
@@ -209,11 +210,21 @@ class GrammarSource(DatasetSource):
                     raise DatasetError(f"grammar: {path}: template '{tpl.id}': " + "; ".join(problems))
                 compiled.append(compile_template(tpl, db.schema, db.quote, lambda t: self._pk(db, t)))
                 check_provenance(conn, compiled[-1])
+                self._plan_hops(db, compiled[-1])
         docs = DocumentMap(
             {**parsed.documents, **self.options.document_map}, db.schema, db.quote, lambda t: self._pk(db, t)
         )
         corpus_ids = {d.id for d in self.documents()} if docs and self.options.documents else None
         return _State(db, compiled, docs, corpus_ids)
+
+    def _plan_hops(self, db: database.SourceDatabase, compiled: CompiledTemplate) -> None:
+        """The template's join path for per-hop gold (plugins/grammar/hops.py); a path it cannot read is warned of."""
+        compiled.hop_plan = plan_hops(compiled.sql, db.schema, db.quote, lambda t: self._pk(db, t))
+        if compiled.hop_plan.problem is not None:
+            self.context.warn(
+                f"grammar: template '{compiled.template.id}': no per-hop gold ({compiled.hop_plan.problem}); its "
+                "samples have no hops and no hop_count"
+            )
 
     @staticmethod
     def _pk(db: database.SourceDatabase, table: str) -> tuple[str, ...]:
@@ -246,6 +257,7 @@ class GrammarSource(DatasetSource):
             "placeholders": values,
             "sql": display_sql(tpl.sql, dict(zip(compiled.placeholders, filled.values))),
             "source_rows": [f"{t}:{'|'.join(value_text(v) for v in key)}" for t, key in filled.source_rows],
+            **self._hops(conn, state, compiled, filled),
         }
         return [
             Sample(
@@ -257,6 +269,15 @@ class GrammarSource(DatasetSource):
             )
             for item, parts in compiled.texts
         ]
+
+    def _hops(self, conn, state: _State, compiled: CompiledTemplate, filled) -> dict[str, Any]:
+        """``hops`` (per-hop gold) and ``hop_count`` of one filled query, where its join path is known."""
+        plan = compiled.hop_plan
+        if plan is None or plan.hop_count is None:
+            return {}
+        params = {f"p{i}": value for i, value in enumerate(filled.values)}
+        hops = hop_gold(conn, plan, params, state.docs, compiled.answer_columns, self.options.max_source_rows)
+        return {"hops": hops, "hop_count": plan.hop_count}
 
     def _sampled(self, group: list[Sample], compiled: CompiledTemplate) -> list[Sample]:
         sampling = self.options.sampling

@@ -53,6 +53,8 @@ RESERVED = {
     "placeholders",
     "sql",
     "source_rows",
+    "hops",
+    "hop_count",
 }
 
 

@@ -12,7 +12,7 @@ import asyncio
 
 import pytest
 
-from ragassay import Generator, Judgement, Turn, Unscored, hookimpl, testing
+from ragassay import Generator, Hop, Judgement, Turn, Unscored, hookimpl, testing
 from ragassay.models import RAGOutput, Sample, checked_inputs
 from ragassay.plugin_manager import load_plugins
 from ragassay.plugins.claims.metrics import METRICS, inputs_of
@@ -57,6 +57,10 @@ FULL = Sample(
         Turn(speaker="agent", text="There is the alpha reactor."),
     ],
     answerability="answerable",
+    hops=[  # a two-hop question, so that the per-hop metrics and step_blame have their gold
+        Hop(index=1, description="Reactor", reference_context_ids=["alpha"]),
+        Hop(index=2, description="Reactor -> Builder", reference_context_ids=["alpha"]),
+    ],
     metadata={  # and a GRAMMAR follow-up chain's turn, so that turn_blame has its chain
         "chain": {
             "sql": "SELECT Builder FROM Reactor WHERE Name = 'alpha'",
@@ -86,6 +90,7 @@ SAYS = {
     "conversation_id": ("conversation_id",),
     "history": ("history",),
     "answerability": ("answerability",),
+    "hops": ("Sample.hops",),
 }
 #: The LLM claim metrics extract the answer's claims before they look for the reference: their declarations are
 #: the offline ones' (the same check lists) plus the question, tested below.

@@ -1,0 +1,242 @@
+"""Per-hop retrieval metrics: ``hop_recall``, ``hop_precision``, ``hop_mrr`` and ``hop_coverage`` (issue 40).
+
+A multi-hop sample carries the gold documents of each hop (:attr:`ragassay.Sample.hops`; the ``grammar`` source
+derives them exactly from a join template's SQL, docs/grammar.md "Per-hop gold"). An agent's output carries its
+retrievals as steps of kind ``retrieval`` in :attr:`ragassay.RAGOutput.trajectory` (in trajectory order, nested
+agents' included); an output without a trajectory counts its contexts as one retrieval step (``context_ids`` with
+``context_document_ids``), whose step id is null.
+
+Each hop is compared with every retrieval step, as the retrieval metrics compare a ranking with the references
+(docs/metrics.md, ``recall_at_k``, ``precision_at_k``, ``context_mrr``): a retrieved position is relevant when its
+context id or its document id is one of the hop's gold ids. For one step and one hop (first ``k`` positions):
+
+- recall = |distinct gold ids retrieved| / |distinct gold ids| (Manning, Raghavan & Schuetze 2008, Introduction to
+  Information Retrieval, Sec. 8.3, Eq. 8.2);
+- precision = relevant positions / positions retrieved (ibid., Eq. 8.1; 0 when the step retrieved nothing);
+- rr = 1 / rank of the first relevant position, 0 when none (Voorhees 1999, TREC-8 QA track report).
+
+A hop's *best* step is the one with the highest (recall, rr, precision), the earliest on ties; the hop is *found*
+when some step retrieved at least one of its gold ids (recall > 0), else its values are 0 and its step null.
+``hop_recall``, ``hop_precision`` and ``hop_mrr`` are the mean over hops of the best step's recall, precision and
+rr; ``hop_coverage`` the share of hops found. Every one stores ``details["hops"]`` (per hop: index, description,
+gold, found, recall, precision, rr, step) and ``details["first_failed_hop"]`` (the first hop not found, or null).
+
+Unscored: a sample without hops (a single-hop question); a hop without gold ids; an output without a trajectory
+that did not retrieve (``retrieved`` False) or has contexts without ids.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ragassay import Metric, MetricResult, RAGOutput, Sample, Unscored, hookimpl, reciprocal_rank
+from ragassay.plugins.ir_metrics import CutOff
+
+SOURCE = (
+    "ragassay issue 40 (per-hop retrieval against DB-exact gold); per step: Manning et al. 2008, Introduction to IR, "
+    "Sec. 8.3 (recall, precision); Voorhees 1999, TREC-8 QA track (reciprocal rank)"
+)
+
+
+class HopOptions(BaseModel):
+    """Options of the per-hop retrieval metrics."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    k: CutOff = Field(None, description="Read the first k positions of each retrieval step ('all' or None: all).")
+
+
+@dataclasses.dataclass(frozen=True)
+class Retrieval:
+    """One retrieval step as the hop metrics read it: its id (None for a non-agent output's contexts), its
+    position in the trajectory, and for each retrieved position the ids that name it (context and document)."""
+
+    step_id: str | None
+    index: int | None
+    ranked: tuple[frozenset[str], ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class HopMatch:
+    """How well the retrievals served one hop: the best step's recall, precision and rr."""
+
+    index: int
+    description: str
+    gold: tuple[str, ...]
+    found: bool
+    recall: float
+    precision: float
+    rr: float
+    step: str | None
+    step_index: int | None
+
+    def details(self) -> dict:
+        """The entry of ``details["hops"]`` (docs/metrics.md)."""
+        return {
+            "index": self.index,
+            "description": self.description,
+            "gold": list(self.gold),
+            "found": self.found,
+            "recall": self.recall,
+            "precision": self.precision,
+            "rr": self.rr,
+            "step": self.step,
+        }
+
+
+def _positions(context_ids: list[str], document_ids: list[str], k: int | None) -> tuple[frozenset[str], ...]:
+    n = max(len(context_ids), len(document_ids))
+    pairs = [
+        (context_ids[i] if i < len(context_ids) else None, document_ids[i] if i < len(document_ids) else None)
+        for i in range(n)
+    ][:k]
+    return tuple(frozenset(x for x in pair if x) for pair in pairs)
+
+
+def retrievals(output: RAGOutput, k: int | None = None) -> list[Retrieval] | Unscored:
+    """The retrieval steps of an output (see the module docstring), or why they cannot be read."""
+    if output.trajectory:
+        return [
+            Retrieval(step.id, i, _positions(step.context_ids, step.document_ids, k))
+            for i, step in enumerate(output.trajectory)
+            if step.kind == "retrieval"
+        ]
+    if output.retrieved is False:
+        return Unscored(reason="system did not retrieve (retrieved=False) and has no trajectory")
+    if output.contexts and not output.context_ids:
+        return Unscored(reason="output has contexts but no context_ids to match against the hops' gold")
+    return [Retrieval(None, None, _positions(output.context_ids, output.context_document_ids, k))]
+
+
+def sample_hops(sample: Sample) -> Unscored | None:
+    """Why the sample's hops cannot be scored, or None when they can."""
+    if not sample.hops:
+        return Unscored(
+            reason="the sample has no per-hop gold (Sample.hops): a single-hop question, or a dataset without it "
+            "(the grammar source gives join templates per-hop gold, docs/grammar.md)"
+        )
+    empty = next((h for h in sample.hops if not any(h.reference_context_ids)), None)
+    if empty is not None:
+        return Unscored(
+            reason=f"hop {empty.index} ({empty.description or 'no description'}) has no gold ids "
+            "(the documents mapping names no document for its rows)"
+        )
+    return None
+
+
+def _scores(gold: set[str], ranked: tuple[frozenset[str], ...]) -> tuple[float, float, float]:
+    hits = [bool(ids & gold) for ids in ranked]
+    found = set().union(*ranked) & gold if ranked else set()
+    recall = len(found) / len(gold)
+    precision = sum(hits) / len(hits) if hits else 0.0
+    return recall, precision, reciprocal_rank(hits)
+
+
+def match_hops(sample: Sample, steps: list[Retrieval]) -> list[HopMatch]:
+    """Each hop of ``sample`` (with gold) against the retrieval steps: its best step and that step's scores."""
+    matches = []
+    for hop in sample.hops:
+        gold = tuple(dict.fromkeys(g for g in hop.reference_context_ids if g))
+        best, best_key = None, (0.0, 0.0, 0.0)
+        for step in steps:
+            recall, precision, rr = _scores(set(gold), step.ranked)
+            if recall > 0 and (recall, rr, precision) > best_key:
+                best, best_key = step, (recall, rr, precision)
+        recall, rr, precision = best_key
+        matches.append(
+            HopMatch(
+                hop.index,
+                hop.description,
+                gold,
+                best is not None,
+                recall,
+                precision,
+                rr,
+                best.step_id if best else None,
+                best.index if best else None,
+            )
+        )
+    return matches
+
+
+def hop_details(matches: list[HopMatch]) -> dict:
+    """``details`` shared by the per-hop metrics: the hops and the first hop no retrieval found."""
+    first = next((m.index for m in matches if not m.found), None)
+    return {"hops": [m.details() for m in matches], "first_failed_hop": first}
+
+
+class _HopMetric(Metric):
+    """Shared scoring of the per-hop metrics: match the hops, then aggregate (see the module docstring)."""
+
+    uses_answer = False  # the retrievals and the per-hop gold only
+    requires = frozenset({"hops"})
+    direction = "higher"
+    value_range = (0.0, 1.0)
+    Options = HopOptions
+    source = SOURCE
+
+    def score(self, sample: Sample, output: RAGOutput) -> MetricResult | Unscored:
+        problem = sample_hops(sample)
+        if problem is not None:
+            return problem
+        steps = retrievals(output, self.options.k)
+        if isinstance(steps, Unscored):
+            return steps
+        matches = match_hops(sample, steps)
+        return MetricResult(value=self.aggregate(matches), details=hop_details(matches))
+
+    def aggregate(self, matches: list[HopMatch]) -> float:
+        raise NotImplementedError
+
+
+class HopRecall(_HopMetric):
+    """Per-hop recall: mean over hops of the best retrieval step's recall of the hop's gold ids (issue 40;
+    Manning et al. 2008, Sec. 8.3, Eq. 8.2, per step)."""
+
+    name = "hop_recall"
+    formula = "mean_h max_s |gold_h ∩ ids(s)| / |gold_h|  (s: retrieval steps, best by (recall, rr, precision))"
+
+    def aggregate(self, matches: list[HopMatch]) -> float:
+        return sum(m.recall for m in matches) / len(matches)
+
+
+class HopPrecision(_HopMetric):
+    """Per-hop precision: mean over hops of the best retrieval step's precision against the hop's gold (issue 40;
+    Manning et al. 2008, Sec. 8.3, Eq. 8.1, per step); a hop no step found counts 0."""
+
+    name = "hop_precision"
+    formula = "mean_h |{i : id_i(s*_h) ∈ gold_h}| / |s*_h|  (s*_h: the hop's best retrieval step; 0 if not found)"
+
+    def aggregate(self, matches: list[HopMatch]) -> float:
+        return sum(m.precision for m in matches) / len(matches)
+
+
+class HopMRR(_HopMetric):
+    """Per-hop MRR: mean over hops of the best retrieval step's reciprocal rank of the hop's first gold id (issue
+    40; Voorhees 1999, TREC-8 QA track, reciprocal rank per step)."""
+
+    name = "hop_mrr"
+    formula = "mean_h 1 / min{i : id_i(s*_h) ∈ gold_h}  (0 if no step found the hop)"
+
+    def aggregate(self, matches: list[HopMatch]) -> float:
+        return sum(m.rr for m in matches) / len(matches)
+
+
+class HopCoverage(_HopMetric):
+    """Hop coverage: the share of hops whose gold some retrieval step found (at least one gold id retrieved), issue
+    40 ("did some retrieval find each hop's gold"); ``details["first_failed_hop"]`` names the first hop missed."""
+
+    name = "hop_coverage"
+    formula = "|{h : ∃ s, gold_h ∩ ids(s) ≠ ∅}| / |hops|"
+
+    def aggregate(self, matches: list[HopMatch]) -> float:
+        return sum(m.found for m in matches) / len(matches)
+
+
+@hookimpl
+def register_metrics(register):
+    """Register hop_recall, hop_precision, hop_mrr and hop_coverage."""
+    for metric in (HopRecall, HopPrecision, HopMRR, HopCoverage):
+        register(metric)
