@@ -12,7 +12,7 @@ import asyncio
 
 import pytest
 
-from ragassay import Generator, Hop, Judgement, Turn, Unscored, hookimpl, testing
+from ragassay import Generator, Hop, Judgement, Step, ToolCall, Turn, Unscored, hookimpl, testing
 from ragassay.models import RAGOutput, Sample, checked_inputs
 from ragassay.plugin_manager import load_plugins
 from ragassay.plugins.claims.metrics import METRICS, inputs_of
@@ -61,6 +61,7 @@ FULL = Sample(
         Hop(index=1, description="Reactor", reference_context_ids=["alpha"]),
         Hop(index=2, description="Reactor -> Builder", reference_context_ids=["alpha"]),
     ],
+    expected_tool_calls=[ToolCall(name="lookup", arguments={"reactor": "alpha"})],  # for the trajectory metrics
     metadata={  # and a GRAMMAR follow-up chain's turn, so that turn_blame has its chain
         "chain": {
             "sql": "SELECT Builder FROM Reactor WHERE Name = 'alpha'",
@@ -75,6 +76,11 @@ FULL = Sample(
     },
 )
 OUTPUT = RAGOutput(
+    trajectory=[  # an agent's: one retrieval that finds both hops' gold, the expected tool call, the answer
+        Step(id="s1", kind="retrieval", query="alpha reactor", context_ids=["alpha"], document_ids=["alpha"]),
+        Step(id="s2", kind="tool_call", name="lookup", arguments={"reactor": "alpha"}, result="Ada Lovelace Labs"),
+        Step(id="s3", kind="answer", output="Ada Lovelace Labs built it [1]."),
+    ],
     answer="Ada Lovelace Labs built it [1].",
     contexts=["The alpha reactor was built in 1999 by Ada Lovelace Labs."],
     context_ids=["alpha"],
@@ -91,6 +97,7 @@ SAYS = {
     "history": ("history",),
     "answerability": ("answerability",),
     "hops": ("Sample.hops",),
+    "expected_tool_calls": ("expected_tool_calls",),
 }
 #: The LLM claim metrics extract the answer's claims before they look for the reference: their declarations are
 #: the offline ones' (the same check lists) plus the question, tested below.
