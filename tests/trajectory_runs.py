@@ -167,8 +167,14 @@ def iterate_trajectory(qid: str, total: int) -> list[Step]:
             Step(id="s3", kind="agent", name="searcher"),
             _retrieval("s4", "client of project Apollo", ["d2"], parent="s3"),
             Step(
-                id="s5", kind="tool_call", parent_id="s3", name="lookup", arguments={"id": "d2"}, call_id="call-1",
-                result={"name": f"Acme {PLANT}"}, latency_s=0.2,
+                id="s5",
+                kind="tool_call",
+                parent_id="s3",
+                name="lookup",
+                arguments={"id": "d2"},
+                call_id="call-1",
+                result={"name": f"Acme {PLANT}"},
+                latency_s=0.2,
             ),  # fmt: skip
             _call("s6", "answer", total - 120),
             _answer("s7", "Acme is in France."),
