@@ -178,3 +178,18 @@ def step_rows(system: str, timeline: dict) -> list[dict[str, Any]]:
             }
         )
     return rows
+
+
+def add_timelines(run, sample, entry: dict[str, Any], payloads: dict, scores: list) -> dict[str, Any]:
+    """``entry`` (:func:`ragassay.present.sections.browser.sample_entry` of ``sample``) with the sample's hops and,
+    per system, its ``trajectory`` timeline (None: none); ``payloads`` are the sample's stored outputs by (system,
+    question_id), ``scores`` its repeat-0 score records."""
+    entry["hops"] = [
+        {"index": h.index, "description": h.description, "gold": list(h.reference_context_ids)} for h in sample.hops
+    ]
+    for system_entry in entry["systems"]:
+        system = system_entry["system"]
+        scored = {s.column: (s.value, s.details) for s in scores if s.system == system and s.kind == "metric"}
+        output = payloads.get((system, sample.question_id))
+        system_entry["trajectory"] = trajectory_timeline(run, sample, output, scored)
+    return entry
