@@ -16,7 +16,10 @@ from .render import Column, Table, emit, esc
 @click.argument("sample", required=False)
 @click.option("--conversation", "conversation", default=None, help="Show this conversation turn by turn.")
 @click.option("--conversations", "listing", is_flag=True, help="List the run's conversations and first failures.")
-@click.option("--system", "systems", multiple=True, help="With --conversation: only this system (repeatable).")
+@click.option("--trajectory", is_flag=True, help="With SAMPLE: each system's trajectory as a timeline.")
+@click.option(
+    "--system", "systems", multiple=True, help="With --conversation or --trajectory: only this system (repeatable)."
+)
 @click.option("--metric", default=None, help="The metric that tells a failing turn (default: the run's turn_blame).")
 @click.option("--threshold", type=float, default=None, help="With --metric: a turn fails below this value.")
 @config_option
@@ -27,6 +30,7 @@ def show_command(
     sample: str | None,
     conversation: str | None,
     listing: bool,
+    trajectory: bool,
     systems: tuple[str, ...],
     metric: str | None,
     threshold: float | None,
@@ -41,15 +45,22 @@ def show_command(
     (references marked), answer, claims with their support, blame, and where it first failed (by the run's
     turn_blame metric, or --metric and --threshold). --conversations lists the run's conversations.
 
+    --trajectory shows each system's trajectory for SAMPLE as a timeline: every step in order (nested agents
+    indented) with its kind, name, query, arguments, result or error, the retrieved ids with the gold of each hop
+    marked, tokens and latency, and the step the run's step-blame metric blamed. Without it, the timeline is
+    printed under each output that has one.
+
     --format json gives everything; csv and markdown give one row per system and metric or judge (a
-    conversation: one row per turn and system).
+    conversation: one row per turn and system; --trajectory: one row per system and step).
     """
     from ..results import read_sample
 
     fmt = output_format(fmt)
+    if trajectory and sample is None:
+        raise click.UsageError("--trajectory goes with SAMPLE: ragassay show RUN SAMPLE --trajectory")
     _check_choice(sample, conversation, listing)
-    if conversation is None and systems:
-        raise click.UsageError("--system goes with --conversation CID")
+    if conversation is None and not trajectory and systems:
+        raise click.UsageError("--system goes with --conversation CID or SAMPLE --trajectory")
     if sample is not None and (metric is not None or threshold is not None):
         raise click.UsageError("--metric and --threshold go with --conversation CID or --conversations")
     store = open_results(config_path, db, (run,))
@@ -58,11 +69,14 @@ def show_command(
         if conversation is not None or listing:
             _show_conversations(store, run_id, conversation, list(systems), metric, threshold, fmt)
             return
-        detail = sample_detail(*read_sample(store, run_id, sample))
+        sample_run, payloads = read_sample(store, run_id, sample)
     finally:
         store.close()
-    if fmt == "rich":
-        _print_detail(console(), detail, run_id)
+    detail = sample_detail(sample_run, payloads)
+    if trajectory:
+        _show_trajectories(sample_run, detail, list(systems), fmt)
+    elif fmt == "rich":
+        _print_detail(console(), detail, run_id, sample_run)
     else:
         emit(console(), [scores_table(detail)], fmt, data=_jsonable(detail) if fmt == "json" else None)
 
@@ -89,6 +103,18 @@ def _show_conversations(store, run_id: str, conversation, systems: list[str], me
         print_conversation(console(), detail)
     else:
         emit(console(), [turns_table(detail)], fmt, data=detail if fmt == "json" else None)
+
+
+def _show_trajectories(run, detail: dict, systems: list[str], fmt: str) -> None:
+    from ..present.conversation_view import check_systems
+    from .show_trajectory import print_trajectories, steps_table, timelines, trajectory_data
+
+    shown = timelines(run, detail, check_systems(run, systems) if systems else [])
+    if fmt == "rich":
+        print_trajectories(console(), detail, shown)
+    else:
+        data = trajectory_data(detail, shown) if fmt == "json" else None
+        emit(console(), [steps_table(detail, shown)], fmt, data=data)
 
 
 def sample_detail(run, payloads: dict) -> dict:
@@ -171,7 +197,7 @@ def scores_table(detail: dict) -> Table:
     return Table(f"sample {detail['sample'].question_id}", columns, rows, id_columns=("system", "score"))
 
 
-def _print_detail(out, detail: dict, run_id: str = "") -> None:
+def _print_detail(out, detail: dict, run_id: str = "", run=None) -> None:
     sample = detail["sample"]
     if sample.conversation_id is not None:
         from .show_conversation import print_turn_history
@@ -192,6 +218,11 @@ def _print_detail(out, detail: dict, run_id: str = "") -> None:
             mark = " (reference)" if references[i - 1] else ""
             out.print(esc(f"  [{i}] {cid}{mark}: {snippet}"), highlight=False)
         out.print(f"[bold]answer[/]: {esc(output.answer)}")
+        if run is not None and output.trajectory:
+            from .show_trajectory import print_timeline, timelines
+
+            (shown,) = timelines(run, {"sample": sample, "outputs": [item]}, [])
+            print_timeline(out, shown["timeline"])
         for metric in item["metrics"]:
             value = fmt(metric["value"]) if metric["value"] is not None else f"unscored: {metric['unscored_reason']}"
             out.print(f"  {esc(metric['metric'])}: {esc(value)}{_cost(metric)}")

@@ -52,7 +52,7 @@ def build_report(
                 "suffix": suffix,
                 "info": run.info,
                 "systems": run.systems,
-                "sections": run_sections(run, baseline, alpha, seed, sections),
+                "sections": run_sections(run, baseline, alpha, seed, sections, _payload_reader(store, run)),
             }
         )
         nav.append((f"run{suffix}", f"run {run.id[:12]}"))
@@ -69,14 +69,26 @@ def build_report(
     return page + "\n"
 
 
-def run_sections(run, baseline, alpha: float, seed: int, sections=None) -> list[Section]:
+def run_sections(run, baseline, alpha: float, seed: int, sections=None, payloads=None) -> list[Section]:
     """The sections of one run, in report order (:class:`ragassay.present.sections.registered.Sections`; default:
     the process-wide plugin host's); a section with nothing to show for the run (robustness for a run without
-    perturbed systems) is left out."""
+    perturbed systems) is left out. ``payloads`` reads the run with every output's JSON when a section asks for
+    it (the trajectories section)."""
     from ..sections.registered import RunView, Sections
 
-    view = RunView.of_run(run, baseline=baseline, alpha=alpha, seed=seed)
+    view = RunView.of_run(run, payloads=payloads, baseline=baseline, alpha=alpha, seed=seed)
     return (sections or Sections.of()).report(view)
+
+
+def _payload_reader(store, run):
+    """How to read ``run`` again with every output's JSON, when a section asks for it."""
+
+    def read():
+        from ...results.read import with_payloads
+
+        return with_payloads(store, run)
+
+    return read
 
 
 def _payloads(run, question_ids: list[str]) -> dict:

@@ -33,7 +33,9 @@ class RunView:
     """What a section's ``sections(view)`` is given: one run and the settings of the report or the page.
 
     ``run`` is the run read once (:class:`ragassay.results.RunData`); ``grouped_run`` the same run with every
-    output's JSON where its samples carry a ``group_id`` (what the GRAMMAR view reads). ``baseline``, ``alpha`` and
+    output's JSON where its samples carry a ``group_id`` (what the GRAMMAR view reads); ``payload_run`` the same
+    run with every output's JSON whatever its samples (what the trajectories section reads), read when first
+    asked for. ``baseline``, ``alpha`` and
     ``seed`` are the report's options or the page's query parameters; ``params`` the page's other query
     parameters (``by`` of the drift page), empty in the report. ``shared(key, compute)`` returns the value kept
     under ``key`` for this run and settings, or ``compute()`` kept there: the sections of a report share it, and
@@ -56,9 +58,20 @@ class RunView:
         self._shared = shared or _kept({})
 
     @classmethod
-    def of_run(cls, run, **settings: Any) -> RunView:
-        """The view of a run already read (with its payloads where grouped, as the report reads it)."""
-        return cls(lambda payloads: run, **settings)
+    def of_run(cls, run, *, payloads: Callable[[], Any] | None = None, **settings: Any) -> RunView:
+        """The view of a run already read (with its payloads where grouped, as the report reads it); ``payloads``
+        reads it with every output's JSON when a section first asks for :attr:`payload_run` (None: the run as
+        given)."""
+        kept: dict[str, Any] = {}
+
+        def read(mode):
+            if mode != "all" or run.has_payloads or payloads is None:
+                return run
+            if "run" not in kept:
+                kept["run"] = payloads()
+            return kept["run"]
+
+        return cls(read, **settings)
 
     @property
     def run(self):
@@ -69,6 +82,11 @@ class RunView:
     def grouped_run(self):
         """The run with its outputs' JSON where its samples carry a ``group_id`` (else the same as :attr:`run`)."""
         return self._read(True)
+
+    @property
+    def payload_run(self):
+        """The run with every output's JSON (read once, when first asked for)."""
+        return self._read("all")
 
     @property
     def settings(self) -> tuple:

@@ -2,12 +2,12 @@
 like any plugin's (:mod:`.registered` adds it to the plugin host when the report or the app first needs sections).
 
 Registered in the order of ``ragassay serve``'s tabs and pages: the comparison page (conclusion, verdicts,
-comparison, paired verdicts), breakdowns (breakdowns, metric correlation, GRAMMAR), conversations, cost and
-latency, the failure browser, robustness and drift. ``report_order`` gives the HTML report's reading order:
-conclusion, verdicts, comparison, paired verdicts, latency, breakdowns, conversations, cost, correlation, GRAMMAR,
-robustness, drift. What each shows is built by :mod:`.tables`, :mod:`.breakdowns`, :mod:`.conversations`,
-:mod:`.robustness` and :mod:`.trend`; values several sections use (the comparison, the GRAMMAR report) are
-computed once per run and settings through ``view.shared``.
+comparison, paired verdicts), breakdowns (breakdowns, metric correlation, GRAMMAR), conversations, trajectories,
+cost and latency, the failure browser, robustness and drift. ``report_order`` gives the HTML report's reading
+order: conclusion, verdicts, comparison, paired verdicts, latency, breakdowns, conversations, trajectories, cost,
+correlation, GRAMMAR, robustness, drift. What each shows is built by :mod:`.tables`, :mod:`.breakdowns`,
+:mod:`.conversations`, :mod:`.trajectories`, :mod:`.robustness` and :mod:`.trend`; values several sections use
+(the comparison, the GRAMMAR report) are computed once per run and settings through ``view.shared``.
 """
 
 from __future__ import annotations
@@ -153,6 +153,42 @@ class Conversations(RunSection):
         return view.shared(("conversations", view.seed), lambda: conversations_section(view.run, view.seed))
 
 
+class Trajectories(RunSection):
+    """Where agents' trajectories fail (the blamed step's kind and hop, the first hop no retrieval found), the
+    steps they take by kind and the cost of the extra hops per system, for a run where some output carries a
+    trajectory (:mod:`ragassay.analysis.trajectories_report`)."""
+
+    name = "trajectories"
+    page = tab = "trajectories"
+    report_order = 57
+
+    def absent(self, run):
+        from ...analysis.trajectories_report import may_have_trajectories
+
+        if may_have_trajectories(run):
+            return ""
+        return "has no multi-hop sample, expected tool call or trajectory metric: no trajectories to show"
+
+    def sections(self, view):
+        return view.shared(("trajectories", view.settings), lambda: _trajectories(view))
+
+
+def _trajectories(view):
+    from ...analysis.trajectories_report import may_have_trajectories, trajectory_report
+    from .trajectories import trajectories_section
+
+    if not may_have_trajectories(view.run):
+        return None
+    run = view.payload_run
+    if not run.has_payloads:
+        return None  # a view of a run given without its outputs' JSON and no way to read them
+    report = trajectory_report(run, seed=view.seed)
+    if report is None:
+        return None
+    frontier = compared(view).runs[0].frontier if len(view.run.systems) > 1 else None
+    return trajectories_section(report, frontier)
+
+
 class Cost(RunSection):
     """The cost view: tokens, calls, cost, latency, evaluation cost and quality per dollar per system."""
 
@@ -259,6 +295,7 @@ SHIPPED = [
     Correlation,
     Grammar,
     Conversations,
+    Trajectories,
     Cost,
     Latency,
     FailureBrowser,

@@ -126,15 +126,15 @@ class RunEntry:
         with self._lock:
             return key in self._values
 
-    def run(self, payloads: bool = False):
+    def run(self, payloads: bool | str = False):
         """The run (:func:`ragassay.results.read_run`), read once; with ``payloads``, read with every output's
         JSON (a second read of the outputs only, for a run whose samples carry a ``group_id``, as the
-        breakdowns page needs)."""
+        breakdowns page needs; ``"all"``: whatever its samples, as the trajectories page needs)."""
         from ...results import read_run
         from ...results.read import with_payloads
 
         plain = self.get(("run", False), lambda: read_run(self.store, self.run_id))
-        if not payloads or not self.get("grouped", lambda: _grouped(plain)):
+        if not payloads or (payloads != "all" and not self.get("grouped", lambda: _grouped(plain))):
             return plain
         return self.get(("run", True), lambda: with_payloads(self.store, plain))
 

@@ -133,11 +133,13 @@ def _failures_sections(request, entry) -> list:
 
 
 def sample_page(request):
-    """One sample: question, references, and per system the answer, contexts, metric values with reasons,
-    judge verdicts with explanations and groundedness segments, claims where a claim metric stored them."""
+    """One sample: question, references (the gold per hop of a multi-hop question), and per system the answer,
+    contexts, the trajectory as a timeline, metric values with reasons, judge verdicts with explanations and
+    groundedness segments, claims where a claim metric stored them."""
     from ...models import Sample
     from ...results import read_sample
     from ..sections.browser import sample_entry
+    from ..trajectory_view import add_timelines
 
     run, payloads = read_sample(request.app.state.store, request.path_params["run"], request.path_params["question_id"])
     table = run.score_table
@@ -145,7 +147,7 @@ def sample_page(request):
     sample = Sample.model_validate_json(run.sample_json[0])
     tabs = request.app.state.sections.tabs(run)  # the tabs of the sample's run (robustness), of the sample (drift)
     title = f"Run {run.id[:12]} ({run.info.project})"
-    context = {"sample": sample_entry(run, sample, payloads, scores)}
+    context = {"sample": add_timelines(run, sample, sample_entry(run, sample, payloads, scores), payloads, scores)}
     return render(request, "run.html", title=title, run=run, tab="failures", tabs=tabs, sections=[], **context)
 
 

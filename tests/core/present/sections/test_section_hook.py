@@ -108,7 +108,7 @@ def test_hook_register_sections(planted):
     names = [i.name for i in host.registry.in_order("section")]
     assert names[:3] == ["kit/lengths", "kit/systems", "conclusion"] and "failures" in names  # in order of registration
     shipped = [i for i in host.registry.in_order("section") if i.distribution == "ragassay"]
-    assert [i.plugin for i in shipped] == ["ragassay_sections"] * 13  # through the hook, like any plugin's
+    assert [i.plugin for i in shipped] == ["ragassay_sections"] * 14  # through the hook, like any plugin's
     found = anchors(page)
     assert found[:3] == ["conclusion", "kit-systems", "verdicts"]  # report_order 5: after the conclusion (1), before
     # the verdicts (10)
