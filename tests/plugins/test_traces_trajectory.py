@@ -7,11 +7,6 @@ from __future__ import annotations
 
 import json
 
-import ragassay
-
-from conftest import ragassay_cli
-from otlp_traces import genai_trace, request, tid
-from trace_runs import read
 from trajectory_fixtures import (
     GENAI_SKIPPED,
     OPENINFERENCE_SKIPPED,
@@ -20,6 +15,12 @@ from trajectory_fixtures import (
     openinference_expected,
     openinference_request,
 )
+
+import ragassay
+
+from conftest import ragassay_cli
+from otlp_traces import genai_trace, request, tid
+from trace_runs import read
 
 CONFIG = """
 [dataset]
@@ -43,7 +44,10 @@ def _run(root):
 
 def test_replayed_traces_store_their_trajectories(tmp_path):
     run = _run(tmp_path / "p")
-    for n, expected, skipped in [(41, genai_expected, GENAI_SKIPPED), (42, openinference_expected, OPENINFERENCE_SKIPPED)]:
+    for n, expected, skipped in [
+        (41, genai_expected, GENAI_SKIPPED),
+        (42, openinference_expected, OPENINFERENCE_SKIPPED),
+    ]:
         output = run.payload("prod", tid(n))
         assert output.trajectory == expected(), n
         assert output.trace["trajectory_skipped"] == skipped

@@ -7,12 +7,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from ragassay.store import open_store
-from ragassay.traces import TraceMapping, scan_traces, spans_to_trajectory, trace_trajectory
-from ragassay.traces.ingest import import_paths
-
-from otlp_traces import request, sid, span, tid
 from trajectory_fixtures import (
     ANSWER,
     GENAI_SKIPPED,
@@ -23,6 +17,12 @@ from trajectory_fixtures import (
     openinference_expected,
     openinference_request,
 )
+
+from ragassay.store import open_store
+from ragassay.traces import TraceMapping, scan_traces, spans_to_trajectory, trace_trajectory
+from ragassay.traces.ingest import import_paths
+
+from otlp_traces import request, sid, span, tid
 
 
 def _stored_traces(tmp_path, *requests):

@@ -7,11 +7,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from trajectory_fixtures import ANSWER, ATIF_SKIPPED, QUESTION, atif_document, atif_expected
 
 from ragassay import DatasetError, TokenUsage
 from ragassay.traces import load_atif, read_atif
-
-from trajectory_fixtures import ANSWER, ATIF_SKIPPED, QUESTION, atif_document, atif_expected
 
 
 def test_the_hand_written_file_imports_into_its_hand_written_trajectory(tmp_path):
@@ -29,7 +28,9 @@ def test_the_hand_written_file_imports_into_its_hand_written_trajectory(tmp_path
     )
     assert found.usage == TokenUsage(input_tokens=360, output_tokens=50, cached_tokens=20, calls=3)
     assert found.skipped == ATIF_SKIPPED
-    assert found.latency_s == 9.0  # the question at 10:30:00, the answer at 10:30:09 and found.schema_version == "ATIF-v1.7"
+    assert (
+        found.latency_s == 9.0
+    )  # the question at 10:30:00, the answer at 10:30:09 and found.schema_version == "ATIF-v1.7"
 
 
 def test_a_file_ref_resolves_next_to_the_file(tmp_path):
