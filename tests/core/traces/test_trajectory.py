@@ -95,27 +95,3 @@ def test_mapping_span_kinds_make_a_named_span_a_step(tmp_path):
         ("retrieval", sid(7, 1), "q?"),
         ("answer", None, None),
     ]
-
-
-def test_odd_values_give_empty_fields_not_errors():
-    from ragassay.traces import TraceSpan
-
-    tool = TraceSpan(
-        span_id="d" * 16,
-        name="execute_tool x",
-        attributes={"gen_ai.operation.name": "execute_tool", "gen_ai.tool.call.arguments": "{not json", "tool.id": 5},
-        status={"code": "STATUS_CODE_ERROR", "message": ""},
-    )
-    retrieval = TraceSpan(
-        span_id="e" * 16,
-        name="r",
-        attributes={
-            "gen_ai.operation.name": "retrieval",
-            "gen_ai.retrieval.documents": json.dumps([{"id": "a", "score": 1}, {"score": "high"}, "junk"]),
-        },
-    )
-    tool_step, retrieval_step = spans_to_trajectory([tool, retrieval]).steps
-    assert (tool_step.name, tool_step.call_id, tool_step.arguments, tool_step.error) == ("x", "5", None, "error")
-    assert tool_step.attributes["arguments_raw"] == "{not json"
-    assert (retrieval_step.context_ids, retrieval_step.scores, retrieval_step.query) == ([], [], None)
-    assert retrieval_step.attributes["documents_without_id"] == 1
