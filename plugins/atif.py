@@ -147,6 +147,14 @@ class AtifReplayRAG(RAGSystem):
         self.root = self.context.resolve(_path(self.options, self.context))
         self.files = {key: file for key, file, _ in _indexed(self.root)}
 
+    def check_samples(self, samples) -> list[str]:
+        """A warning naming the trajectories that answer no sample (a missing one fails its sample)."""
+        extra = sorted(set(self.files) - {s.question_id for s in samples})
+        if not extra:
+            return []
+        shown = ", ".join(extra[:5]) + (f" and {len(extra) - 5} more" if len(extra) > 5 else "")
+        return [f"{len(extra)} ATIF trajectory file(s) match no sample: {shown}"]
+
     async def answer(self, sample: Sample) -> RAGOutput:
         file = self.files.get(sample.question_id)
         if file is None:

@@ -58,7 +58,7 @@ def test_atif_files_become_a_scored_run_whose_outputs_carry_the_trajectories(tmp
 
 
 def test_a_dataset_of_ones_own_is_answered_by_trajectory_id(tmp_path):
-    _files(tmp_path, atif_document("run-1"))
+    _files(tmp_path, atif_document("run-1"), atif_document("run-7"))
     rows = [{"question_id": "run-1-main", "question": QUESTION, "reference_answers": [ANSWER]},
             {"question_id": "run-9", "question": "?", "reference_answers": ["x"]}]  # fmt: skip
     (tmp_path / "qa.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
@@ -72,7 +72,9 @@ def test_a_dataset_of_ones_own_is_answered_by_trajectory_id(tmp_path):
         metrics = ["exact_match"]
         """)
     )
-    run = read(tmp_path, ragassay.run(tmp_path).run_id, payloads=True)
+    summary = ragassay.run(tmp_path)
+    assert any("1 ATIF trajectory file(s) match no sample: run-7-main" in w for w in summary.warnings)
+    run = read(tmp_path, summary.run_id, payloads=True)
     assert run.payload("agent", "run-1-main").trajectory == atif_expected("run-1")
     assert run.status("agent", "run-9") == "failed"
     assert "no ATIF trajectory with id 'run-9'" in run.output("agent", "run-9").error
