@@ -141,6 +141,14 @@ _EXPORTS = {
     "open_traces_store": "ragassay.traces",
     "describe_unmapped": "ragassay.traces",
     "scan_sessions": "ragassay.traces",
+    # trajectories from spans, ATIF files and adapters' step lists (docs/traces.md, docs/own-rag.md)
+    "trace_trajectory": "ragassay.traces",
+    "spans_to_trajectory": "ragassay.traces",
+    "SpanTrajectory": "ragassay.traces",
+    "read_atif": "ragassay.traces",
+    "load_atif": "ragassay.traces",
+    "AtifTrajectory": "ragassay.traces",
+    "steps_from_dicts": "ragassay.traces",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]

@@ -3,7 +3,8 @@
 ``traces`` turns each stored trace (``ragassay traces import`` / ``receive``) into a sample: the question from
 the root span's input, ``metadata["trace"]`` with its ids (trace, root span, answer span), start time, service
 name and version, session. ``trace_replay`` answers a sample with what the trace recorded (answer, contexts with
-ids and scores, tokens, latency, the span tree): nothing is executed again (it declares ``replays``).
+ids and scores, tokens, latency, the span tree, and the agent's steps as the output's trajectory: its agent, tool,
+model and retrieval spans, :func:`ragassay.trace_trajectory`): nothing is executed again (it declares ``replays``).
 
 Two deployed versions are two systems: ``trace_replay`` with ``version = "1.0"`` and with ``version = "1.1"``.
 A ``mapping`` set on the ``traces`` source is also the replay's, unless a system sets its own.
@@ -39,6 +40,7 @@ from ragassay import (
     hookimpl,
     normalize_answer,
     scan_traces,
+    trace_trajectory,
 )
 
 from .trace_conversations import conversation_samples
@@ -212,6 +214,7 @@ class TraceReplayRAG(RAGSystem):
 
     def prepare(self, corpus) -> None:
         mapping = self.options.mapping or source_mapping(self.context)
+        self.mapping = mapping
         self.lookup = TraceLookup(_store_url(self.options, self.context), mapping=mapping)
         self.pending: dict[str, list[asyncio.Future]] = {}
 
@@ -222,7 +225,7 @@ class TraceReplayRAG(RAGSystem):
             raise LookupError(f"trace {trace_id} is not in the traces store")
         if isinstance(trace, Unmapped):
             raise LookupError(f"trace {trace.trace_id} cannot be mapped: {trace.reason}")
-        return replay_output(trace)
+        return replay_output(trace, self.mapping)
 
     async def _read(self, trace_id: str) -> Trace | Unmapped | None:
         """The trace, read with those the other workers ask for before the loop gets to the read."""
@@ -269,8 +272,10 @@ class TraceReplayRAG(RAGSystem):
             lookup.close()
 
 
-def replay_output(trace: Trace) -> RAGOutput:
-    """The output a trace recorded: answer, contexts, tokens, root latency, and the span tree as its trace."""
+def replay_output(trace: Trace, mapping: TraceMapping | None = None) -> RAGOutput:
+    """The output a trace recorded: answer, contexts, tokens, root latency, the span tree as its trace, and its
+    agent steps as the trajectory (:func:`ragassay.trace_trajectory`; the spans that are no step are counted in
+    ``trace["trajectory_skipped"]`` by kind)."""
     llm_calls = sum(1 for s in trace.spans if s.kind == "LLM")
     provider = _provider(trace)
     usage = TokenUsage(
@@ -304,6 +309,9 @@ def replay_output(trace: Trace) -> RAGOutput:
             for s in trace.spans
         ],
     }
+    trajectory = trace_trajectory(trace, mapping)
+    if trajectory.skipped:
+        output_trace["trajectory_skipped"] = trajectory.skipped
     scores = [c.score for c in trace.contexts]
     if trace.contexts and all(score is not None for score in scores):
         output_trace["scores"] = scores
@@ -315,6 +323,7 @@ def replay_output(trace: Trace) -> RAGOutput:
         usage=usage,
         latency_s=trace.latency_s,
         trace=output_trace,
+        trajectory=trajectory.steps,
     )
 
 

@@ -15,8 +15,18 @@ from .model import SpanEvent, Trace, TraceContext, TraceSpan, TraceTokens, Unmap
 from .reading import TraceLookup, describe_unmapped, open_traces_store, read_traces, scan_traces
 from .select import parse_sample, parse_where, sampled
 from .sessions import Session, SessionTurn, scan_sessions
+from .trajectory import SpanTrajectory, spans_to_trajectory, trace_trajectory
+from .trajectory_atif import AtifTrajectory, load_atif, read_atif
+from .trajectory_steps import steps_from_dicts
 
 __all__ = [
+    "AtifTrajectory",
+    "SpanTrajectory",
+    "load_atif",
+    "read_atif",
+    "spans_to_trajectory",
+    "steps_from_dicts",
+    "trace_trajectory",
     "MappingFailure",
     "Session",
     "SessionTurn",

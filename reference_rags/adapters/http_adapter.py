@@ -60,6 +60,11 @@ class ResponseMapping(BaseModel):
     query: str | None = Field(
         None, description="Path of the retrieval query the system sent (e.g. its rewrite of a turn; optional)."
     )
+    trajectory: str | None = Field(
+        None,
+        description="Path of the agent's steps: a list of step objects (id, kind, name, query, context_ids, "
+        "arguments, result, error, usage, ...; docs/own-rag.md), stored as the output's trajectory (optional).",
+    )
 
 
 class HttpOptions(BaseModel):
@@ -175,6 +180,8 @@ class HttpRAG(RAGSystem):
             result["context_ids"] = lookup(data, mapping.context_ids) or []
         if mapping.query:
             result["query"] = lookup(data, mapping.query)
+        if mapping.trajectory:
+            result["trajectory"] = lookup(data, mapping.trajectory)
         return result
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ragassay import RAGOutput, text_bytes
+from ragassay import RAGOutput, steps_from_dicts, text_bytes
 
 MIB = 1024 * 1024
 
@@ -21,6 +21,7 @@ ALIASES = {
     "context_document_ids": "context_document_ids",
     "retrieved": "retrieved",
     "query": "query",
+    "trajectory": "trajectory",
 }
 
 
@@ -29,14 +30,18 @@ class OutputTooLarge(ValueError):
 
 
 def check_size(output: RAGOutput, limit: int, where: str) -> RAGOutput:
-    """``output`` unchanged, or OutputTooLarge when its answer, contexts, ids and trace hold over ``limit`` bytes."""
+    """``output`` unchanged, or OutputTooLarge when its answer, contexts, ids, trace and trajectory hold over
+    ``limit`` bytes."""
     texts = [output.answer, *output.contexts, *output.context_ids, *output.context_document_ids]
     if output.trace:
         texts.append(json.dumps(output.trace, ensure_ascii=False, default=str))
+    if output.trajectory:
+        texts.append(json.dumps([s.model_dump(exclude_defaults=True) for s in output.trajectory], default=str))
     size = text_bytes(texts, limit)
     if size > limit:
         raise OutputTooLarge(
-            f"{where} returned {size / MIB:.1f} MiB or more of text (answer, contexts, ids, trace), over max_bytes = "
+            f"{where} returned {size / MIB:.1f} MiB or more of text (answer, contexts, ids, trace, trajectory), over "
+            "max_bytes = "
             f"{limit:,} ({limit / MIB:g} MiB); nothing of it was stored. Return less, or raise the adapter's max_bytes"
         )
     return output
@@ -44,8 +49,10 @@ def check_size(output: RAGOutput, limit: int, where: str) -> RAGOutput:
 
 def to_output(value: Any, where: str) -> RAGOutput:
     """Accept a RAGOutput, a string (the answer) or a mapping with answer/contexts/context ids (and ``query``: the
-    retrieval query a conversational system sent, e.g. its rewrite of the turn)."""
+    retrieval query a conversational system sent, e.g. its rewrite of the turn; ``trajectory``: an agent's steps,
+    a list of step objects validated by :func:`ragassay.steps_from_dicts`)."""
     if isinstance(value, RAGOutput):
+        steps_from_dicts(value.trajectory, where)  # ids unique, parents earlier agent steps
         return value
     if isinstance(value, str):
         return RAGOutput(answer=value)
@@ -63,6 +70,8 @@ def to_output(value: Any, where: str) -> RAGOutput:
     for key in ("contexts", "context_ids", "context_document_ids"):
         if key in fields:
             fields[key] = [str(item) for item in (fields[key] or [])]
+    if "trajectory" in fields:
+        fields["trajectory"] = steps_from_dicts(fields["trajectory"], where)
     if fields.get("contexts") or fields.get("context_ids"):
         fields.setdefault("retrieved", True)
     try:

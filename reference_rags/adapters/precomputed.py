@@ -10,7 +10,9 @@ may carry ``query``: the retrieval query the system sent (its rewrite of the tur
 
 Optional fields: ``scores`` (one retrieval score per context, in the same order) and ``trace`` (a JSON
 object) are kept in the output's trace, so the IR metrics order tied contexts exactly as trec_eval does
-(score descending, ties by id descending). In CSV, ``scores`` is a JSON array and ``trace`` a JSON object.
+(score descending, ties by id descending). ``trajectory``: an agent's steps (a list of step objects, the return
+shape of docs/own-rag.md), stored as the output's trajectory. In CSV, ``scores`` and ``trajectory`` are JSON
+arrays and ``trace`` a JSON object.
 """
 
 from __future__ import annotations
@@ -200,4 +202,16 @@ def _csv(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 parsed.pop("trace", None)
             if not parsed.get("scores"):
                 parsed.pop("scores", None)
+            _trajectory_cell(parsed, f"{path}, line {index}")
             yield index, parsed
+
+
+def _trajectory_cell(parsed: dict[str, Any], where: str) -> None:
+    """A CSV row's ``trajectory`` cell: a JSON array of step objects (an empty cell: none)."""
+    if not parsed.get("trajectory"):
+        parsed.pop("trajectory", None)
+        return
+    try:
+        parsed["trajectory"] = json.loads(parsed["trajectory"])
+    except ValueError:
+        raise DatasetError(f"{where}: 'trajectory' is not a JSON array of step objects.") from None

@@ -6,6 +6,10 @@ A conversation turn reaches the callable with its conversation when the function
 turn (None for a single question). A function naming none of them is called as before (``function(question)``,
 or ``function(question, sample)`` with ``pass_sample``, the sample carrying ``history``); when the dataset has
 turns with a history that such a function never sees, the run warns.
+
+An agent returns its steps with the answer: ``{"answer": ..., "trajectory": [{"kind": "retrieval", "query": ...,
+"context_ids": [...]}, {"kind": "tool_call", "name": ..., "arguments": {...}, "result": ...}, ...]}`` (the
+fields of :class:`ragassay.Step`; docs/own-rag.md), stored as the output's trajectory.
 """
 
 from __future__ import annotations
@@ -61,7 +65,8 @@ class PythonOptions(BaseModel):
 
 
 class PythonRAG(RAGSystem):
-    """Your own RAG as a Python callable: returns an answer string, or a dict with answer/contexts/context_ids."""
+    """Your own RAG as a Python callable: returns an answer string, or a dict with answer/contexts/context_ids
+    (and an agent's ``trajectory``: a list of step objects)."""
 
     name = "python"
     Options = PythonOptions

@@ -7,13 +7,13 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from agent_server import DOCS, QUESTIONS, USAGE, following, planned, searching_forever, skipping
 
 from ragassay.components import ComponentContext, Corpus
 from ragassay.models import Document, Sample
 from ragassay.plugin_manager import get_plugin_host
 from ragassay.reference_rags.agents import DecomposingAgentRAG, IterativeAgentRAG
 
+from agent_server import DOCS, QUESTIONS, USAGE, following, planned, searching_forever, skipping
 from servers.openai_chat import OpenAIChatServer, Turn
 
 pytest.importorskip("openai")

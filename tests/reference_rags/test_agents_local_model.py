@@ -8,10 +8,10 @@ import json
 import sqlite3
 
 import pytest
-from agent_server import DOCS, QUESTIONS
 
 import ragassay
 
+from agent_server import DOCS, QUESTIONS
 from conftest import write_project
 
 pytestmark = pytest.mark.slow

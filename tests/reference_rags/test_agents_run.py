@@ -7,13 +7,13 @@ from __future__ import annotations
 import json
 
 import pytest
-from agent_server import DOCS, QUESTIONS, following
 
 from ragassay.reference_rags.agents_prompts import DECOMPOSE_PROMPT
 from ragassay.results import read_run
 from ragassay.store import open_store, store_url
 from tests.conftest import cli_env, ragassay_cli, write_project
 
+from agent_server import DOCS, QUESTIONS, following
 from servers.openai_chat import OpenAIChatServer
 
 pytestmark = pytest.mark.slow

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conversation_runs import write_conversation_run
 from written_runs import write_run
 
 from ragassay.analysis.clustered import cluster_mean_ci, clusters_of
@@ -19,6 +18,8 @@ from ragassay.analysis.conversations import (
 )
 from ragassay.errors import ConfigError
 from ragassay.results import read_run
+
+from conversation_runs import write_conversation_run
 
 
 @pytest.fixture(scope="module")

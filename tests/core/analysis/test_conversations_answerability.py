@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conversation_runs import write_conversation_run
 from written_runs import write_run
 
 from ragassay.analysis.bootstrap import generator
 from ragassay.analysis.conversations_answerability import answerability, behaviour_column
 from ragassay.errors import ConfigError
 from ragassay.results import read_run
+
+from conversation_runs import write_conversation_run
 
 
 @pytest.fixture(scope="module")

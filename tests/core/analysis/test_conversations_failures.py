@@ -4,11 +4,12 @@ per-system summaries, on the hand-built conversational run."""
 from __future__ import annotations
 
 import pytest
-from conversation_runs import write_conversation_run
 
 from ragassay.analysis.conversations_failures import failure_rule, first_failures, summaries
 from ragassay.errors import ConfigError
 from ragassay.results import read_run
+
+from conversation_runs import write_conversation_run
 
 
 @pytest.fixture(scope="module")

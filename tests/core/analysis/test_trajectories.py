@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pytest
 from pytest import approx
-from trajectory_runs import write_trajectory_run
 from written_runs import write_run
 
 from ragassay.analysis.clustered import cluster_mean_ci, clusters_of
@@ -20,6 +19,8 @@ from ragassay.analysis.trajectories import (
 )
 from ragassay.analysis.trajectories_report import may_have_trajectories, trajectory_report
 from ragassay.results import read_run
+
+from trajectory_runs import write_trajectory_run
 
 CLUSTERS = ["q1", "q2", "q3", "q4", "c1", "c1"]  # the conversation's two turns are one cluster
 

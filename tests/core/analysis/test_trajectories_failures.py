@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import pytest
 from pytest import approx
-from trajectory_runs import write_trajectory_run
 
 from ragassay.analysis.trajectories_failures import blame_columns, blame_summaries, hop_column, hop_summaries
 from ragassay.results import read_run
+
+from trajectory_runs import write_trajectory_run
 
 
 @pytest.fixture(scope="module")

@@ -11,9 +11,10 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from trajectory_runs import MARKUP, PLANT, RUN_ID, write_trajectory_run
 
 from ragassay.cli.main import cli
+
+from trajectory_runs import MARKUP, PLANT, RUN_ID, write_trajectory_run
 
 
 @pytest.fixture(scope="module")

@@ -4,12 +4,13 @@ hand-built conversational run in a real SQLite store."""
 from __future__ import annotations
 
 import pytest
-from conversation_runs import CLAIMS, RUN_ID, write_conversation_run
 
 from ragassay.analysis.conversations_failures import failure_rule
 from ragassay.errors import ConfigError
 from ragassay.present.conversation_view import conversation_detail, conversation_listing
 from ragassay.results import read_payloads, read_run
+
+from conversation_runs import CLAIMS, RUN_ID, write_conversation_run
 
 
 @pytest.fixture(scope="module")

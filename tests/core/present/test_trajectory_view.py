@@ -5,11 +5,12 @@ found and finding step, long texts cut; on the hand-built agents run (tests/traj
 from __future__ import annotations
 
 import pytest
-from trajectory_runs import write_trajectory_run
 
 from ragassay.models import Hop, RAGOutput, Sample, Step
 from ragassay.present.trajectory_view import TEXT_CHARS, step_rows, trajectory_timeline
 from ragassay.results import read_run
+
+from trajectory_runs import write_trajectory_run
 
 
 @pytest.fixture(scope="module")

@@ -8,10 +8,11 @@ import functools
 from pathlib import Path
 
 import pytest
-from hops_db import agent_output, answer, model, plain_output, retrieval, samples, tool
 
 from ragassay import Unscored, testing
 from ragassay.components import ComponentContext
+
+from hops_db import agent_output, answer, model, plain_output, retrieval, samples, tool
 
 CITY = ("employee_city", "Ana Silva")  # 3 hops: employee-100, department-10, site-1; answer Sydney
 DEPT = ("employee_department", "Ben Okoro")  # 2 hops: employee-101, department-11; answer Build

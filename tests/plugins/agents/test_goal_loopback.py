@@ -5,12 +5,13 @@ the prompt shows the trajectory compactly."""
 from __future__ import annotations
 
 import pytest
-from agent_judge import FAULTS, SCENARIOS, SCORED, AgentJudge, scored
 
 from ragassay import RAGOutput, Sample, Step, testing
 from ragassay.plugins.agents.goal import TrajectoryGoal
 from ragassay.plugins.agents.trajectory_judging import judge_prompt
 from ragassay.plugins.agents.trajectory_prompts import GOAL_PROMPT
+
+from agent_judge import FAULTS, SCENARIOS, SCORED, AgentJudge, scored
 
 pytest.importorskip("openai")
 

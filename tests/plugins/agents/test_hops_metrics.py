@@ -8,10 +8,11 @@ import functools
 from pathlib import Path
 
 import pytest
-from hops_db import agent_output, answer, doc, model, plain_output, retrieval, samples, tool
 
 from ragassay import Hop, RAGOutput, Sample, Unscored, testing
 from ragassay.components import ComponentContext
+
+from hops_db import agent_output, answer, doc, model, plain_output, retrieval, samples, tool
 
 NAMES = ("hop_recall", "hop_precision", "hop_mrr", "hop_coverage")
 CITY = ("employee_city", "Ana Silva")  # 3 hops: employee-100, department-10, site-1

@@ -5,9 +5,10 @@ re-asked and, when it stays, unscored with the raw reply; the validation of a bl
 from __future__ import annotations
 
 import pytest
-from agent_judge import FAULTS, SCENARIOS, SCORED, AgentJudge, scored
 
 from ragassay.plugins.agents.judge_blame import check_blame
+
+from agent_judge import FAULTS, SCENARIOS, SCORED, AgentJudge, scored
 
 pytest.importorskip("openai")
 

@@ -5,6 +5,7 @@ unscored with the reason."""
 from __future__ import annotations
 
 import pytest
+
 from agent_judge import PLUGIN
 
 EXPECTED = [{"name": "crm", "arguments": {"project": "Apollo"}}]

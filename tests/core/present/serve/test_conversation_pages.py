@@ -8,9 +8,9 @@ import html
 import re
 
 import pytest
-from conversation_runs import MARKUP, PLANT, RUN_ID, write_conversation_run
 from written_runs import write_run
 
+from conversation_runs import MARKUP, PLANT, RUN_ID, write_conversation_run
 from serve_helpers import client
 
 RUN = f"/runs/{RUN_ID}"

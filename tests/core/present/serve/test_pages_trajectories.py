@@ -9,10 +9,10 @@ import html
 import re
 
 import pytest
-from trajectory_runs import MARKUP, PLANT, RUN_ID, write_trajectory_run
 from written_runs import write_run
 
 from serve_helpers import client
+from trajectory_runs import MARKUP, PLANT, RUN_ID, write_trajectory_run
 
 RUN = f"/runs/{RUN_ID}"
 

@@ -1,0 +1,111 @@
+"""A trace's span tree as an agent trajectory: one :class:`~ragassay.Step` per agent, tool, model and retrieval
+span, ordered by start time, nested agents linked by ``parent_id``, and the final answer last.
+
+Span -> step (conventions and versions: :mod:`ragassay.traces.trajectory_fields`):
+
+* ``gen_ai.operation.name`` = invoke_agent, OpenInference ``AGENT`` -> ``agent`` (name, input, output);
+* execute_tool, ``TOOL`` -> ``tool_call`` (name, call_id, arguments, result, error);
+* chat, text_completion, generate_content, ``LLM`` -> ``model_call`` (model as name, input, output, usage);
+* retrieval, ``RETRIEVER``, ``RERANKER`` -> ``retrieval`` (query, context_ids, document_ids, scores);
+* anything else (CHAIN, EMBEDDING, create_agent, GUARDRAIL, unknown) is no step: counted in ``skipped`` by kind.
+
+Every step's ``parent_id`` is the nearest enclosing agent step (None at top level); its ``id`` is the span id;
+``latency_s`` and ``started_at`` come from the span's times; ``error`` from its status and ``error.type``. The
+last step is ``answer`` (id ``"answer"``, top level) with the trace's answer: the root span's output, else the
+last model call's (:func:`ragassay.traces.map_trace`). Spans a :class:`~ragassay.traces.TraceMapping` names by
+``span_kinds`` count as the kind it gives them.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..models import Step
+from .mapping import TraceMapping, span_kind
+from .model import Trace, TraceSpan
+from .trajectory_fields import agent_step, model_step, retrieval_step, tool_step
+
+ANSWER_STEP_ID = "answer"
+#: gen_ai.operation.name values that are an agent's creation, not a step of its run.
+NOT_A_STEP = {"create_agent"}
+
+
+class SpanTrajectory(BaseModel):
+    """The trajectory read from spans, with the spans that were not steps counted by kind ('' = unknown)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    steps: list[Step] = Field(default_factory=list, description="Steps in start-time order, the answer last.")
+    skipped: dict[str, int] = Field(
+        default_factory=dict, description="Spans that are no step, by kind (CHAIN, EMBEDDING, '' for unknown)."
+    )
+
+
+def trace_trajectory(trace: Trace, mapping: TraceMapping | None = None) -> SpanTrajectory:
+    """The trajectory of a mapped :class:`~ragassay.traces.Trace` (its spans and its answer)."""
+    return spans_to_trajectory(trace.spans, answer=trace.answer, mapping=mapping)
+
+
+def spans_to_trajectory(
+    spans: list[TraceSpan], answer: str = "", mapping: TraceMapping | None = None
+) -> SpanTrajectory:
+    """The trajectory of one trace's spans (any order; the spans are not changed). ``answer``: the text of the
+    final answer step (none when empty)."""
+    mapping = mapping or TraceMapping()
+    by_id = {s.span_id: s for s in spans}
+    kinds = {s.span_id: _step_kind(s, mapping) for s in spans}
+    ordered = sorted(spans, key=lambda s: (s.start_ns, s.end_ns, s.span_id))
+    steps: list[Step] = []
+    skipped: dict[str, int] = {}
+    for span in ordered:
+        kind = kinds[span.span_id]
+        if kind is None:
+            label = _label(span, mapping)
+            skipped[label] = skipped.get(label, 0) + 1
+            continue
+        span = span.model_copy(update={"kind": span_kind(span, mapping)})
+        parent = _enclosing_agent(span, by_id, kinds)
+        if kind == "agent":
+            steps.append(agent_step(span, parent))
+        elif kind == "tool_call":
+            steps.append(tool_step(span, parent))
+        elif kind == "model_call":
+            steps.append(model_step(span, parent))
+        else:
+            steps.append(retrieval_step(span, parent, mapping.document_prefixes))
+    if answer:
+        steps.append(Step(id=ANSWER_STEP_ID, kind="answer", output=answer))
+    return SpanTrajectory(steps=steps, skipped=dict(sorted(skipped.items())))
+
+
+def _step_kind(span: TraceSpan, mapping: TraceMapping) -> str | None:
+    if span.attributes.get("gen_ai.operation.name") in NOT_A_STEP:
+        return None
+    return {
+        "AGENT": "agent",
+        "TOOL": "tool_call",
+        "LLM": "model_call",
+        "RETRIEVER": "retrieval",
+        "RERANKER": "retrieval",
+    }.get(span_kind(span, mapping))
+
+
+def _label(span: TraceSpan, mapping: TraceMapping) -> str:
+    """The kind a skipped span is counted under: its mapped kind, else what it declares, else '' (unknown)."""
+    operation = span.attributes.get("gen_ai.operation.name")
+    if operation in NOT_A_STEP:
+        return operation
+    declared = span.attributes.get("openinference.span.kind") or operation
+    return span_kind(span, mapping) or (str(declared) if declared else "")
+
+
+def _enclosing_agent(span: TraceSpan, by_id: dict[str, TraceSpan], kinds: dict[str, str | None]) -> str | None:
+    """The span id of the nearest ancestor that is an agent step (a broken or cyclic parent chain ends the walk)."""
+    seen = {span.span_id}
+    parent = span.parent_span_id
+    while parent and parent in by_id and parent not in seen:
+        if kinds[parent] == "agent":
+            return parent
+        seen.add(parent)
+        parent = by_id[parent].parent_span_id
+    return None
