@@ -73,7 +73,7 @@ backoff_s = 0.0 }} }}
     metrics = ["contains_answer", "hop_coverage", "hop_recall", "step_blame"]
     decide = {decide}
 """
-DECIDE = ["contains_answer", "hop_coverage", "latency_s"]
+DECIDE = ["hop_coverage", "contains_answer", "latency_s"]  # hop_coverage first: the frontier judges by it
 
 
 def join_samples(tmp: Path) -> list:
