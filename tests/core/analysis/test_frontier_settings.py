@@ -66,7 +66,9 @@ def test_the_default_frontier_is_dollars_and_the_median(read):
     found = _frontier(read())
     assert (found.latency, found.cost, found.dimensions) == ("p50", "dollars", ["quality", "cost", "latency"])
     points = {p.system: p for p in found.points}
-    assert points["single"].cost_per_answer == pytest.approx(SINGLE_DOLLARS) and points["decompose"].cost_per_answer == 0
+    assert (
+        points["single"].cost_per_answer == pytest.approx(SINGLE_DOLLARS) and points["decompose"].cost_per_answer == 0
+    )
     assert points["single"].latency == pytest.approx(1.195) and points["decompose"].latency == pytest.approx(1.195)
     assert found.systems == ["decompose"] and points["single"].dominated_by == ["decompose"]
     assert found.basis() == (

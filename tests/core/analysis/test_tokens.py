@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from trajectory_runs import write_trajectory_run
 from written_runs import write_run
 
 from ragassay.analysis.tokens import OUTPUT_COLUMNS, TOKENS, output_columns, tokens_column
 from ragassay.analysis.verdicts import BETTER, METHOD_CLUSTERED, NO_DIFFERENCE, TOO_FEW, WORSE, decide
 from ragassay.errors import ConfigError
 from ragassay.results import read_run
+
+from trajectory_runs import write_trajectory_run
 
 N = 12
 
