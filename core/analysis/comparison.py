@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from ..config.frontier import FrontierSettings, frontier_settings
+from ..config.frontier_options import FrontierSettings, frontier_settings
 from .latency import Frontier, LatencyStats, frontier, frontier_inputs, latency_stats, quality_metric
 from .sequential_outcome import SequentialOutcome, sequential_outcome
 from .usage import RunTotals, SystemUsage, run_totals, system_usage

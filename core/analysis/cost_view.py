@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..config.frontier import FrontierSettings, frontier_settings
+from ..config.frontier_options import FrontierSettings, frontier_settings
 from ..errors import ConfigError
 from .bootstrap import UNITXT_SEED, bootstrap_mean_ci
 from .breakdown import check_metrics

@@ -6,19 +6,19 @@ report one; ``numpy.quantile``, linear) with 95% percentile-bootstrap intervals
 systems is decided like any other metric when ``latency_s`` is declared in ``[evaluation] decide`` (and so is
 ``tokens``, :mod:`.tokens`).
 
-**The frontier.** A system is *dominated* when another is at least as good on quality (the mean of one metric,
-by its direction), cost per answered sample and latency, and better on one of them; the frontier is the systems
-no other dominates (Pareto optimality). ``[evaluation] frontier`` (:class:`ragassay.config.frontier.FrontierSettings`)
-chooses the latency quantile (p50 by default, p95 or p99) and the cost (dollars per answered sample by default,
-or tokens, input + output, per answered sample). Quality and cost compare point estimates (a system just off the
-frontier may not be worse beyond noise: see the verdicts). Latency compares the chosen quantile's intervals: one
-system is faster than another only when its 95% interval lies wholly below the other's; overlapping intervals
-are a tie, so a sub-millisecond difference inside the noise never decides (a system without an interval, fewer
-than 2 latencies, ties every other that reports one). The quality metric (:func:`quality_metric`) is the first
-of the decision family, else the first column that is not constant, so ``compare``, the cost view and the report
-judge quality by the same metric. A cost in dollars that is unknown (an unpriced model) for any system leaves
-cost out of the comparison, and so does a latency no system reports; the result says which dimensions, which
-quantile and which cost were used (:meth:`Frontier.basis`).
+**The frontier.** A system is *dominated* when another is at least as good on quality (the mean of one metric, by
+its direction), cost per answered sample and latency, and better on one of them; the frontier is the systems no
+other dominates (Pareto optimality). ``[evaluation] frontier``
+(:class:`ragassay.config.frontier_options.FrontierSettings`) chooses the latency quantile (p50 by default, p95 or
+p99) and the cost (dollars per answered sample by default, or tokens, input + output, per answered sample). Quality
+and cost compare point estimates (a system just off the frontier may not be worse beyond noise: see the verdicts).
+Latency compares the chosen quantile's intervals: one system is faster than another only when its 95% interval lies
+wholly below the other's; overlapping intervals are a tie, so a sub-millisecond difference inside the noise never
+decides (a system without an interval, fewer than 2 latencies, ties every other that reports one). The quality
+metric (:func:`quality_metric`) is the first of the decision family, else the first column that is not constant, so
+``compare``, the cost view and the report judge quality by the same metric. A cost in dollars that is unknown (an
+unpriced model) for any system leaves cost out of the comparison, and so does a latency no system reports; the
+result says which dimensions, which quantile and which cost were used (:meth:`Frontier.basis`).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from ..config.frontier import DOLLARS, TOKENS, FrontierSettings
+from ..config.frontier_options import DOLLARS, TOKENS, FrontierSettings
 from .bootstrap import QuantileInterval, quantile_ci
 
 QUANTILES = (0.5, 0.95, 0.99)

@@ -19,7 +19,7 @@ from ..llm.budget import Budget
 from ..llm.settings import LLMSection
 from ..refs import ComponentRef
 from .analysis import AnalysisSection
-from .frontier import FrontierSettings
+from .frontier_options import FrontierSettings
 from .sequential import SequentialSettings
 
 if sys.version_info >= (3, 11):

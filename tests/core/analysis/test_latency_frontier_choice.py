@@ -23,7 +23,7 @@ from written_runs import write_run
 from ragassay.analysis.comparison import compare
 from ragassay.analysis.cost_view import cost_view
 from ragassay.analysis.report import run_report
-from ragassay.config.frontier import FrontierSettings
+from ragassay.config.frontier_options import FrontierSettings
 from ragassay.results import read_run
 
 N = 40

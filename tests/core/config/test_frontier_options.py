@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from ragassay.config import parse_config
-from ragassay.config.frontier import FrontierSettings, frontier_settings
+from ragassay.config.frontier_options import FrontierSettings, frontier_settings
 from ragassay.errors import ConfigError
 
 SYSTEMS = {"a": {}}
