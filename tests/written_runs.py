@@ -3,7 +3,8 @@ stored run is given, without running a system (the store is real; only the value
 
 ``write_run(path, {"a": [cell, ...], "b": [...]})`` writes one run whose systems answer the same samples; a cell
 is a dict with any of ``metrics`` ({label: value or None}), ``judges`` ({label: True, False or None}), ``latency``
-(seconds), ``status`` ("ok" or "failed").
+(seconds), ``status`` ("ok" or "failed"), ``usage`` ((input tokens, output tokens, "backend/model"): one model
+call, priced by the built-in prices; a "local/..." model is free, an unknown one leaves the cost unknown).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ragassay.models import Judgement, MetricValue, RAGOutput, Sample
+from ragassay.models import Judgement, MetricValue, RAGOutput, Sample, TokenUsage
 from ragassay.store import open_store, store_url
 from ragassay.store.units import UnitResult
 
@@ -72,7 +73,12 @@ def write_run(
 def _unit(system: str, sample: Sample, cell: dict) -> UnitResult:
     if cell.get("status", "ok") == "failed":
         return UnitResult(system, sample.question_id, "failed", None, error="planted failure")
-    output = RAGOutput(answer=f"{system} says {sample.question_id}", contexts=[], latency_s=cell.get("latency"))
+    output = RAGOutput(
+        answer=f"{system} says {sample.question_id}",
+        contexts=[],
+        latency_s=cell.get("latency"),
+        usage=_usage(cell.get("usage")),
+    )
     metrics = [
         MetricValue(metric=m, value=v) if v is not None else MetricValue(metric=m, value=None, unscored_reason="none")
         for m, v in cell.get("metrics", {}).items()
@@ -84,3 +90,11 @@ def _unit(system: str, sample: Sample, cell: dict) -> UnitResult:
         for j, v in cell.get("judges", {}).items()
     ]
     return UnitResult(system, sample.question_id, "ok", output, metrics=metrics, judgements=judgements)
+
+
+def _usage(planted: tuple[int, int, str] | None) -> TokenUsage:
+    if planted is None:
+        return TokenUsage()
+    tokens_in, tokens_out, model = planted
+    call = TokenUsage(input_tokens=tokens_in, output_tokens=tokens_out, calls=1)
+    return TokenUsage(input_tokens=tokens_in, output_tokens=tokens_out, calls=1, by_model={model: call})

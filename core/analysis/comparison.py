@@ -2,11 +2,11 @@
 
 Per run: the verdicts (:mod:`.verdicts`: cells with intervals, one paired procedure per pair), each system's
 outputs and spending (:mod:`.usage`), its latency quantiles and the quality-cost-latency frontier
-(:mod:`.latency`), the run-to-run spread of repeated judges (:mod:`.variance`), and for a sequential run its
-decisions and savings (:mod:`.sequential_outcome`). Columns that carry no
-information are hidden unless asked for: in a comparison of several systems, a metric equal on every system and
-sample; token and cost columns that are 0 for every system; evaluation columns when no metric or judge called a
-model. :attr:`Comparison.hidden` says what was hidden and why.
+(:mod:`.latency`, with the quantile and cost of ``[evaluation] frontier``), the run-to-run spread of repeated
+judges (:mod:`.variance`), and for a sequential run its decisions and savings (:mod:`.sequential_outcome`).
+Columns that carry no information are hidden unless asked for: in a comparison of several systems, a metric equal
+on every system and sample; token and cost columns that are 0 for every system; evaluation columns when no metric
+or judge called a model. :attr:`Comparison.hidden` says what was hidden and why.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from .latency import Frontier, LatencyStats, frontier, latency_stats, quality_metric
+from ..config.frontier_options import FrontierSettings, frontier_settings
+from .latency import Frontier, LatencyStats, frontier, frontier_inputs, latency_stats, quality_metric
 from .sequential_outcome import SequentialOutcome, sequential_outcome
 from .usage import RunTotals, SystemUsage, run_totals, system_usage
 from .variance import SpreadRow, run_spreads
@@ -90,8 +91,10 @@ def compare(
     seed: int = 0,
     family: Sequence[str] | None = None,
     all_columns: bool = False,
+    frontier: FrontierSettings | None = None,
 ) -> Comparison:
-    """The comparison of ``runs`` (:class:`ragassay.results.RunData`, in order)."""
+    """The comparison of ``runs`` (:class:`ragassay.results.RunData`, in order); ``frontier``: what the frontiers
+    compare (default: each run's stored ``[evaluation] frontier``)."""
     rows, parts, columns, directions = [], [], [], {}
     for run in runs:
         verdicts = decide(run, baseline=baseline, alpha=alpha, seed=seed, family=family)
@@ -110,7 +113,7 @@ def compare(
                 run.id,
                 verdicts,
                 latency,
-                run_frontier(run, verdicts, usages, latency),
+                run_frontier(run, verdicts, usages, latency, settings=frontier),
                 run_spreads(run, verdicts.baseline),
                 run_totals(usages)[0],
                 sequential_outcome(run, usages),
@@ -119,16 +122,19 @@ def compare(
     return _with_hidden(rows, columns, directions, parts, all_columns)
 
 
-def run_frontier(run, verdicts: Verdicts, usages: list[SystemUsage], latency: list[LatencyStats], metric=None):
+def run_frontier(
+    run, verdicts: Verdicts, usages: list[SystemUsage], latency: list[LatencyStats], metric=None, settings=None
+):
     """The frontier of one run on ``metric`` (default: :func:`~ragassay.analysis.latency.quality_metric`, the first
-    metric of the decision family); None when the run has one system or no column."""
+    metric of the decision family), comparing the latency quantile and cost of ``settings`` (default: the run's
+    stored ``[evaluation] frontier``); None when the run has one system or no column."""
     metric = metric or quality_metric(run.columns, verdicts.family, verdicts.constant)
     if metric is None or len(run.systems) < 2:
         return None
+    settings = settings or frontier_settings(run.info.config)
     means = {c.system: c.mean for c in verdicts.cells if c.metric == metric}
-    cost = {u.system: None if u.cost_usd is None else u.cost_usd / max(u.answered, 1) for u in usages}
-    p50 = {s.system: s.at(0.5) for s in latency}
-    return frontier(run.systems, means, cost, p50, metric=metric, direction=run.direction(metric))
+    cost, at = frontier_inputs(usages, latency, settings)
+    return frontier(run.systems, means, cost, at, metric=metric, direction=run.direction(metric), settings=settings)
 
 
 def _with_hidden(rows, columns, directions, parts, all_columns: bool) -> Comparison:

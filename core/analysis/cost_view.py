@@ -12,7 +12,8 @@ evaluation's own cost (metric and judge model calls), and
 
 A cost is a number only when every model used has a price: unpriced models make it unknown (None, with the
 models named), never 0. A system that made no priced call at all costs $0 and has no quality per dollar. The view
-also carries each system's latency quantiles and the quality-cost-latency frontier (:mod:`.latency`). Quality is
+also carries each system's latency quantiles and the quality-cost-latency frontier (:mod:`.latency`; the
+latency quantile and the cost, dollars or tokens per answer, of ``[evaluation] frontier``). Quality is
 judged by the metric the comparison's frontier uses (:func:`~ragassay.analysis.latency.quality_metric`: the first
 of the decision family, never a metric constant on every system and sample), so both say the same.
 """
@@ -21,10 +22,11 @@ from __future__ import annotations
 
 import dataclasses
 
+from ..config.frontier_options import FrontierSettings, frontier_settings
 from ..errors import ConfigError
 from .bootstrap import UNITXT_SEED, bootstrap_mean_ci
 from .breakdown import check_metrics
-from .latency import Frontier, LatencyStats, frontier, latency_stats, quality_metric
+from .latency import Frontier, LatencyStats, frontier, frontier_inputs, latency_stats, quality_metric
 from .usage import SystemUsage, system_usage
 
 
@@ -69,13 +71,15 @@ def cost_view(
     *,
     seed: int = UNITXT_SEED,
     latency: list[LatencyStats] | None = None,
+    settings: FrontierSettings | None = None,
 ) -> CostView:
     """The cost view of ``run`` (:class:`ragassay.results.RunData`).
 
     ``metric`` defaults to the frontier's (:func:`~ragassay.analysis.latency.quality_metric` over the run's stored
     decision family); ``baseline`` to the first system.
     ``latency``: the run's :func:`~ragassay.analysis.latency.latency_stats` with the same ``seed`` when already
-    computed (``compare`` has them), else computed here.
+    computed (``compare`` has them), else computed here. ``settings``: the frontier's latency quantile and cost
+    (default: the run's stored ``[evaluation] frontier``).
     """
     columns = run.columns
     if not columns:
@@ -91,14 +95,10 @@ def cost_view(
     qualities = {s: _quality(run, s, metric, seed) for s in systems}
     rows = [_row(usages[s], qualities[s], base_tokens, s == baseline) for s in systems]
     latency = latency_stats(run, seed) if latency is None else latency
-    points = frontier(
-        systems,
-        {s: qualities[s].mean for s in systems},
-        {r.system: None if r.cost_usd is None else r.cost_usd / max(r.outputs, 1) for r in rows},
-        {x.system: x.at(0.5) for x in latency},
-        metric=metric,
-        direction=run.direction(metric),
-    )
+    settings = settings or frontier_settings(run.info.config)
+    cost, at = frontier_inputs([usages[s] for s in systems], latency, settings)
+    quality = {s: qualities[s].mean for s in systems}
+    points = frontier(systems, quality, cost, at, metric=metric, direction=run.direction(metric), settings=settings)
     return CostView(run.id, metric, baseline, rows, latency, points if len(systems) > 1 else None)
 
 

@@ -15,7 +15,9 @@ comparison's Holm level, and the pair is
 - **inconclusive** otherwise: the samples cannot tell (the summary gives the samples that would settle it).
 
 The margin is ``[gate] margins`` for the metric (its own units), else ``[gate] margin`` x the width of the metric's
-declared range (0.02: two points of a 0-1 metric); a metric with an open range needs its own margin.
+declared range (0.02: two points of a 0-1 metric); a metric with an open range needs its own margin. A declared
+family may name ``latency_s`` and ``tokens``, each output's seconds and tokens (:mod:`.tokens`, lower is better,
+no declared range: give them ``[gate] margins`` in non-inferiority mode).
 
 **Superiority** (``--mode superiority``): the test of "no difference"; a pair is a regression exactly when its
 interval lies on the worse side of 0, and passes otherwise.
@@ -33,6 +35,7 @@ import numpy as np
 
 from ..errors import ConfigError, DatasetError
 from .paired import PairInput, PairOutcome, decide_family
+from .tokens import OUTPUT_COLUMNS, output_columns
 from .usage import SystemUsage, system_usage
 
 EXIT_PASS, EXIT_REGRESSION, EXIT_ERROR = 0, 1, 2
@@ -310,8 +313,9 @@ def shared_samples(candidate, baseline) -> tuple[list[str], int, int]:
 def _columns(candidate, baseline, systems, shared, wanted, notes: list[str]) -> list[str]:
     from .verdicts import stored_family
 
-    everything = candidate.columns + [c for c in baseline.columns if c not in candidate.columns]
     declared = wanted if wanted is not None else stored_family(candidate.info.config)
+    everything = candidate.columns + [c for c in baseline.columns if c not in candidate.columns]
+    everything += [c for c in output_columns(declared) if c not in everything]
     if declared is not None:
         unknown = [m for m in declared if m not in everything]
         if unknown:
@@ -320,12 +324,13 @@ def _columns(candidate, baseline, systems, shared, wanted, notes: list[str]) -> 
                 f"runs: {', '.join(everything)}"
             )
         everything = list(dict.fromkeys(declared))
+    base, cand = (_with_outputs(run.columns) for run in (baseline, candidate))
     for column in everything:
-        if column not in baseline.columns:
+        if column not in base:
             notes.append(f"metric {column} is only in the candidate run: not compared")
-        elif column not in candidate.columns:
+        elif column not in cand:
             notes.append(f"metric {column} is only in the baseline run: not compared")
-    columns = [c for c in everything if c in candidate.columns and c in baseline.columns]
+    columns = [c for c in everything if c in cand and c in base]
     if not columns:
         raise ConfigError("the candidate and baseline runs have no metric or judge in common: nothing to compare")
     if declared is None:
@@ -344,9 +349,17 @@ def _constant(column: str, systems, shared, candidate, baseline) -> bool:
     return len(scored) > 0 and no_variation(scored)
 
 
+def _with_outputs(columns: list[str]) -> list[str]:
+    """A run's metric columns and the output columns (latency_s, tokens) every run has."""
+    return columns + [c for c in OUTPUT_COLUMNS if c not in columns]
+
+
 def aligned(run, system: str, column: str, shared: list[str]) -> np.ndarray:
-    """The values of (``system``, ``column``) of ``run`` on the ``shared`` question ids, in that order."""
-    values, position = run.values(system, column), run.position
+    """The values of (``system``, ``column``) of ``run`` on the ``shared`` question ids, in that order (an output
+    column, latency_s or tokens, from the outputs)."""
+    output = column in OUTPUT_COLUMNS and column not in run.columns
+    values = OUTPUT_COLUMNS[column](run, system) if output else run.values(system, column)
+    position = run.position
     return np.array([values[position[q]] for q in shared], dtype=float)
 
 
@@ -355,7 +368,7 @@ def _side(run, keys, shared) -> dict:
 
 
 def _directions(run, columns) -> dict[str, str]:
-    return {c: run.direction(c) for c in columns}
+    return {c: "lower" if c in OUTPUT_COLUMNS and c not in run.columns else run.direction(c) for c in columns}
 
 
 def _margins(run, columns, settings: GateSettings) -> dict[str, float]:

@@ -137,16 +137,17 @@ def decide(run, *, baseline: str | None = None, alpha: float = 0.05, seed: int =
     """The verdicts of a run (:class:`ragassay.results.RunData`): its systems in run order, its metric and judge
     columns, directions from the stored metric specs, the family from ``family`` or the run's stored
     ``[evaluation] decide`` (default: every column not constant across every system); ``partial`` says what a
-    run that is not complete has scored."""
-    from .latency import LATENCY, latency_column
+    run that is not complete has scored. A family naming ``latency_s`` or ``tokens`` adds that output column
+    (:mod:`.tokens`; lower is better), decided like a metric."""
     from .partial import partial_note
+    from .tokens import OUTPUT_COLUMNS, output_columns
 
     declared = family if family is not None else stored_family(run.info.config)
-    columns = run.columns + ([LATENCY] if declared and LATENCY in declared else [])
+    extra = [c for c in output_columns(declared) if c not in run.columns]  # a metric of the same name wins
+    columns = run.columns + extra
     arrays = {(s, c): run.values(s, c) for s in run.systems for c in run.columns}
-    if LATENCY in columns:
-        arrays.update({(s, LATENCY): latency_column(run, s) for s in run.systems})
-    directions = {c: run.direction(c) for c in run.columns} | {LATENCY: "lower"}
+    arrays.update({(s, c): OUTPUT_COLUMNS[c](run, s) for s in run.systems for c in extra})
+    directions = {c: run.direction(c) for c in run.columns} | dict.fromkeys(extra, "lower")
     verdicts = decide_columns(
         arrays,
         run.systems,
@@ -156,11 +157,17 @@ def decide(run, *, baseline: str | None = None, alpha: float = 0.05, seed: int =
         baseline=baseline,
         alpha=alpha,
         seed=seed,
-        unscored=run.unscored,
+        unscored=run.unscored | _unscored_outputs(run, extra, arrays),
         family=declared,
         clusters=run.clusters,
     )
     return dataclasses.replace(verdicts, partial=partial_note(run))
+
+
+def _unscored_outputs(run, columns: list[str], arrays) -> dict[tuple[str, str], int]:
+    """Per (system, output column): the stored outputs without a value (failed, or no latency reported)."""
+    produced = {s: np.array([run.output(s, q) is not None for q in run.question_ids], dtype=bool) for s in run.systems}
+    return {(s, c): int(np.count_nonzero(np.isnan(arrays[(s, c)]) & produced[s])) for s in run.systems for c in columns}
 
 
 def stored_family(config: Mapping) -> list[str] | None:
@@ -264,7 +271,7 @@ def _family(metrics: Sequence[str], declared: Sequence[str] | None, constant: li
     if unknown:
         raise ConfigError(
             f"[evaluation] decide names {', '.join(unknown)}, which the run did not score. Its metrics and "
-            f"judges: {', '.join(metrics)}"
+            f"judges: {', '.join(metrics)} (also latency_s and tokens: each output's seconds and tokens)"
         )
     return list(dict.fromkeys(declared))
 

@@ -137,11 +137,10 @@ def cost_table(view) -> Table:
     latency = {s.system: s for s in view.latency}
     points = {p.system: p for p in view.frontier.points} if view.frontier else {}
     rows = [_cost_row(row, latency.get(row.system), points.get(row.system)) for row in view.rows]
+    basis = view.frontier.basis() if view.frontier is not None else "one system, no frontier"
     notes = [
         f"quality = mean of {view.metric}; quality/$ = quality / cost per answer; "
-        f"tokens saved = {view.baseline}'s tokens (in + out) minus the system's; frontier: not dominated on "
-        "quality, cost per answer and median latency (faster only when its 95% interval lies wholly below the "
-        "other's)"
+        f"tokens saved = {view.baseline}'s tokens (in + out) minus the system's; frontier: {basis}"
     ]
     if view.frontier is not None and view.frontier.notes:
         notes += [f"frontier: {n}" for n in view.frontier.notes]

@@ -35,7 +35,7 @@ def decision_options(command):
             "family",
             multiple=True,
             metavar="METRIC",
-            help="A metric (or judge:LABEL, latency_s) that decides; repeat for several "
+            help="A metric (or judge:LABEL, latency_s, tokens) that decides; repeat for several "
             "(default: the run's [evaluation] decide, else every metric that varies).",
         ),
     ]

@@ -59,6 +59,8 @@ def data_of(comparison, tables: dict[str, Table]) -> dict:
             "run": part.run_id,
             "metric": part.frontier.metric,
             "dimensions": part.frontier.dimensions,
+            "latency": part.frontier.latency,
+            "cost": part.frontier.cost,
             "systems": part.frontier.systems,
             "notes": part.frontier.notes,
         }
@@ -395,19 +397,11 @@ def latency_table(comparison) -> Table:
         if part.frontier is not None:
             f = part.frontier
             notes.append(
-                f"frontier of run {part.run_id[:8]}: {', '.join(f.systems)} (not dominated on "
-                f"{' / '.join(_dimension(d, f) for d in f.dimensions)})" + "".join(f"; {n}" for n in f.notes)
+                f"frontier of run {part.run_id[:8]}: {', '.join(f.systems)} ({f.basis()})"
+                + "".join(f"; {n}" for n in f.notes)
             )
     legend = "latency quantiles in seconds over ok outputs, [95% percentile-bootstrap interval]"
     return Table("latency and the quality-cost-latency frontier", columns, rows, [legend, *notes])
-
-
-def _dimension(name: str, frontier) -> str:
-    if name == "quality":
-        return f"{frontier.metric} ({frontier.direction} is better)"
-    if name == "cost":
-        return "cost per answer"
-    return "median latency, apart only when the 95% intervals are disjoint"
 
 
 def _quantile_cell(row: dict, label: str) -> str:

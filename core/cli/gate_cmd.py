@@ -34,7 +34,7 @@ BASELINE_HELP = (
     "metrics",
     multiple=True,
     metavar="METRIC",
-    help="A metric (or judge:LABEL, latency_s) of the decision family; repeat for several "
+    help="A metric (or judge:LABEL, latency_s, tokens) of the decision family; repeat for several "
     "(default: [evaluation] decide, else every metric both runs scored that varies).",
 )
 @click.option(

@@ -230,7 +230,8 @@ def _print_comparison(loaded, summary, baseline: str | None) -> None:
     out = console()  # rich, imported here: a quiet run prints no table
     if summary.budget_limited:
         out.print("[bold]Partial verdicts[/bold] (budget-limited: on the samples scored so far)")
-    print_comparison(out, compare([data], baseline=baseline, family=loaded.config.evaluation.decide))
+    evaluation = loaded.config.evaluation
+    print_comparison(out, compare([data], baseline=baseline, family=evaluation.decide, frontier=evaluation.frontier))
 
 
 BUDGET_LIMITED_EXIT = 3  # the run stopped at its budget (docs/llm.md, Estimates and budgets)

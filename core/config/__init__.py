@@ -19,6 +19,7 @@ from ..llm.budget import Budget
 from ..llm.settings import LLMSection
 from ..refs import ComponentRef
 from .analysis import AnalysisSection
+from .frontier_options import FrontierSettings
 from .sequential import SequentialSettings
 
 if sys.version_info >= (3, 11):
@@ -176,9 +177,15 @@ class EvaluationSection(BaseModel):
     judges: list[ComponentRef] = Field(default_factory=list, description="Judges run on every output.")
     decide: list[str] | None = Field(
         None,
-        description="The decision family: the metrics (and judge:LABEL, latency_s) whose paired comparisons decide "
-        "'better' or 'worse' in compare, run and the gate, Holm-adjusted together. Default: every metric and judge "
-        "that is not constant across every system.",
+        description="The decision family: the metrics (and judge:LABEL; latency_s, the seconds of each output; "
+        "tokens, its input + output tokens) whose paired comparisons decide 'better' or 'worse' in compare, run and "
+        "the gate, Holm-adjusted together. Default: every metric and judge that is not constant across every system.",
+    )
+    frontier: FrontierSettings = Field(
+        default_factory=FrontierSettings,
+        description='What the quality-cost-latency frontier compares, e.g. { latency = "p95", cost = "tokens" }: '
+        "latency, the quantile (p50, p95 or p99; default p50); cost, dollars per answered sample (default) or "
+        "tokens per answered sample (docs/statistics.md, The frontier).",
     )
     budget: Budget | None = Field(
         None,

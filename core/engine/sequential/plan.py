@@ -131,7 +131,7 @@ def _comparison(system, baseline, column, traits, settings: SequentialSettings, 
     if column not in traits:
         raise ConfigError(
             f"{where}: [evaluation] decide names {column}, which a sequential run cannot test (not a metric or "
-            f"judge of this config, or latency_s: unbounded). Its metrics and judges: {', '.join(traits)}"
+            f"judge of this config, or latency_s or tokens: unbounded). Its metrics and judges: {', '.join(traits)}"
         )
     low, high = (traits[column].get("value_range") or (None, None))[:2]
     if low is None or high is None:

@@ -119,11 +119,7 @@ def latency_section(part) -> Section:
     legend = "latency in seconds over ok outputs [95% percentile-bootstrap interval]."
     if part.frontier is not None:
         f = part.frontier
-        legend += (
-            f" Frontier: not dominated on quality ({f.metric}), cost per answer and median latency, a system "
-            "being faster only when its 95% interval lies wholly below the other's "
-            f"({', '.join(f.dimensions)} compared{''.join('; ' + n for n in f.notes)})."
-        )
+        legend += f" Frontier: {f.basis()}{''.join('; ' + n for n in f.notes)}."
     headers = ["system", "n", "p50 s", "p95 s", "p99 s", "frontier"]
     return Section("latency", "Latency and frontier", [Table(headers, rows, "latency")], legend)
 
