@@ -72,8 +72,10 @@ backoff_s = 0.0 }} }}
     [evaluation]
     metrics = ["contains_answer", "hop_coverage", "hop_recall", "step_blame"]
     decide = {decide}
+    frontier = {{ latency = "p95", cost = "tokens" }}
 """
-DECIDE = ["hop_coverage", "contains_answer", "latency_s"]  # hop_coverage first: the frontier judges by it
+# hop_coverage first: the frontier judges by it; then quality, and the costs of the extra hops
+DECIDE = ["hop_coverage", "contains_answer", "tokens", "latency_s"]
 
 
 def join_samples(tmp: Path) -> list:

@@ -13,7 +13,7 @@ import pytest
 import ragassay
 from ragassay.analysis.comparison import compare
 
-from aurp_agents import SYSTEMS, USAGE, AurpModel, join_samples, sub_questions, write_project
+from aurp_agents import DECIDE, SYSTEMS, USAGE, AurpModel, join_samples, sub_questions, write_project
 from servers.openai_chat import OpenAIChatServer
 
 pytest.importorskip("openai")
@@ -114,9 +114,9 @@ def test_a_model_that_skips_the_second_retrieval_is_blamed_at_hop_2(samples, ski
 
 
 def check_cost_dimensions(data, comparison) -> None:
-    """Assertion hook for the cost side of the decision (tokens, latency): today the exact token totals per system
-    and their order, the cost per answer on the frontier, a latency per output. Extend here when ``tokens`` is a
-    column of ``[evaluation] decide`` and the frontier compares tokens and p95 latency."""
+    """The cost side of the decision: the exact token totals per system and their order, tokens decided by the
+    paired procedure (every agent spends more on every sample), the frontier by tokens per answer and p95 latency,
+    a latency per output."""
     rows = {row.system: row for row in comparison.rows}
     for system, calls in CALLS.items():
         usage = rows[system].usage
@@ -125,7 +125,14 @@ def check_cost_dimensions(data, comparison) -> None:
         assert usage.failed == 0 and usage.cost_usd is not None
     tokens = {s: rows[s].usage.input_tokens + rows[s].usage.output_tokens for s in SYSTEMS}
     assert tokens["single_shot"] < tokens["decomposing"] < tokens["iterative"]
-    points = {p.system: p for p in comparison.runs[0].frontier.points}
+    pairs = {(p.system, p.metric): p for p in comparison.runs[0].verdicts.pairs}
+    for system in AGENTS:
+        spent = pairs[(system, "tokens")]
+        assert spent.verdict == "worse" and (spent.losses, spent.wins) == (30, 0)  # lower is better: 30 losses
+        assert spent.mean_diff == (tokens[system] - tokens["single_shot"]) / 30
+    frontier = comparison.runs[0].frontier
+    assert (frontier.latency, frontier.cost) == ("p95", "tokens")
+    points = {p.system: p for p in frontier.points}
     assert points["single_shot"].cost_per_answer < points["decomposing"].cost_per_answer
     assert points["decomposing"].cost_per_answer < points["iterative"].cost_per_answer
     assert all(data.output(s, q).latency_s > 0 for s in SYSTEMS for q in data.question_ids)
@@ -136,7 +143,7 @@ def test_single_shot_vs_decomposing_vs_iterative_decided_with_the_frontier(follo
     comparison = compare([data])
     (part,) = comparison.runs
     verdicts = part.verdicts
-    assert verdicts.baseline == "single_shot" and verdicts.family == ["hop_coverage", "contains_answer", "latency_s"]
+    assert verdicts.baseline == "single_shot" and verdicts.family == DECIDE
     pairs = {(p.system, p.metric): p for p in verdicts.pairs}
     for system in AGENTS:
         # the agents find hop 2, which single-shot's one retrieval misses on every sample
