@@ -132,9 +132,9 @@ def cost_table(report, frontier=None) -> Table:
         )
     headers = ["system", "answered", "trajectories", "retrieval steps", "tokens", "latency s"]
     headers += ["tokens per retrieval", "latency per retrieval", "extra tokens", "extra latency s", "on the frontier"]
+    basis = f"{frontier.basis()} (the cost page)" if frontier is not None else "no frontier for this run"
     notes = [
         "tokens: input + output per answer; per retrieval: all tokens (latency) / all retrieval steps; an answer "
-        "without a trajectory counts one retrieval step when it returned a context. The frontier: quality, cost "
-        "and latency (the cost page)."
+        f"without a trajectory counts one retrieval step when it returned a context. The frontier: {basis}."
     ]
     return Table(headers, rows, caption="the cost of the extra hops", notes=notes)
