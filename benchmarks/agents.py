@@ -10,7 +10,10 @@ alternate, ``--repeats`` times (default 3), and the figures are the medians: the
 dataset read, run loop, every output and value stored), the run loop's time, the driver's peak RSS, and the
 overhead share (a - b) / a of the run time (goal: under 10%), also per trajectory step.
 
-    python benchmarks/agents.py [--samples 1000] [--steps 20] [--repeats 3] [--concurrency 8]
+``metrics`` (not part of the default): each trajectory metric's own ``score`` on the same 1,000 samples and
+outputs in this process, without the runner or the store: microseconds per sample and the size of its details.
+
+    python benchmarks/agents.py [overhead|metrics] [--samples 1000] [--steps 20] [--repeats 3] [--concurrency 8]
 """
 
 from __future__ import annotations
@@ -246,9 +249,37 @@ def share(med: dict, mode: str, base: str, key: str) -> str:
     return f"{extra:+.2f} s = {extra / med[mode][key]:.1%}"
 
 
+def metric_costs(args: argparse.Namespace) -> None:
+    """Each trajectory metric's score() over the prebuilt outputs, in this process (no runner, no store)."""
+    from ragassay import Sample
+    from ragassay.plugins.agents import blame, hops, trajectory
+
+    classes = {cls.name: cls for cls in [*trajectory.METRICS, hops.HopRecall, hops.HopCoverage, blame.StepBlame]}
+    with tempfile.TemporaryDirectory(prefix="ragassay-agents-") as tmp:
+        write_project(Path(tmp), args.samples, args.steps, "trajectory", args.concurrency)
+        lines = (Path(tmp) / "qa.jsonl").read_text(encoding="utf-8").splitlines()
+    samples = [Sample.model_validate_json(line) for line in lines]
+    prebuild(args.samples, args.steps)
+    hops_n = hops_of(args.steps)
+    outputs = [
+        RAGOutput(answer=answer_of(i), contexts=[text(i, h) for h in range(1, hops_n + 1)],
+                  context_ids=[doc(i, h) for h in range(1, hops_n + 1)], retrieved=True, trajectory=PREBUILT[i])
+        for i in range(args.samples)
+    ]  # fmt: skip
+    print(f"== each trajectory metric's score() on {args.samples:,} samples, {args.steps}-step trajectories")
+    for entry in TRAJECTORY:
+        name, options = (entry, {}) if isinstance(entry, str) else (entry["name"], entry["options"])
+        metric = classes[name](classes[name].Options(**options))
+        start = time.perf_counter()
+        results = [metric.score(sample, output) for sample, output in zip(samples, outputs)]
+        elapsed = time.perf_counter() - start
+        details = statistics.mean(len(json.dumps(getattr(r, "details", None) or {})) for r in results)
+        print(f"   {name:<22} {elapsed / args.samples * 1e6:7.1f} us per sample, details {details:,.0f} bytes")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("part", nargs="?", default="overhead", choices=["overhead", "_one"])
+    parser.add_argument("part", nargs="?", default="overhead", choices=["overhead", "metrics", "_one"])
     parser.add_argument("--samples", type=int, default=1000)
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--repeats", type=int, default=3)
@@ -257,6 +288,9 @@ def main() -> None:
     args = parser.parse_args()
     if args.part == "_one":
         one_run(Path(args.root), args.samples, args.steps)
+        return
+    if args.part == "metrics":
+        metric_costs(args)
         return
     print(f"== {args.samples:,} samples, an instant agent, trajectories of {args.steps} steps (about "
           f"{trajectory_bytes(args.steps):,} bytes of JSON each); {args.repeats} alternating runs of each mode, "
