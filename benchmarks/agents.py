@@ -266,6 +266,7 @@ def metric_costs(args: argparse.Namespace) -> None:
                   context_ids=[doc(i, h) for h in range(1, hops_n + 1)], retrieved=True, trajectory=PREBUILT[i])
         for i in range(args.samples)
     ]  # fmt: skip
+    gc.freeze()
     print(f"== each trajectory metric's score() on {args.samples:,} samples, {args.steps}-step trajectories")
     for entry in TRAJECTORY:
         name, options = (entry, {}) if isinstance(entry, str) else (entry["name"], entry["options"])
