@@ -1,14 +1,17 @@
 """Agents: what storing and scoring trajectories costs per step.
 
-The same run of ``--samples`` samples (default 1,000) twice, with a system that answers at once (no model, no
-retrieval): (a) its outputs carry a trajectory of ``--steps`` steps (default 20: a plan call, then per hop a
+The same run of ``--samples`` samples (default 1,000) with a system that answers at once (no model, no
+retrieval; every trajectory is built before the run and frozen out of garbage collection, in every mode), in four
+modes: (a) its outputs carry a trajectory of ``--steps`` steps (default 20: a plan call, then per hop a
 retrieval, a tool call and a read call, and the answer), scored by the lexical metrics plus the trajectory metrics
 (tool_correctness, argument_correctness, trajectory_match, step_efficiency, token_efficiency, loop_free, and the
 per-hop hop_recall, hop_coverage and step_blame against the samples' hops); (b) the same outputs (answer,
-contexts, usage) without a trajectory, scored by the lexical metrics only. Every run is a fresh process; the two
-alternate, ``--repeats`` times (default 3), and the figures are the medians: the run's wall time (config load,
-dataset read, run loop, every output and value stored), the run loop's time, the driver's peak RSS, and the
-overhead share (a - b) / a of the run time (goal: under 10%), also per trajectory step.
+contexts, usage) without a trajectory, scored by the lexical metrics only; (c) with trajectories, lexical metrics
+only (what storing costs); (d) without trajectories, every metric listed (what the runner's per-value work costs).
+Every run is a fresh process; the modes alternate (the order reversed every other round), ``--repeats`` times
+(default 3), and the figures are the medians: the run's wall time (config load, dataset read, run loop, every
+output and value stored), the run loop's time, the driver's peak RSS, and the overhead share (a - b) / a of the
+run time (goal: under 10%), also per trajectory step.
 
 ``metrics`` (not part of the default): each trajectory metric's own ``score`` on the same 1,000 samples and
 outputs in this process, without the runner or the store: microseconds per sample and the size of its details.
