@@ -28,11 +28,14 @@ that did not retrieve (``retrieved`` False) or has contexts without ids.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragassay import Metric, MetricResult, RAGOutput, Sample, Unscored, hookimpl, reciprocal_rank
 from ragassay.plugins.ir_metrics import CutOff
+
+from .sharing import shared
 
 SOURCE = (
     "ragassay issue 40 (per-hop retrieval against DB-exact gold); per step: Manning et al. 2008, Introduction to IR, "
@@ -56,6 +59,11 @@ class Retrieval:
     step_id: str | None
     index: int | None
     ranked: tuple[frozenset[str], ...]
+    #: every id the step retrieved (the union of ``ranked``)
+    ids: frozenset[str] = dataclasses.field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "ids", frozenset().union(*self.ranked))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -86,13 +94,15 @@ class HopMatch:
         }
 
 
+def _position(context_id: str | None, document_id: str | None) -> frozenset[str]:
+    if context_id and document_id:
+        return frozenset((context_id, document_id))
+    return frozenset((context_id,) if context_id else (document_id,) if document_id else ())
+
+
 def _positions(context_ids: list[str], document_ids: list[str], k: int | None) -> tuple[frozenset[str], ...]:
-    n = max(len(context_ids), len(document_ids))
-    pairs = [
-        (context_ids[i] if i < len(context_ids) else None, document_ids[i] if i < len(document_ids) else None)
-        for i in range(n)
-    ][:k]
-    return tuple(frozenset(x for x in pair if x) for pair in pairs)
+    pairs = itertools.zip_longest(context_ids[:k], document_ids[:k])
+    return tuple(_position(context_id, document_id) for context_id, document_id in pairs)
 
 
 def retrievals(output: RAGOutput, k: int | None = None) -> list[Retrieval] | Unscored:
@@ -126,10 +136,9 @@ def sample_hops(sample: Sample) -> Unscored | None:
     return None
 
 
-def _scores(gold: set[str], ranked: tuple[frozenset[str], ...]) -> tuple[float, float, float]:
-    hits = [bool(ids & gold) for ids in ranked]
-    found = set().union(*ranked) & gold if ranked else set()
-    recall = len(found) / len(gold)
+def _scores(gold: frozenset[str], step: Retrieval) -> tuple[float, float, float]:
+    hits = [not ids.isdisjoint(gold) for ids in step.ranked]
+    recall = len(step.ids & gold) / len(gold)
     precision = sum(hits) / len(hits) if hits else 0.0
     return recall, precision, reciprocal_rank(hits)
 
@@ -139,10 +148,13 @@ def match_hops(sample: Sample, steps: list[Retrieval]) -> list[HopMatch]:
     matches = []
     for hop in sample.hops:
         gold = tuple(dict.fromkeys(g for g in hop.reference_context_ids if g))
+        wanted = frozenset(gold)
         best, best_key = None, (0.0, 0.0, 0.0)
         for step in steps:
-            recall, precision, rr = _scores(set(gold), step.ranked)
-            if recall > 0 and (recall, rr, precision) > best_key:
+            if step.ids.isdisjoint(wanted):
+                continue  # recall 0: never a hop's best step
+            recall, precision, rr = _scores(wanted, step)
+            if (recall, rr, precision) > best_key:
                 best, best_key = step, (recall, rr, precision)
         recall, rr, precision = best_key
         matches.append(
@@ -159,6 +171,17 @@ def match_hops(sample: Sample, steps: list[Retrieval]) -> list[HopMatch]:
             )
         )
     return matches
+
+
+def shared_matches(sample: Sample, output: RAGOutput, k: int | None = None) -> list[HopMatch] | Unscored:
+    """``match_hops`` of the output's retrievals (first ``k`` positions), or why they cannot be read; computed once
+    per (sample, output, k) for every metric that asks (:mod:`.sharing`). The list is read only."""
+
+    def compute() -> list[HopMatch] | Unscored:
+        steps = retrievals(output, k)
+        return steps if isinstance(steps, Unscored) else match_hops(sample, steps)
+
+    return shared("hop_matches", k, sample, output, compute)
 
 
 def hop_details(matches: list[HopMatch]) -> dict:
@@ -181,10 +204,9 @@ class _HopMetric(Metric):
         problem = sample_hops(sample)
         if problem is not None:
             return problem
-        steps = retrievals(output, self.options.k)
-        if isinstance(steps, Unscored):
-            return steps
-        matches = match_hops(sample, steps)
+        matches = shared_matches(sample, output, self.options.k)
+        if isinstance(matches, Unscored):
+            return matches
         return MetricResult(value=self.aggregate(matches), details=hop_details(matches))
 
     def aggregate(self, matches: list[HopMatch]) -> float:
