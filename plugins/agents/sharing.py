@@ -16,6 +16,7 @@ only: the metrics build their own details from it.
 from __future__ import annotations
 
 import collections
+import operator
 import threading
 from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
@@ -51,7 +52,7 @@ def watched(sample: Sample, output: RAGOutput) -> tuple[Any, ...]:
 
 
 def _same(kept: tuple[Any, ...], now: tuple[Any, ...]) -> bool:
-    return len(kept) == len(now) and all(a is b for a, b in zip(kept, now))
+    return len(kept) == len(now) and all(map(operator.is_, kept, now))
 
 
 def shared(what: str, params: Hashable, sample: Sample, output: RAGOutput, compute: Callable[[], T]) -> T:

@@ -19,15 +19,15 @@ from ragassay import Metric, MetricResult, RAGOutput, Sample, ToolCall, Unscored
 
 from .trajectory_calls import (
     CallOptions,
+    ComparedCalls,
     MadeCall,
     MatchMode,
     call_row,
-    calls_match,
     jsonable,
-    made_calls,
     needs_expected,
     needs_trajectory,
     pairing,
+    shared_calls,
 )
 from .trajectory_efficiency import StepEfficiency, TokenEfficiency
 from .trajectory_loops import LoopFree
@@ -35,13 +35,11 @@ from .trajectory_loops import LoopFree
 CALLS_REQUIRE = frozenset({"expected_tool_calls", "trajectory"})
 
 
-def _inputs(
-    sample: Sample, output: RAGOutput, options: CallOptions
-) -> tuple[list[ToolCall], list[MadeCall]] | Unscored:
+def _inputs(sample: Sample, output: RAGOutput, options: CallOptions) -> ComparedCalls | Unscored:
     missing = needs_expected(sample) or needs_trajectory(output)
     if missing is not None:
         return missing
-    return list(sample.expected_tool_calls), made_calls(output.trajectory, options.count_retrievals)
+    return shared_calls(sample, output, options.count_retrievals)
 
 
 def _name_lcs(expected: Sequence[ToolCall], made: Sequence[MadeCall]) -> dict[int, int]:
@@ -120,11 +118,8 @@ class ToolCorrectness(Metric):
         found = _inputs(sample, output, self.options)
         if isinstance(found, Unscored):
             return found
-        expected, made = found
-        if self.options.ordered:
-            pairs = _name_lcs(expected, made)
-        else:
-            pairs = pairing(expected, made, lambda e, m: expected[e].name == made[m].name)
+        expected, made = found.expected, found.made
+        pairs = _name_lcs(expected, made) if self.options.ordered else found.by_name()
         details = {
             "expected": _expected_rows(expected, made, pairs),
             "extra_calls": _extra(made, pairs),
@@ -158,8 +153,8 @@ class ArgumentCorrectness(Metric):
         found = _inputs(sample, output, self.options)
         if isinstance(found, Unscored):
             return found
-        expected, made = found
-        full = pairing(expected, made, lambda e, m: calls_match(self.options, made[m], expected[e]))
+        expected, made = found.expected, found.made
+        full = found.matching(self.options)
         rest_e = [e for e in range(len(expected)) if e not in full]
         rest_m = [m for m in range(len(made)) if m not in set(full.values())]
         by_name = pairing(rest_e, rest_m, lambda e, m: expected[rest_e[e]].name == made[rest_m[m]].name)
@@ -224,11 +219,11 @@ class TrajectoryMatch(Metric):
         found = _inputs(sample, output, self.options)
         if isinstance(found, Unscored):
             return found
-        expected, made = found
+        expected, made = found.expected, found.made
         if self.options.mode == "strict":
-            matched, pairs = self._strict(expected, made)
+            matched, pairs = self._strict(found)
         else:
-            pairs = pairing(expected, made, lambda e, m: calls_match(self.options, made[m], expected[e]))
+            pairs = found.matching(self.options)
             covers_expected, covers_made = len(pairs) == len(expected), len(pairs) == len(made)
             wanted = {"unordered": covers_expected and covers_made, "superset": covers_expected}
             matched = wanted.get(self.options.mode, covers_made)
@@ -240,20 +235,23 @@ class TrajectoryMatch(Metric):
         }
         return MetricResult(value=float(matched), details=details)
 
-    def _strict(self, expected: list[ToolCall], made: list[MadeCall]) -> tuple[bool, dict[int, int]]:
+    def _strict(self, calls: ComparedCalls) -> tuple[bool, dict[int, int]]:
+        expected, made = calls.expected, calls.made
         groups = _batches(made) if self.options.parallel_batches else [[m] for m in range(len(made))]
+        fits = calls.fits(self.options)
         pairs: dict[int, int] = {}
         start, ok = 0, len(made) == len(expected)
         for group in groups:
             slice_ = list(range(start, min(start + len(group), len(expected))))
-            found = pairing(slice_, group, self._fits(expected, made, slice_, group))
+            found = pairing(slice_, group, self._fits(fits, slice_, group))
             pairs.update({slice_[e]: group[m] for e, m in found.items()})
             ok = ok and len(found) == len(group)
             start += len(group)
         return ok, pairs
 
-    def _fits(self, expected: list[ToolCall], made: list[MadeCall], slice_: list[int], group: list[int]) -> Any:
-        return lambda e, m: calls_match(self.options, made[group[m]], expected[slice_[e]])
+    @staticmethod
+    def _fits(fits: Any, slice_: list[int], group: list[int]) -> Any:
+        return lambda e, m: fits(slice_[e], group[m])
 
 
 METRICS = [ToolCorrectness, ArgumentCorrectness, TrajectoryMatch, StepEfficiency, TokenEfficiency, LoopFree]

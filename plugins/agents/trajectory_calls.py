@@ -27,6 +27,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ragassay import RAGOutput, Sample, Step, ToolCall, Unscored
 
+from .sharing import shared
+
 ArgsMode = Literal["exact", "ignore", "subset", "superset"]
 MatchMode = Literal["strict", "unordered", "subset", "superset"]
 
@@ -154,6 +156,93 @@ def call_row(made: MadeCall) -> dict[str, Any]:
     return {"step": made.step.id, "step_index": made.index, "name": made.name, "arguments": made.arguments}
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+class _NotPlain(Exception):
+    """A value that is not JSON's own types (:func:`_plain_copy`)."""
+
+
+def _plain_copy(value: Any) -> Any:
+    """A fresh copy of ``value`` when it is JSON's own types already (exactly str, int, float, bool, None, lists,
+    dicts with str keys), which the JSON round trip would give back equal; else raises :class:`_NotPlain`."""
+    kind = type(value)
+    if kind is dict:
+        copied = {}
+        for key, item in value.items():
+            if type(key) is not str:
+                raise _NotPlain
+            copied[key] = item if type(item) in _SCALARS else _plain_copy(item)
+        return copied
+    if kind is list:
+        return [item if type(item) in _SCALARS else _plain_copy(item) for item in value]
+    if kind in _SCALARS:
+        return value
+    raise _NotPlain
+
+
 def jsonable(arguments: dict[str, Any]) -> dict[str, Any]:
     """``arguments`` as stored JSON (anything not JSON becomes its text)."""
-    return json.loads(json.dumps(arguments, default=str))
+    try:
+        return _plain_copy(arguments)
+    except _NotPlain:
+        return json.loads(json.dumps(arguments, default=str))
+
+
+def _args_key(options: CallOptions) -> tuple:
+    overrides = options.args_overrides.items()
+    return options.args_mode, tuple(sorted((t, tuple(o) if isinstance(o, list) else o) for t, o in overrides))
+
+
+class ComparedCalls:
+    """The expected and made calls of one (sample, output), with their comparisons and pairings cached: computed
+    once and shared by the metrics that compare calls (:func:`shared_calls`). Read only; pairings are copies."""
+
+    def __init__(self, expected: list[ToolCall], made: list[MadeCall]) -> None:
+        self.expected = expected
+        self.made = made
+        self.expected_arguments = [dict(call.arguments) for call in expected]
+        self._fits: dict[tuple, dict[tuple[int, int], bool]] = {}
+        self._pairings: dict[tuple, dict[int, int]] = {}
+
+    def same_name(self, e: int, m: int) -> bool:
+        """Whether expected call ``e`` and made call ``m`` name the same tool."""
+        return self.expected[e].name == self.made[m].name
+
+    def fits(self, options: CallOptions) -> Callable[[int, int], bool]:
+        """``fits(e, m)``: :func:`calls_match` of made call ``m`` and expected call ``e`` under ``options``."""
+        cache = self._fits.setdefault(_args_key(options), {})
+
+        def fits(e: int, m: int) -> bool:
+            found = cache.get((e, m))
+            if found is None:
+                made, expected = self.made[m], self.expected[e]
+                arguments = self.expected_arguments[e]
+                found = made.name == expected.name and args_matcher(options, made.name)(made.arguments, arguments)
+                cache[(e, m)] = found
+            return found
+
+        return fits
+
+    def by_name(self) -> dict[int, int]:
+        """A maximum one-to-one pairing of expected and made calls by tool name (:func:`pairing`)."""
+        if "name" not in self._pairings:
+            self._pairings["name"] = pairing(self.expected, self.made, self.same_name)
+        return dict(self._pairings["name"])
+
+    def matching(self, options: CallOptions) -> dict[int, int]:
+        """A maximum one-to-one pairing of calls that match under ``options`` (name and arguments)."""
+        key = ("match", _args_key(options))
+        if key not in self._pairings:
+            self._pairings[key] = pairing(self.expected, self.made, self.fits(options))
+        return dict(self._pairings[key])
+
+
+def shared_calls(sample: Sample, output: RAGOutput, count_retrievals: bool) -> ComparedCalls:
+    """The sample's expected calls and the output's made calls, computed once per (sample, output,
+    ``count_retrievals``) for every metric that asks (:mod:`.sharing`)."""
+
+    def compute() -> ComparedCalls:
+        return ComparedCalls(list(sample.expected_tool_calls), made_calls(output.trajectory, count_retrievals))
+
+    return shared("calls", count_retrievals, sample, output, compute)

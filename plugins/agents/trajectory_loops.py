@@ -68,7 +68,9 @@ def find_loops(signs: Sequence[str], limit: int, max_cycle: int) -> list[tuple[i
     loops, start = [], 0
     while start < len(signs):
         for period in range(1, max_cycle + 1):
-            if start + period > len(signs) or not _primitive(signs[start : start + period]):
+            if start + period * (limit + 1) > len(signs) or signs[start] != signs[start + period]:
+                continue  # fewer than limit + 1 repeats fit, or the block does not repeat once: no loop here
+            if not _primitive(signs[start : start + period]):
                 continue
             count = _repeats(signs, start, period)
             if count > limit:
