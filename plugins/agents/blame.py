@@ -107,11 +107,11 @@ def answer_verdict(sample: Sample, output: RAGOutput, references: list[str]) -> 
         return _at("no_answer", "the trajectory has no answer step", steps, None)
     index = answers[-1] if answers else None
     text = steps[index].output if index is not None and steps[index].output is not None else output.answer
-    if not answer_tokens(text):
-        return _at("no_answer", "the answer is empty", steps, index, kind="answer")
-    rows = _rows(sample) or references
-    needs_all = bool(_rows(sample))
     tokens = answer_tokens(text)
+    if not tokens:
+        return _at("no_answer", "the answer is empty", steps, index, kind="answer")
+    chain_rows = _rows(sample)
+    rows, needs_all = chain_rows or references, bool(chain_rows)
     lacking = [r for r in rows if not contains_tokens(tokens, answer_tokens(r))]
     if (needs_all and lacking) or (not needs_all and len(lacking) == len(rows)):
         reason = f"every hop's gold was retrieved but the answer lacks the reference answer {lacking[0]!r}"
