@@ -14,7 +14,9 @@ output and value stored), the run loop's time, the driver's peak RSS, and the ov
 run time (goal: under 10%), also per trajectory step.
 
 ``metrics`` (not part of the default): each trajectory metric's own ``score`` on the same 1,000 samples and
-outputs in this process, without the runner or the store: microseconds per sample and the size of its details.
+outputs in this process, without the runner or the store: microseconds per sample and the size of its details;
+then all of them one sample after another, as the runner scores a unit, where the work they share (the hop
+matching, the calls compared; plugins/agents/sharing.py) is done once per sample.
 
     python benchmarks/agents.py [overhead|metrics] [--samples 1000] [--steps 20] [--repeats 3] [--concurrency 8]
 """
@@ -271,14 +273,22 @@ def metric_costs(args: argparse.Namespace) -> None:
     ]  # fmt: skip
     gc.freeze()
     print(f"== each trajectory metric's score() on {args.samples:,} samples, {args.steps}-step trajectories")
+    metrics = []
     for entry in TRAJECTORY:
         name, options = (entry, {}) if isinstance(entry, str) else (entry["name"], entry["options"])
         metric = classes[name](classes[name].Options(**options))
+        metrics.append(metric)
         start = time.perf_counter()
         results = [metric.score(sample, output) for sample, output in zip(samples, outputs)]
         elapsed = time.perf_counter() - start
         details = statistics.mean(len(json.dumps(getattr(r, "details", None) or {})) for r in results)
         print(f"   {name:<22} {elapsed / args.samples * 1e6:7.1f} us per sample, details {details:,.0f} bytes")
+    start = time.perf_counter()
+    for sample, output in zip(samples, outputs):  # as the runner scores a unit: the shared work is done once
+        for metric in metrics:
+            metric.score(sample, output)
+    elapsed = time.perf_counter() - start
+    print(f"   {'all, sample by sample':<22} {elapsed / args.samples * 1e6:7.1f} us per sample (as the runner scores)")
 
 
 def main() -> None:
