@@ -63,6 +63,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..components import GenerationRequest
+from ..errors import ProviderError
 from ..models import Unscored
 from ..refs import GeneratorRef
 from .exemplars import Exemplar, base_version, exemplar_version, with_exemplars
@@ -211,6 +212,20 @@ class LLMJudging:
             ]
         wanted = " or ".join(choices)
         return JudgeReply(None, raw, f"no verdict ({wanted}) as a whole word; gave up after {TEXT_RETRIES + 1} replies")
+
+    async def ask_once(self, prompt: str, response_model: type[BaseModel], what: str = "judge reply") -> tuple:
+        """Ask one user ``prompt`` for a ``response_model`` object (:meth:`ask`): ``(the validated object, None)``,
+        or ``(None, Unscored)`` when the judge model failed (the provider's error) or gave no usable reply after the
+        bounded re-asks (:meth:`unusable`: the raw reply kept), never a guessed value."""
+        try:
+            reply = await self.ask([{"role": "user", "content": prompt}], response_model)
+        except ProviderError as exc:
+            return None, Unscored(
+                reason=f"{what}: the judge model failed: {exc}", details={"raw": "", "judge": self.identity}
+            )
+        if reply.parsed is None:
+            return None, self.unusable(reply, what)
+        return reply.parsed, None
 
     def unusable(self, reply: JudgeReply, what: str = "judge reply") -> Unscored:
         """Unscored for a reply without a usable verdict: the reason ``"<what> not usable: <error>"``, the raw reply,

@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field, field_validator
 from ragassay import Metric, MetricResult, RAGOutput, Sample, Unscored, hookimpl
 from ragassay.llm import LLMJudging, one_verdict
 
-from .trajectory_judging import TrajectoryJudgeOptions, ask_judge, judge_prompt, no_trajectory
+from .trajectory_judging import TrajectoryJudgeOptions, judge_prompt, no_trajectory
 from .trajectory_prompts import GOAL_PROMPT, GOAL_VERSION
 
 VERDICTS = {"yes": 1.0, "partly": 0.5, "no": 0.0}
@@ -68,7 +68,7 @@ class TrajectoryGoal(LLMJudging, Metric):
         if (missing := no_trajectory(output)) is not None:
             return missing
         prompt = judge_prompt(GOAL_PROMPT, sample, output, self.options)
-        parsed, failed = await ask_judge(self, prompt, GoalVerdict, "goal judge reply")
+        parsed, failed = await self.ask_once(prompt, GoalVerdict, "goal judge reply")
         if failed is not None:
             return failed
         details = {

@@ -26,7 +26,7 @@ from pydantic import BaseModel, Field, create_model, field_validator, model_vali
 from ragassay import Metric, MetricResult, RAGOutput, Sample, Unscored, hookimpl
 from ragassay.llm import LLMJudging, one_verdict
 
-from .trajectory_judging import TrajectoryJudgeOptions, ask_judge, judge_prompt, no_trajectory
+from .trajectory_judging import TrajectoryJudgeOptions, judge_prompt, no_trajectory
 from .trajectory_prompts import BLAME_PROMPT, BLAME_VERSION
 
 BLAMES = ("ok", "wrong_tool", "missed_hop", "tool_error", "loop", "unsupported_answer", "no_answer")
@@ -119,7 +119,7 @@ class StepBlameJudge(LLMJudging, Metric):
             return missing
         kinds = tuple(step.kind for step in output.trajectory)
         prompt = judge_prompt(BLAME_PROMPT, sample, output, self.options)
-        parsed, failed = await ask_judge(self, prompt, blame_model(kinds), "blame judge reply")
+        parsed, failed = await self.ask_once(prompt, blame_model(kinds), "blame judge reply")
         if failed is not None:
             return failed
         index = None if parsed.step is None else parsed.step - 1

@@ -3,11 +3,9 @@ output, and one ask to the judge model that never guesses."""
 
 from __future__ import annotations
 
-from typing import Any
+from pydantic import Field
 
-from pydantic import BaseModel, Field
-
-from ragassay import ProviderError, RAGOutput, Sample, Unscored
+from ragassay import RAGOutput, Sample, Unscored
 from ragassay.llm import JudgeOptions, fill
 
 from .trajectory_prompts import render_trajectory
@@ -39,17 +37,3 @@ def no_trajectory(output: RAGOutput) -> Unscored | None:
     if output.trajectory:
         return None
     return Unscored(reason="the output has no trajectory (RAGOutput.trajectory is empty): nothing to judge")
-
-
-async def ask_judge(host: Any, prompt: str, model: type[BaseModel], what: str) -> tuple[Any, Unscored | None]:
-    """(the validated reply, None), or (None, Unscored with the raw reply) when the judge model failed or gave no
-    usable reply after the bounded re-asks."""
-    try:
-        reply = await host.ask([{"role": "user", "content": prompt}], model)
-    except ProviderError as exc:
-        return None, Unscored(
-            reason=f"{what}: the judge model failed: {exc}", details={"raw": "", "judge": host.identity}
-        )
-    if reply.parsed is None:
-        return None, host.unusable(reply, what)
-    return reply.parsed, None

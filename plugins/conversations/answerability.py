@@ -35,7 +35,7 @@ from ragassay.llm import LLMJudging, answer_text, asks, fill, one_verdict
 
 from .answerability_base import BEHAVIOURS, BehaviourMetric, scored, unlabelled
 from .answerability_offline import AnswerabilityBehaviourOffline
-from .turn_judging import TurnJudgeOptions, ask_judge
+from .turn_judging import TurnJudgeOptions
 from .turn_prompts import BEHAVIOUR_PROMPT, BEHAVIOUR_VERSION, render_history
 
 
@@ -76,7 +76,7 @@ class AnswerabilityBehaviour(LLMJudging, BehaviourMetric):
     async def ascore(self, sample: Sample, output: RAGOutput) -> MetricResult | Unscored:
         if (skipped := unlabelled(sample)) is not None:
             return skipped
-        parsed, failed = await ask_judge(self, self._prompt(sample, output.answer), Behaviour, "behaviour judge reply")
+        parsed, failed = await self.ask_once(self._prompt(sample, output.answer), Behaviour, "behaviour judge reply")
         if failed is not None:
             return failed
         return scored(parsed.behaviour, sample.answerability, parsed.explanation, judge=self.identity)

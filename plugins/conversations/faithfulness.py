@@ -32,7 +32,7 @@ from ragassay.llm import LLMJudging, answer_text, asks, context_texts, fill, one
 
 from .faithfulness_base import SUPPORTS, TurnSupportMetric, claim_row, rate_classes
 from .faithfulness_offline import OFFLINE_METRICS
-from .turn_judging import TurnJudgeOptions, ask_judge
+from .turn_judging import TurnJudgeOptions
 from .turn_prompts import SUPPORT_PROMPT, SUPPORT_VERSION, render_contexts, render_history, turn_numbers
 
 
@@ -128,7 +128,7 @@ class _LLMTurnSupport(LLMJudging, TurnSupportMetric):
         turns = tuple(sorted(set(turn_numbers(sample.history))))
         model = support_model(len(output.contexts), turns, self.options.max_claims)
         prompt = self._prompt(sample, output.answer, list(output.contexts))
-        parsed, failed = await ask_judge(self, prompt, model, "support judge reply")
+        parsed, failed = await self.ask_once(prompt, model, "support judge reply")
         if failed is not None:
             return failed
         rows = [

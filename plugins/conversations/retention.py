@@ -33,7 +33,7 @@ from ragassay.llm import LLMJudging, answer_text, asks, fill, one_verdict
 
 from .retention_base import STATUSES, RetentionMetric, no_earlier_user_turn, retention_result, user_turns
 from .retention_offline import KnowledgeRetentionOffline
-from .turn_judging import TurnJudgeOptions, ask_judge
+from .turn_judging import TurnJudgeOptions
 from .turn_prompts import RETENTION_PROMPT, RETENTION_VERSION, render_history
 
 
@@ -105,7 +105,7 @@ class KnowledgeRetention(LLMJudging, RetentionMetric):
         if (skipped := no_earlier_user_turn(sample)) is not None:
             return skipped
         model = facts_model(user_turns(sample), self.options.max_facts)
-        parsed, failed = await ask_judge(self, self._prompt(sample, output.answer), model, "retention judge reply")
+        parsed, failed = await self.ask_once(self._prompt(sample, output.answer), model, "retention judge reply")
         if failed is not None:
             return failed
         facts = [

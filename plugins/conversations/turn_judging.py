@@ -6,11 +6,10 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Hashable
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragassay import ProviderError, RAGOutput, Sample, Unscored
+from ragassay import RAGOutput, Sample, Unscored
 from ragassay.llm import JudgeOptions, current_repeat
 
 
@@ -41,20 +40,6 @@ def not_a_turn(sample: Sample) -> Unscored | None:
     if sample.conversation_id is not None:
         return None
     return Unscored(reason="not a conversation turn (the sample has no conversation_id)")
-
-
-async def ask_judge(host: Any, prompt: str, model: type[BaseModel], what: str) -> tuple[Any, Unscored | None]:
-    """(the validated reply, None), or (None, Unscored with the raw reply) when the judge model failed or gave no
-    usable reply after the bounded re-asks (never a guess)."""
-    try:
-        reply = await host.ask([{"role": "user", "content": prompt}], model)
-    except ProviderError as exc:
-        return None, Unscored(
-            reason=f"{what}: the judge model failed: {exc}", details={"raw": "", "judge": host.identity}
-        )
-    if reply.parsed is None:
-        return None, host.unusable(reply, what)
-    return reply.parsed, None
 
 
 def output_key(sample: Sample, output: RAGOutput) -> Hashable:
