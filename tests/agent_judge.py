@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from typing import Any
 
 from ragassay import RAGOutput, RAGSystem, Step, TokenUsage, hookimpl
 
-from servers.openai_chat import OpenAIChatServer, Turn, malformed, server_error
+from servers.faults import FaultSchedule
+from servers.openai_chat import OpenAIChatServer, Turn
 
-FAULTS = ("http_500", "malformed_body", "not_json", "invalid")
 ANSWER = re.compile(r"\nFinal answer:\n(.*)\n\Z", re.S)
 KINDS = {"You judge whether an AI agent achieved": "goal", "You find the first step at which": "blame"}
 DOCS = {
@@ -157,38 +156,19 @@ class AgentJudge:
     """The scripted judge (module docstring); ``faulted`` maps each faulted question to its fault."""
 
     def __init__(self, fault_every: int = 0):
-        self.fault_every = fault_every
-        self.seen: dict[str, int] = {}
-        self.faulted: dict[str, str] = {}
-        self.lock = threading.Lock()
+        self.schedule = FaultSchedule(fault_every)
+        self.faulted, self.seen = self.schedule.faulted, self.schedule.seen
 
     def __call__(self, request) -> Any:
         messages = (request.json or {}).get("messages", [])
         asked = next(m["content"] for m in messages if m.get("role") == "user")
         kind = next(kind for start, kind in KINDS.items() if asked.startswith(start))
         answer = ANSWER.search(asked).group(1)
-        fault = self._fault(asked, len(messages))
-        if fault == "http_500":
-            return server_error(500)
-        if fault == "malformed_body":
-            return malformed()
-        if fault == "not_json":
-            return Turn(text="The agent did fine, I think.")
-        if fault == "invalid" or "BROKEN" in answer:
-            return Turn(text=json.dumps(INVALID[kind]))
+        fault = self.schedule.fault(asked, len(messages)) or ("invalid" if "BROKEN" in answer else None)
+        faulty = FaultSchedule.reply(fault, "The agent did fine, I think.", json.dumps(INVALID[kind]))
+        if faulty is not None:
+            return faulty
         return Turn(text=json.dumps(REPLIES[kind](BY_ANSWER[answer])))
-
-    def _fault(self, asked: str, messages: int) -> str | None:
-        if not self.fault_every or messages != 1:
-            return None
-        with self.lock:
-            if asked in self.seen:
-                return None
-            self.seen[asked] = index = len(self.seen)
-            if index % self.fault_every:
-                return None
-            self.faulted[asked] = kind = FAULTS[(index // self.fault_every) % len(FAULTS)]
-            return kind
 
 
 def scored(root, judge: AgentJudge, metrics: list[str], copies: int = 5, broken: bool = False):

@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from typing import Any
 
-from servers.openai_chat import OpenAIChatServer, Turn, malformed, server_error
+from servers.faults import FaultSchedule
+from servers.openai_chat import OpenAIChatServer, Turn
 
-FAULTS = ("http_500", "malformed_body", "not_json", "invalid")
 ANSWER = re.compile(r"\n(?:Answer|Assistant's reply):\n(.*)\n\Z", re.S)
 KINDS = {
     "You check where the claims": "support",
@@ -120,38 +119,19 @@ class ConversationJudge:
     """The scripted judge (module docstring); ``faulted`` maps each faulted question to its fault."""
 
     def __init__(self, fault_every: int = 0):
-        self.fault_every = fault_every
-        self.seen: dict[str, int] = {}
-        self.faulted: dict[str, str] = {}
-        self.lock = threading.Lock()
+        self.schedule = FaultSchedule(fault_every)
+        self.faulted, self.seen = self.schedule.faulted, self.schedule.seen
 
     def __call__(self, request) -> Any:
         messages = (request.json or {}).get("messages", [])
         asked = next(m["content"] for m in messages if m.get("role") == "user")
         kind = next(kind for start, kind in KINDS.items() if asked.startswith(start))
         answer = ANSWER.search(asked).group(1)
-        fault = self._fault(asked, len(messages))
-        if fault == "http_500":
-            return server_error(500)
-        if fault == "malformed_body":
-            return malformed()
-        if fault == "not_json":
-            return Turn(text="The answer is fine, I think.")
-        if fault == "invalid" or "BROKEN" in answer:
-            return Turn(text=json.dumps(INVALID[kind]))
+        fault = self.schedule.fault(asked, len(messages)) or ("invalid" if "BROKEN" in answer else None)
+        faulty = FaultSchedule.reply(fault, "The answer is fine, I think.", json.dumps(INVALID[kind]))
+        if faulty is not None:
+            return faulty
         return Turn(text=json.dumps(REPLIES[kind](answer)))
-
-    def _fault(self, asked: str, messages: int) -> str | None:
-        if not self.fault_every or messages != 1:
-            return None
-        with self.lock:
-            if asked in self.seen:
-                return None
-            self.seen[asked] = index = len(self.seen)
-            if index % self.fault_every:
-                return None
-            self.faulted[asked] = kind = FAULTS[(index // self.fault_every) % len(FAULTS)]
-            return kind
 
 
 def judge_server(judge: ConversationJudge) -> OpenAIChatServer:

@@ -11,7 +11,8 @@ from ragassay.plugins.agents.goal import TrajectoryGoal
 from ragassay.plugins.agents.trajectory_judging import judge_prompt
 from ragassay.plugins.agents.trajectory_prompts import GOAL_PROMPT
 
-from agent_judge import FAULTS, SCENARIOS, SCORED, AgentJudge, scored
+from agent_judge import SCENARIOS, SCORED, AgentJudge, scored
+from servers.faults import FAULTS
 
 pytest.importorskip("openai")
 

@@ -8,7 +8,8 @@ import pytest
 
 from ragassay.plugins.agents.judge_blame import check_blame
 
-from agent_judge import FAULTS, SCENARIOS, SCORED, AgentJudge, scored
+from agent_judge import SCENARIOS, SCORED, AgentJudge, scored
+from servers.faults import FAULTS
 
 pytest.importorskip("openai")
 

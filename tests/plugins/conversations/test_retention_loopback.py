@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from conversation_judge import COPIES, FAULTS, ConversationJudge, scored
+from conversation_judge import COPIES, ConversationJudge, scored
+from servers.faults import FAULTS
 
 pytest.importorskip("openai")
 
