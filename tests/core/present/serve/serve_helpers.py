@@ -1,9 +1,12 @@
 """Helpers of the serve tests (and of the labelling and meta-eval tests built on the app): a TestClient on a
-loopback host name (the app answers only those without a token), and the app served for real by uvicorn."""
+loopback host name (the app answers only those without a token), the app served for real by uvicorn, and a page's
+visible text."""
 
 from __future__ import annotations
 
 import contextlib
+import html
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -40,3 +43,8 @@ def live_server(app, *, start_s: float = 120.0) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(timeout=start_s)
+
+
+def text_of(page: str) -> str:
+    """A page's visible text: tags dropped, entities decoded, white space collapsed."""
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", page)).split())

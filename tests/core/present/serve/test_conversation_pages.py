@@ -11,7 +11,7 @@ import pytest
 from written_runs import write_run
 
 from conversation_runs import MARKUP, PLANT, RUN_ID, write_conversation_run
-from serve_helpers import client
+from serve_helpers import client, text_of
 
 RUN = f"/runs/{RUN_ID}"
 
@@ -21,10 +21,6 @@ def web(tmp_path_factory):
     store, _ = write_conversation_run(tmp_path_factory.mktemp("conversation-pages") / "results.db")
     yield client(store)
     store.close()
-
-
-def text_of(page: str) -> str:
-    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", page)).split())
 
 
 def test_the_listing_links_every_conversation_with_its_first_failure(web):

@@ -6,12 +6,11 @@ no tab and a 404 for a run without trajectories."""
 from __future__ import annotations
 
 import html
-import re
 
 import pytest
 from written_runs import write_run
 
-from serve_helpers import client
+from serve_helpers import client, text_of
 from trajectory_runs import MARKUP, PLANT, RUN_ID, write_trajectory_run
 
 RUN = f"/runs/{RUN_ID}"
@@ -22,10 +21,6 @@ def web(tmp_path_factory):
     store, _ = write_trajectory_run(tmp_path_factory.mktemp("trajectory-pages") / "results.db")
     yield client(store)
     store.close()
-
-
-def text_of(page: str) -> str:
-    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", page)).split())
 
 
 def test_the_sample_page_shows_the_timeline_with_the_gold_per_hop(web):
