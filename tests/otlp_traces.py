@@ -1,9 +1,12 @@
 """OTLP JSON written by hand from the public specifications (OTLP/HTTP JSON encoding: hex ids, AnyValue
-attributes, camelCase fields), in both conventions: OpenInference and the OpenTelemetry GenAI conventions."""
+attributes, camelCase fields), in both conventions: OpenInference and the OpenTelemetry GenAI conventions; and
+:func:`imported_project`, a project whose results store holds them imported, with :func:`store_rows` to read it."""
 
 from __future__ import annotations
 
 import json
+import sqlite3
+from pathlib import Path
 from typing import Any
 
 T0 = 1_735_732_800_000_000_000  # 2025-01-01T12:00:00Z in ns
@@ -207,3 +210,29 @@ def genai_trace(n: int, question: str, answer: str, *, events=False, start=0) ->
 
 def dumps(payload: dict) -> str:
     return json.dumps(payload)
+
+
+def imported_project(root: Path, config: str, requests: list[dict]) -> Path:
+    """``root`` with ``config`` as its ragassay.toml and the OTLP ``requests`` imported into its results store
+    (through ``traces.jsonl`` and :func:`ragassay.traces.import_paths`, as ``ragassay traces import`` does)."""
+    from ragassay.store import open_store
+    from ragassay.traces.ingest import import_paths
+
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "ragassay.toml").write_text(config)
+    (root / "traces.jsonl").write_text("".join(json.dumps(r) + "\n" for r in requests))
+    store = open_store(f"sqlite:///{root / 'ragassay-results.db'}")
+    try:
+        import_paths(store, [root / "traces.jsonl"])
+    finally:
+        store.close()
+    return root
+
+
+def store_rows(root: Path, sql: str) -> list:
+    """The rows of ``sql`` on the project's results store."""
+    con = sqlite3.connect(root / "ragassay-results.db")
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()

@@ -6,18 +6,15 @@ from __future__ import annotations
 
 import json
 import shutil
-import sqlite3
 
 import pytest
 
 from ragassay import ConfigError, TraceMapping
 from ragassay.components import ComponentContext
 from ragassay.plugins.traces import source_mapping
-from ragassay.store import open_store
-from ragassay.traces.ingest import import_paths
 
 from conftest import cli_env, ragassay_cli
-from otlp_traces import genai_trace, openinference_trace, request
+from otlp_traces import genai_trace, imported_project, openinference_trace, request, store_rows
 
 METRICS = '["k_precision", "answer_relevance_token_recall", "context_relevance_token_precision"]'
 CONFIG = """
@@ -32,23 +29,7 @@ ONE_SYSTEM = '[systems.prod]\nrag = "trace_replay"'
 
 
 def _project(root, requests, options="", systems=ONE_SYSTEM):
-    root.mkdir(parents=True, exist_ok=True)
-    (root / "ragassay.toml").write_text(CONFIG.format(options=options, systems=systems, metrics=METRICS))
-    (root / "traces.jsonl").write_text("".join(json.dumps(r) + "\n" for r in requests))
-    store = open_store(f"sqlite:///{root / 'ragassay-results.db'}")
-    try:
-        import_paths(store, [root / "traces.jsonl"])
-    finally:
-        store.close()
-    return root
-
-
-def _rows(root, sql):
-    con = sqlite3.connect(root / "ragassay-results.db")
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
+    return imported_project(root, CONFIG.format(options=options, systems=systems, metrics=METRICS), requests)
 
 
 def test_run_scores_stored_traces_with_their_ids_latency_and_span_tree(tmp_path):
@@ -61,7 +42,7 @@ def test_run_scores_stored_traces_with_their_ids_latency_and_span_tree(tmp_path)
     )
     result = ragassay_cli("run", str(root), "-q")
     assert result.returncode == 0, result.stderr
-    rows = _rows(root, "select question_id, status, latency_s, input_tokens, output_json from outputs order by 1")
+    rows = store_rows(root, "select question_id, status, latency_s, input_tokens, output_json from outputs order by 1")
     assert [(r[0], r[1], r[2], r[3]) for r in rows] == [
         ("a0000000000000000000000000000001", "ok", 0.9, 12),  # the recorded latency, not the replay's
         ("a0000000000000000000000000000002", "ok", 0.7, 7),
@@ -69,11 +50,11 @@ def test_run_scores_stored_traces_with_their_ids_latency_and_span_tree(tmp_path)
     trace = json.loads(rows[0][4])["trace"]
     assert trace["trace_id"] == rows[0][0] and trace["answer_span_id"] == "b000000100000006"
     assert [s["kind"] for s in trace["spans"]] == ["CHAIN", "AGENT", "RETRIEVER", "RERANKER", "TOOL", "LLM"]
-    samples = dict(_rows(root, "select question_id, sample_json from run_samples"))
+    samples = dict(store_rows(root, "select question_id, sample_json from run_samples"))
     meta = json.loads(samples[rows[1][0]])["metadata"]["trace"]
     assert meta["span_id"] == "b000000200000001" and meta["service_version"] == "1.0"
     values = dict(
-        _rows(
+        store_rows(
             root,
             "select o.question_id, m.value from metric_values m join outputs o on o.id = m.output_id "
             "where m.metric = 'k_precision'",
@@ -81,7 +62,7 @@ def test_run_scores_stored_traces_with_their_ids_latency_and_span_tree(tmp_path)
     )
     # trace 1's contexts are the reranker's ("second retrieved"), not the retriever's: half its answer's tokens
     assert values == {rows[0][0]: 0.5, rows[1][0]: 1.0}
-    spec = json.loads(_rows(root, "select spec_json from run_systems")[0][0])
+    spec = json.loads(store_rows(root, "select spec_json from run_systems")[0][0])
     assert spec["rag"]["traits"].get("replays") is True
 
 
@@ -98,7 +79,7 @@ def test_sampled_subset_and_numbers_are_the_same_under_three_hash_seeds(tmp_path
         result = ragassay_cli("run", str(root), "-q", env=cli_env(PYTHONHASHSEED=seed))
         assert result.returncode == 0, result.stderr
         outcomes.append(
-            _rows(
+            store_rows(
                 root,
                 "select o.question_id, m.metric, m.value from metric_values m join outputs o "
                 "on o.id = m.output_id order by 1, 2",
@@ -132,11 +113,11 @@ def test_two_versions_are_two_systems_paired_on_the_questions_both_answered(tmp_
     )
     result = ragassay_cli("run", str(root), "-q")
     assert result.returncode == 0, result.stderr
-    rows = _rows(root, "select system, status, error from outputs order by system, status")
-    assert len(_rows(root, "select * from run_samples")) == 3  # "What is X?" and "what is x" are one question
+    rows = store_rows(root, "select system, status, error from outputs order by system, status")
+    assert len(store_rows(root, "select * from run_samples")) == 3  # "What is X?" and "what is x" are one question
     failed = [r for r in rows if r[1] == "failed"]
     assert [r[0] for r in failed] == ["v2"] and "no trace of version '2.0' for this question" in failed[0][2]
-    (run_id,) = _rows(root, "select id from runs")[0]
+    (run_id,) = store_rows(root, "select id from runs")[0]
     compared = ragassay_cli("compare", run_id, "--config", str(root), "--format", "json")
     assert compared.returncode == 0, compared.stderr
     report = json.loads(compared.stdout)
@@ -148,7 +129,7 @@ def test_two_versions_are_two_systems_paired_on_the_questions_both_answered(tmp_
 
 
 def _sampled_ids(root, run_id):
-    return {q for (q,) in _rows(root, f"select question_id from run_samples where run_id = '{run_id}'")}
+    return {q for (q,) in store_rows(root, f"select question_id from run_samples where run_id = '{run_id}'")}
 
 
 def test_run_sample_and_where_flags_set_the_source_options_and_make_a_run_of_their_own(tmp_path):
@@ -167,17 +148,17 @@ def test_run_sample_and_where_flags_set_the_source_options_and_make_a_run_of_the
     same = ragassay_cli("run", str(configured), "-q")
     assert same.returncode == 0, same.stderr
 
-    ((run_id, config_json, count, fingerprint),) = _rows(
+    ((run_id, config_json, count, fingerprint),) = store_rows(
         flagged, "select id, config_json, sample_count, fingerprint from runs"
     )
     options = json.loads(config_json)["dataset"]["options"]
     assert options == {"sample": "50%", "where": {"service.version": "1.0"}}  # the stored config: what was in effect
-    (other_id,) = _rows(configured, "select id from runs")[0]
+    (other_id,) = store_rows(configured, "select id from runs")[0]
     ids = _sampled_ids(flagged, run_id)
     assert ids == _sampled_ids(configured, other_id) and 2 <= count == len(ids) < 20  # half of the 20 v1.0 traces
     full = ragassay_cli("run", str(flagged), "-q")  # without the flags: the whole set, a run of its own
     assert full.returncode == 0, full.stderr
-    runs = _rows(flagged, "select sample_count, fingerprint from runs order by sample_count")
+    runs = store_rows(flagged, "select sample_count, fingerprint from runs order by sample_count")
     assert [r[0] for r in runs] == [count, 40] and runs[1][1] != fingerprint
 
 
@@ -206,7 +187,7 @@ def test_replay_uses_the_mapping_set_once_on_the_source_unless_a_system_sets_its
     root = _project(tmp_path / "p", traces, options=options, systems=systems)
     result = ragassay_cli("run", str(root), "-q")
     assert result.returncode == 0, result.stderr
-    rows = _rows(root, "select system, output_json from outputs order by system")
+    rows = store_rows(root, "select system, output_json from outputs order by system")
     contexts = {system: json.loads(output)["context_ids"] for system, output in rows}
     assert contexts["inherits"] == ["d1", "d2"]  # the retriever's documents, as the source's mapping says
     assert contexts["standard"] != contexts["inherits"]  # the reranker's, under the mapping that system sets

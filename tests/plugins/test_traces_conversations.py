@@ -7,15 +7,12 @@ tests/core/traces/test_sessions.py)."""
 from __future__ import annotations
 
 import json
-import sqlite3
 
 import pytest
 
 import ragassay
-from ragassay.store import open_store
-from ragassay.traces.ingest import import_paths
 
-from otlp_traces import genai_trace, openinference_trace, request, tid
+from otlp_traces import genai_trace, imported_project, openinference_trace, request, store_rows, tid
 
 CONFIG = """
 [dataset]
@@ -53,30 +50,14 @@ def _traces():
 
 
 def _project(root, requests, options=""):
-    root.mkdir(parents=True, exist_ok=True)
-    (root / "ragassay.toml").write_text(CONFIG.format(options=options))
-    (root / "traces.jsonl").write_text("".join(json.dumps(r) + "\n" for r in requests))
-    store = open_store(f"sqlite:///{root / 'ragassay-results.db'}")
-    try:
-        import_paths(store, [root / "traces.jsonl"])
-    finally:
-        store.close()
-    return root
-
-
-def _rows(root, sql):
-    con = sqlite3.connect(root / "ragassay-results.db")
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
+    return imported_project(root, CONFIG.format(options=options), requests)
 
 
 def test_sessions_import_as_conversations_in_start_order_and_score_with_trace_replay(tmp_path):
     root = _project(tmp_path / "p", _traces())
     run = ragassay.run(root)
     assert not run.failed
-    samples = {q: json.loads(s) for q, s in _rows(root, "select question_id, sample_json from run_samples")}
+    samples = {q: json.loads(s) for q, s in store_rows(root, "select question_id, sample_json from run_samples")}
     assert sorted(samples) == sorted(["alpha::1", "alpha::2", "alpha::3", "beta::1", "beta::2", "beta::3", tid(7)])
     expected = {"alpha": sorted(ALPHA, key=lambda t: t[1]), "beta": sorted(BETA, key=lambda t: t[1])}
     for session, turns in expected.items():
@@ -91,14 +72,14 @@ def test_sessions_import_as_conversations_in_start_order_and_score_with_trace_re
     assert alone["conversation_id"] is None and alone["turn"] is None and alone["history"] == []
     assert any("1 trace(s) have no session id (session.id / gen_ai.conversation.id)" in w for w in run.warnings)
 
-    outputs = _rows(root, "select question_id, answer, output_json from outputs where status = 'ok'")
+    outputs = store_rows(root, "select question_id, answer, output_json from outputs where status = 'ok'")
     assert len(outputs) == 7
     for question_id, _, raw in outputs:  # each turn replayed from its own trace
         assert json.loads(raw)["trace"]["trace_id"] == samples[question_id]["metadata"]["trace"]["trace_id"]
     answers = {q: a for q, a, _ in outputs}
     assert answers["alpha::1"] == "second retrieved" and answers["beta::3"] == "none"
     values = dict(
-        _rows(
+        store_rows(
             root,
             "select o.question_id, m.value from metric_values m join outputs o on o.id = m.output_id "
             "where m.metric = 'k_precision'",
@@ -113,7 +94,7 @@ def test_sessions_import_as_conversations_in_start_order_and_score_with_trace_re
 def test_where_picks_the_turns_and_the_others_stay_history(tmp_path):
     root = _project(tmp_path / "p", _traces(), options=', where = { since = "2025-01-01T12:00:01.500Z" }')
     run = ragassay.run(root)
-    samples = {q: json.loads(s) for q, s in _rows(root, "select question_id, sample_json from run_samples")}
+    samples = {q: json.loads(s) for q, s in store_rows(root, "select question_id, sample_json from run_samples")}
     # alpha's turn 1 (at +1.0 s) and beta's turn 1 (+0.5 s) and the lone trace (+0.1 s) are before the window
     assert sorted(samples) == ["alpha::2", "alpha::3", "beta::2", "beta::3"] and not run.failed
     assert [t["text"] for t in samples["alpha::2"]["history"]] == ["Where is the lab?", "second retrieved"]
