@@ -15,8 +15,7 @@ run time (goal: under 10%), also per trajectory step.
 
 ``metrics`` (not part of the default): each trajectory metric's own ``score`` on the same 1,000 samples and
 outputs in this process, without the runner or the store: microseconds per sample and the size of its details;
-then all of them one sample after another, as the runner scores a unit, where the work they share (the hop
-matching, the calls compared; plugins/agents/sharing.py) is done once per sample.
+then all of them one sample after another, as the runner scores a unit.
 
     python benchmarks/agents.py [overhead|metrics] [--samples 1000] [--steps 20] [--repeats 3] [--concurrency 8]
 """

@@ -30,7 +30,7 @@ import dataclasses
 from ragassay import Metric, MetricResult, RAGOutput, Sample, Step, Unscored, answer_tokens, hookimpl
 from ragassay.plugins.lexical_metrics import contains_tokens, usable_references
 
-from .hops import HopMatch, sample_hops, shared_matches
+from .hops import HopMatch, output_matches, sample_hops
 
 BLAMES = ("ok", "missed_hop", "tool_error", "no_answer", "unsupported_answer")
 
@@ -162,7 +162,7 @@ class StepBlame(Metric):
         references = usable_references(sample)
         if isinstance(references, Unscored):
             return Unscored(reason=f"{references.reason}: an answer cannot be told supported")
-        matches = shared_matches(sample, output)
+        matches = output_matches(sample, output)
         if isinstance(matches, Unscored):
             return matches
         verdict = _earliest(missed_hop(sample, output, matches), tool_error(output))

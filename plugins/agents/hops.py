@@ -35,8 +35,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from ragassay import Metric, MetricResult, RAGOutput, Sample, Unscored, hookimpl, reciprocal_rank
 from ragassay.plugins.ir_metrics import CutOff
 
-from .sharing import shared
-
 SOURCE = (
     "ragassay issue 40 (per-hop retrieval against DB-exact gold); per step: Manning et al. 2008, Introduction to IR, "
     "Sec. 8.3 (recall, precision); Voorhees 1999, TREC-8 QA track (reciprocal rank)"
@@ -173,15 +171,10 @@ def match_hops(sample: Sample, steps: list[Retrieval]) -> list[HopMatch]:
     return matches
 
 
-def shared_matches(sample: Sample, output: RAGOutput, k: int | None = None) -> list[HopMatch] | Unscored:
-    """``match_hops`` of the output's retrievals (first ``k`` positions), or why they cannot be read; computed once
-    per (sample, output, k) for every metric that asks (:mod:`.sharing`). The list is read only."""
-
-    def compute() -> list[HopMatch] | Unscored:
-        steps = retrievals(output, k)
-        return steps if isinstance(steps, Unscored) else match_hops(sample, steps)
-
-    return shared("hop_matches", k, sample, output, compute)
+def output_matches(sample: Sample, output: RAGOutput, k: int | None = None) -> list[HopMatch] | Unscored:
+    """``match_hops`` of the output's retrievals (first ``k`` positions), or why they cannot be read."""
+    steps = retrievals(output, k)
+    return steps if isinstance(steps, Unscored) else match_hops(sample, steps)
 
 
 def hop_details(matches: list[HopMatch]) -> dict:
@@ -204,7 +197,7 @@ class _HopMetric(Metric):
         problem = sample_hops(sample)
         if problem is not None:
             return problem
-        matches = shared_matches(sample, output, self.options.k)
+        matches = output_matches(sample, output, self.options.k)
         if isinstance(matches, Unscored):
             return matches
         return MetricResult(value=self.aggregate(matches), details=hop_details(matches))

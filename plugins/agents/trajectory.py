@@ -23,11 +23,11 @@ from .trajectory_calls import (
     MadeCall,
     MatchMode,
     call_row,
+    compared_calls,
     jsonable,
     needs_expected,
     needs_trajectory,
     pairing,
-    shared_calls,
 )
 from .trajectory_efficiency import StepEfficiency, TokenEfficiency
 from .trajectory_loops import LoopFree
@@ -39,7 +39,7 @@ def _inputs(sample: Sample, output: RAGOutput, options: CallOptions) -> Compared
     missing = needs_expected(sample) or needs_trajectory(output)
     if missing is not None:
         return missing
-    return shared_calls(sample, output, options.count_retrievals)
+    return compared_calls(sample, output, options.count_retrievals)
 
 
 def _name_lcs(expected: Sequence[ToolCall], made: Sequence[MadeCall]) -> dict[int, int]:

@@ -27,8 +27,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ragassay import RAGOutput, Sample, Step, ToolCall, Unscored
 
-from .sharing import shared
-
 ArgsMode = Literal["exact", "ignore", "subset", "superset"]
 MatchMode = Literal["strict", "unordered", "subset", "superset"]
 
@@ -195,8 +193,8 @@ def _args_key(options: CallOptions) -> tuple:
 
 
 class ComparedCalls:
-    """The expected and made calls of one (sample, output), with their comparisons and pairings cached: computed
-    once and shared by the metrics that compare calls (:func:`shared_calls`). Read only; pairings are copies."""
+    """The expected and made calls of one (sample, output) (:func:`compared_calls`), with their argument comparisons
+    and pairings computed once per set of options. Read only; pairings are copies."""
 
     def __init__(self, expected: list[ToolCall], made: list[MadeCall]) -> None:
         self.expected = expected
@@ -238,11 +236,6 @@ class ComparedCalls:
         return dict(self._pairings[key])
 
 
-def shared_calls(sample: Sample, output: RAGOutput, count_retrievals: bool) -> ComparedCalls:
-    """The sample's expected calls and the output's made calls, computed once per (sample, output,
-    ``count_retrievals``) for every metric that asks (:mod:`.sharing`)."""
-
-    def compute() -> ComparedCalls:
-        return ComparedCalls(list(sample.expected_tool_calls), made_calls(output.trajectory, count_retrievals))
-
-    return shared("calls", count_retrievals, sample, output, compute)
+def compared_calls(sample: Sample, output: RAGOutput, count_retrievals: bool) -> ComparedCalls:
+    """The sample's expected calls and the output's made calls (retrieval steps too with ``count_retrievals``)."""
+    return ComparedCalls(list(sample.expected_tool_calls), made_calls(output.trajectory, count_retrievals))

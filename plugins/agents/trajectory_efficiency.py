@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ragassay import Metric, MetricResult, RAGOutput, Sample, Unscored
 
-from .trajectory_calls import needs_expected, needs_trajectory, shared_calls
+from .trajectory_calls import compared_calls, needs_expected, needs_trajectory
 
 
 class StepEfficiencyOptions(BaseModel):
@@ -74,7 +74,7 @@ class StepEfficiency(Metric):
             if (missing := needs_expected(sample)) is not None:
                 return missing
             needed = len(sample.expected_tool_calls)
-            taken = [(c.index, c.step) for c in shared_calls(sample, output, self.options.count_retrievals).made]
+            taken = [(c.index, c.step) for c in compared_calls(sample, output, self.options.count_retrievals).made]
         details = {
             "steps": self.options.steps,
             "needed": needed,

@@ -1,4 +1,4 @@
-"""``jsonable`` (plugins/agents/trajectory_calls.py), which the shared call comparison's details rows use: its copy
+"""``jsonable`` (plugins/agents/trajectory_calls.py), which the call comparison's details rows use: its copy
 of plain JSON equals the JSON round trip it replaces, and anything else still goes through the round trip."""
 
 from __future__ import annotations
