@@ -11,15 +11,15 @@ from .sequential_view import NOT_VALID, replace_verdict, sequential_lines, seque
 DOCS = "docs/statistics.md"
 MAX_LINES = 12  # findings printed per run; the strongest come first
 TABLES = ("comparison", "pairs", "verdicts", "sequential", "latency", "variance")
-LEGEND = (
-    "cells: mean over scored outputs (n scored) and its 95% bootstrap interval [low, high]; +Nu: N outputs "
-    "unscored; bold green: best in its column (by the metric's direction); failed: failed outputs (+N missing: not "
-    "run yet); retrieved: outputs with a non-empty retrieved context / outputs; eval: model calls and cost of the "
-    "metrics and judges"
+_LEGEND = (
+    "cells: mean over scored outputs ({n}) and its 95% {interval} [low, high]{unit}; +Nu: N outputs unscored; bold "
+    "green: best in its column (by the metric's direction); failed: failed outputs (+N missing: not run yet); "
+    "retrieved: outputs with a non-empty retrieved context / outputs; eval: model calls and cost of the metrics and "
+    "judges"
 )
-LEGEND_CLUSTERED = LEGEND.replace(
-    "(n scored) and its 95% bootstrap interval [low, high]",
-    "(n scored turns) and its 95% cluster-bootstrap interval [low, high] (whole conversations resampled)",
+LEGEND = _LEGEND.format(n="n scored", interval="bootstrap interval", unit="")
+LEGEND_CLUSTERED = _LEGEND.format(
+    n="n scored turns", interval="cluster-bootstrap interval", unit=" (whole conversations resampled)"
 )
 EXPLAIN = (
     f"95% CI (cells): the range that holds the true mean in 95 of 100 repetitions; a BCa bootstrap interval, "
