@@ -107,7 +107,7 @@ class RunData:
         permute whole clusters (:mod:`ragassay.analysis.clustered`)."""
         found = []
         for question_id, raw in zip(self.question_ids, self.sample_json):
-            conversation = json.loads(raw).get("conversation_id") if '"conversation_id"' in raw else None
+            conversation = json.loads(raw).get("conversation_id")  # absent from runs stored before conversations
             found.append(question_id if conversation is None else str(conversation))
         return found
 
