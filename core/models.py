@@ -159,7 +159,8 @@ class TokenUsage(BaseModel):
     """Token counts of one or more model calls.
 
     ``input_tokens`` includes ``cached_tokens`` (the part of the prompt the provider served from its prompt
-    cache, billed at the cached price). A response served from ragassay's response cache keeps the token
+    cache, billed at the cached price); ``output_tokens`` includes ``reasoning_tokens`` (a reasoning model's
+    thinking, priced apart where the price table says so). A response served from ragassay's response cache keeps the token
     counts of the call that produced it, with ``calls == 0`` and ``cache_hits == 1``. ``by_model`` breaks the
     totals down per ``backend/model`` so cost can be priced per model (its entries have no ``by_model``).
     """
@@ -169,6 +170,10 @@ class TokenUsage(BaseModel):
     input_tokens: int = Field(default=0, description="Prompt tokens sent (including cached_tokens).")
     output_tokens: int = Field(default=0, description="Completion tokens received.")
     cached_tokens: int = Field(default=0, description="Input tokens served from the provider's prompt cache.")
+    reasoning_tokens: int = Field(
+        default=0,
+        description="Output tokens the model spent reasoning or thinking (included in output_tokens; priced apart).",
+    )
     calls: int = Field(default=0, description="Number of model calls made.")
     cache_hits: int = Field(default=0, description="Responses served from ragassay's response cache (no call).")
     by_model: dict[str, TokenUsage] = Field(
@@ -183,6 +188,7 @@ class TokenUsage(BaseModel):
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
             cached_tokens=self.cached_tokens + other.cached_tokens,
+            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
             calls=self.calls + other.calls,
             cache_hits=self.cache_hits + other.cache_hits,
             by_model=by_model,
