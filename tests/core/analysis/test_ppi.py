@@ -1,13 +1,16 @@
 """Prediction-powered estimates (core/analysis/ppi.py) against a hand computation and against the published
-``ppi_py`` code (Angelopoulos, Duchi, Zrnic) on the same data; the active estimator's unbiasedness and the
-labels-needed planner."""
+``ppi_py`` code (Angelopoulos, Duchi, Zrnic; vendored in tests/vendor/ppi_py_0_2_3, MIT) on the same data; the
+active estimator's unbiasedness and the labels-needed planner."""
 
 import math
 import random
+from pathlib import Path
 
 import pytest
 
 from ragassay.analysis.ppi import labels_needed, mean_interval, ppi_active_mean, ppi_mean, ppi_std_error
+
+VENDORED = Path(__file__).resolve().parents[2] / "vendor" / "ppi_py_0_2_3"
 
 
 def test_plain_ppi_by_hand():
@@ -40,9 +43,11 @@ def test_p_value_and_interval_agree():
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_equals_published_ppi_py(seed):
+def test_equals_published_ppi_py(seed, monkeypatch):
     np = pytest.importorskip("numpy")
-    ppi_py = pytest.importorskip("ppi_py", reason="ppi-python (the authors' code) is a test dependency")
+    monkeypatch.syspath_prepend(str(VENDORED))
+    import ppi_py
+
     rng = np.random.default_rng(seed)
     y = rng.integers(0, 2, 40).astype(float)
     f = y * 0.5 + rng.normal(0, 0.4, 40)
