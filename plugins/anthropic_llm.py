@@ -248,6 +248,10 @@ class AnthropicGenerator(LLMGenerator):
     def make_backend(self) -> LLMBackend:
         return AnthropicBackend(self.options)
 
+    def assumed_reasoning_tokens(self) -> int:
+        """The thinking budget (the most the model may think: an upper bound), 0 without thinking."""
+        return self.options.thinking_budget_tokens or 0
+
 
 @hookimpl
 def register_generators(register):

@@ -34,6 +34,10 @@ from ragassay.llm import (
     sdk_errors,
 )
 
+#: Reasoning tokens ``ragassay estimate`` assumes per call at each ``reasoning_effort`` (an assumption: the real
+#: count depends on the model and the item; measured usage keeps the true figure).
+ASSUMED_REASONING_TOKENS = {"minimal": 128, "low": 1024, "medium": 4096, "high": 16384}
+
 
 class OpenAIOptions(RemoteOptions):
     """Options of the openai generator."""
@@ -316,6 +320,15 @@ class OpenAIGenerator(LLMGenerator):
         if self.options.azure_endpoint and not self.options.api_version:
             raise ProviderError("openai: azure_endpoint needs api_version (e.g. '2024-10-21')")
         return OpenAIBackend(self.options)
+
+    def assumed_reasoning_tokens(self) -> int:
+        """:data:`ASSUMED_REASONING_TOKENS` at the configured effort (0 without one)."""
+        effort = self.options.reasoning_effort
+        return ASSUMED_REASONING_TOKENS[effort] if effort else 0
+
+    def reasoning_within_max_tokens(self) -> bool:
+        """OpenAI's max_completion_tokens bounds reasoning and answer together."""
+        return True
 
 
 @hookimpl
