@@ -541,7 +541,16 @@ OUTPUT_COLUMNS = (
     "retrieved_count",
     "reused_from",
 )
-USAGE_COLUMNS = ("input_tokens", "output_tokens", "cached_tokens", "calls", "cache_hits", "cost_usd", "unpriced")
+USAGE_COLUMNS = (
+    "input_tokens",
+    "output_tokens",
+    "cached_tokens",
+    "calls",
+    "cache_hits",
+    "cost_usd",
+    "unpriced",
+    "reasoning_tokens",  # last: a reader of an older store's seven columns reads 0
+)
 METRIC_COLUMNS = (
     "system",
     "question_id",
