@@ -160,8 +160,8 @@ class TokenUsage(BaseModel):
 
     ``input_tokens`` includes ``cached_tokens`` (the part of the prompt the provider served from its prompt
     cache, billed at the cached price); ``output_tokens`` includes ``reasoning_tokens`` (a reasoning model's
-    thinking, priced apart where the price table says so). A response served from ragassay's response cache keeps the token
-    counts of the call that produced it, with ``calls == 0`` and ``cache_hits == 1``. ``by_model`` breaks the
+    thinking, priced apart where the price table says so). A response served from ragassay's response cache keeps
+    the token counts of the call that produced it, with ``calls == 0`` and ``cache_hits == 1``. ``by_model`` breaks the
     totals down per ``backend/model`` so cost can be priced per model (its entries have no ``by_model``).
     """
 
@@ -367,7 +367,9 @@ class CallPattern:
 
     ``calls_high`` None: no upper bound is known. ``prompt_chars``: characters sent over all the sample's calls
     (at ``calls_low`` calls). ``output_tokens``: most output tokens per call (None: not bounded by an option).
-    ``model``: the ``backend/model`` key the calls go to (for the price)."""
+    ``model``: the ``backend/model`` key the calls go to (for the price). ``reasoning_tokens``: the reasoning
+    (thinking) tokens assumed per call beyond ``output_tokens`` (a reasoning option's assumption, see
+    :meth:`ragassay.llm.LLMGenerator.assumed_reasoning_tokens`; 0: none)."""
 
     calls_low: int
     calls_high: int | None
@@ -378,6 +380,7 @@ class CallPattern:
     shared: str | None = None  # calls identical to those of any component with the same key (the cache serves them)
     prompt_tokens: int | None = None  # the prompts' tokens by the model's tokenizer (None: characters / 4)
     tokenizer: str = CHARS_RULE  # how prompt tokens are counted
+    reasoning_tokens: int = 0  # assumed reasoning tokens per call, beyond output_tokens
 
 
 @dataclasses.dataclass
@@ -538,7 +541,16 @@ OUTPUT_COLUMNS = (
     "retrieved_count",
     "reused_from",
 )
-USAGE_COLUMNS = ("input_tokens", "output_tokens", "cached_tokens", "calls", "cache_hits", "cost_usd", "unpriced")
+USAGE_COLUMNS = (
+    "input_tokens",
+    "output_tokens",
+    "cached_tokens",
+    "calls",
+    "cache_hits",
+    "cost_usd",
+    "unpriced",
+    "reasoning_tokens",  # last: a reader of an older store's seven columns reads 0
+)
 METRIC_COLUMNS = (
     "system",
     "question_id",

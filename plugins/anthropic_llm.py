@@ -4,6 +4,13 @@ System messages become the ``system`` parameter; tool calls and results become `
 ``tool_result`` blocks; ``tool_choice`` maps to auto / any / none / a forced tool. Structured output is a
 forced tool whose input schema is the response model's JSON schema; its input is the structured reply.
 Usage: input = input_tokens + cache reads + cache writes; cached = cache reads. The SDK's own retries are off.
+
+Extended thinking (``thinking_budget_tokens``) sends ``thinking = {type: enabled, budget_tokens: N}``; the budget
+comes on top of the answer's ``max_tokens`` (the request's max_tokens is their sum), temperature and top_p are not
+sent (thinking accepts only the defaults), and structured output asks with ``tool_choice`` auto (a forced tool is
+refused with thinking): a reply that does not use the tool is read from its text and re-asked when invalid.
+Anthropic's usage counts thinking inside ``output_tokens`` with no separate figure, so ``reasoning_tokens`` stays
+0 here: the thinking is priced as output.
 """
 
 from __future__ import annotations
@@ -34,6 +41,13 @@ class AnthropicOptions(RemoteOptions):
 
     model: str = Field("claude-haiku-4-5", description="Model name, e.g. claude-sonnet-4-5.")
     max_tokens: int | None = Field(1024, ge=1, description="Most tokens to generate (the messages API needs one).")
+    thinking_budget_tokens: int | None = Field(
+        None,
+        ge=1024,
+        description="Extended thinking: tokens the model may think before answering, sent as thinking = {type: "
+        "enabled, budget_tokens: N} (None: no thinking; Anthropic's minimum is 1024). Added to max_tokens; "
+        "temperature and top_p are then not sent. Part of the cache key and of a judge's identity.",
+    )
 
 
 class AnthropicBackend(RemoteBackend):
@@ -42,7 +56,10 @@ class AnthropicBackend(RemoteBackend):
     name = "anthropic"
 
     def identity(self) -> dict[str, Any]:
-        return {"backend": self.name, "model": self.model, "tag": self.options.cache_tag}
+        budget = self.options.thinking_budget_tokens
+        # the budget only when set, so the keys of responses cached before the option existed stay valid
+        thinking = {"thinking_budget_tokens": budget} if budget else {}
+        return {"backend": self.name, "model": self.model, "tag": self.options.cache_tag, **thinking}
 
     def endpoint(self) -> str:
         return self.options.base_url or "https://api.anthropic.com"
@@ -71,15 +88,18 @@ class AnthropicBackend(RemoteBackend):
 
     def payload(self, request: LLMRequest) -> dict[str, Any]:
         """The messages API request body for ``request``."""
-        p = request.params
+        p, budget = request.params, self.options.thinking_budget_tokens
         system = "\n\n".join(m.content for m in request.messages if m.role == "system")
         payload: dict[str, Any] = {
             "model": self.model,
-            "max_tokens": p.max_tokens or 1024,
+            "max_tokens": (p.max_tokens or 1024) + (budget or 0),
             "messages": to_wire([m for m in request.messages if m.role != "system"]),
-            "temperature": min(p.temperature, 1.0),
         }
-        optional = {"system": system or None, "top_p": p.top_p, "stop_sequences": p.stop or None}
+        if budget:
+            optional = {"thinking": {"type": "enabled", "budget_tokens": budget}}
+        else:
+            optional = {"temperature": min(p.temperature, 1.0), "top_p": p.top_p}
+        optional.update(system=system or None, stop_sequences=p.stop or None)
         payload.update({k: v for k, v in optional.items() if v is not None})
         tools = [{"name": t.name, "description": t.description, "input_schema": t.parameters} for t in request.tools]
         if request.tool_choice is not None:
@@ -93,7 +113,8 @@ class AnthropicBackend(RemoteBackend):
                     "input_schema": request.response_schema,
                 }
             )
-            payload["tool_choice"] = {"type": "tool", "name": name}
+            # extended thinking refuses a forced tool: the model is asked to use it (its text is read otherwise)
+            payload["tool_choice"] = {"type": "auto"} if budget else {"type": "tool", "name": name}
         if tools:
             payload["tools"] = tools
         if self.options.stream:
@@ -226,6 +247,10 @@ class AnthropicGenerator(LLMGenerator):
 
     def make_backend(self) -> LLMBackend:
         return AnthropicBackend(self.options)
+
+    def assumed_reasoning_tokens(self) -> int:
+        """The thinking budget (the most the model may think: an upper bound), 0 without thinking."""
+        return self.options.thinking_budget_tokens or 0
 
 
 @hookimpl

@@ -1,7 +1,9 @@
 """The ``openai`` generator: OpenAI chat completions, any OpenAI-compatible server, or Azure OpenAI.
 
 Tool calling (``tool_choice`` auto / none / required / a forced tool), structured output to a pydantic model
-(``response_format`` json_schema by default), temperature, seed, max tokens, streaming. ``base_url`` points it
+(``response_format`` json_schema by default), temperature, seed, max tokens, streaming, and ``reasoning_effort``
+for reasoning models (sent as the request's ``reasoning_effort``; the reply's
+``usage.completion_tokens_details.reasoning_tokens`` becomes ``TokenUsage.reasoning_tokens``). ``base_url`` points it
 at vLLM, Ollama, LM Studio or any server speaking ``/v1/chat/completions``; ``azure_endpoint`` (with
 ``api_version`` and ``azure_deployment``) at Azure OpenAI. The SDK's own retries are off: ragassay retries.
 """
@@ -32,6 +34,10 @@ from ragassay.llm import (
     sdk_errors,
 )
 
+#: Reasoning tokens ``ragassay estimate`` assumes per call at each ``reasoning_effort`` (an assumption: the real
+#: count depends on the model and the item; measured usage keeps the true figure).
+ASSUMED_REASONING_TOKENS = {"minimal": 128, "low": 1024, "medium": 4096, "high": 16384}
+
 
 class OpenAIOptions(RemoteOptions):
     """Options of the openai generator."""
@@ -47,6 +53,12 @@ class OpenAIOptions(RemoteOptions):
     )
     max_tokens_param: Literal["max_tokens", "max_completion_tokens"] = Field(
         "max_tokens", description="Request field for max_tokens (newer OpenAI models want max_completion_tokens)."
+    )
+    reasoning_effort: Literal["minimal", "low", "medium", "high"] | None = Field(
+        None,
+        description="A reasoning model's effort, sent as reasoning_effort (None: not sent). When set, temperature "
+        "and top_p are not sent (reasoning models accept only their defaults) and max_tokens goes as "
+        "max_completion_tokens. Part of the cache key and of a judge's identity.",
     )
 
 
@@ -84,6 +96,8 @@ class OpenAIBackend(RemoteBackend):
             "deployment": o.azure_deployment,
             "structured_mode": o.structured_mode,
             "tag": o.cache_tag,
+            # only when set, so the keys of responses cached before the option existed stay valid
+            **({"reasoning_effort": o.reasoning_effort} if o.reasoning_effort else {}),
         }
 
     def endpoint(self) -> str:
@@ -131,9 +145,17 @@ class OpenAIBackend(RemoteBackend):
         payload: dict[str, Any] = {
             "model": o.azure_deployment or self.model if o.azure_endpoint else self.model,
             "messages": messages,
-            "temperature": p.temperature,
         }
-        optional = {"top_p": p.top_p, "seed": p.seed, o.max_tokens_param: p.max_tokens, "stop": p.stop or None}
+        if o.reasoning_effort:
+            optional = {"reasoning_effort": o.reasoning_effort, "seed": p.seed, "max_completion_tokens": p.max_tokens}
+        else:
+            optional = {
+                "temperature": p.temperature,
+                "top_p": p.top_p,
+                "seed": p.seed,
+                o.max_tokens_param: p.max_tokens,
+            }
+        optional["stop"] = p.stop or None
         payload.update({k: v for k, v in optional.items() if v is not None})
         tools = [_tool(t.name, t.description, t.parameters) for t in request.tools]
         if request.tool_choice is not None:
@@ -176,6 +198,7 @@ class OpenAIBackend(RemoteBackend):
             text = next((c.raw_arguments for c in calls if c.name == own), text)
             calls = [c for c in calls if c.name != own]
         cached = ((usage.get("prompt_tokens_details") or {}).get("cached_tokens")) or 0
+        reasoning = ((usage.get("completion_tokens_details") or {}).get("reasoning_tokens")) or 0
         return LLMResponse(
             text=text,
             tool_calls=calls,
@@ -185,6 +208,7 @@ class OpenAIBackend(RemoteBackend):
                 input_tokens=usage.get("prompt_tokens") or 0,
                 output_tokens=usage.get("completion_tokens") or 0,
                 cached_tokens=cached,
+                reasoning_tokens=reasoning,
             ),
         )
 
@@ -296,6 +320,15 @@ class OpenAIGenerator(LLMGenerator):
         if self.options.azure_endpoint and not self.options.api_version:
             raise ProviderError("openai: azure_endpoint needs api_version (e.g. '2024-10-21')")
         return OpenAIBackend(self.options)
+
+    def assumed_reasoning_tokens(self) -> int:
+        """:data:`ASSUMED_REASONING_TOKENS` at the configured effort (0 without one)."""
+        effort = self.options.reasoning_effort
+        return ASSUMED_REASONING_TOKENS[effort] if effort else 0
+
+    def reasoning_within_max_tokens(self) -> bool:
+        """OpenAI's max_completion_tokens bounds reasoning and answer together."""
+        return True
 
 
 @hookimpl

@@ -142,6 +142,10 @@ def _scores(run, judges, metrics) -> dict[str, dict]:
     return chosen
 
 
+#: candidate -> (system, question_id) -> (score, verdict) of a run's chosen judges and metric specs (public name).
+candidate_scores = _scores
+
+
 def _has_threshold(spec: str) -> bool:
     try:
         float(spec.rpartition(":")[2])
@@ -157,6 +161,10 @@ def _verdict(pair, candidate: str, threshold: float) -> bool | None:
     if _has_threshold(candidate):
         threshold = float(candidate.rpartition(":")[2])
     return None if score is None else score >= threshold
+
+
+#: A candidate's verdict on one item: True, False or None (public name of :func:`_verdict`).
+verdict_of = _verdict
 
 
 def _rubric_report(run, rubric, labels, scores, metrics, judge_threshold, bootstrap) -> RubricReport:

@@ -24,6 +24,7 @@ class EvaluationCost:
     cache_hits: int = 0
     cost_usd: float | None = 0.0  # None when a model used by a metric or judge has no price
     unpriced: list[str] = dataclasses.field(default_factory=list)
+    reasoning_tokens: int = 0  # of output_tokens: what reasoning judge models spent thinking
 
 
 @dataclasses.dataclass(frozen=True)
@@ -109,6 +110,7 @@ def evaluation_cost(usages: list[Usage]) -> EvaluationCost:
         sum(u.cache_hits for u in usages),
         None if unpriced else sum(u.cost_usd or 0.0 for u in usages),
         unpriced,
+        sum(u.reasoning_tokens for u in usages),
     )
 
 
@@ -127,6 +129,7 @@ def run_totals(rows: list[SystemUsage]) -> list[RunTotals]:
             sum(e.cache_hits for e in evaluations),
             None if None in eval_costs else sum(eval_costs),
             sorted({m for e in evaluations for m in e.unpriced}),
+            sum(e.reasoning_tokens for e in evaluations),
         )
         totals.append(
             RunTotals(

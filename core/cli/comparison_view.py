@@ -266,7 +266,9 @@ def _footnotes(comparison) -> list[str]:
             e = part.totals.evaluation
             notes.append(
                 f"evaluation cost, run {part.run_id[:8]} (metrics and judges, not the systems): {e.input_tokens} input "
-                f"and {e.output_tokens} output tokens, {e.calls} model calls, {e.cache_hits} cached replies, cost $ "
+                f"and {e.output_tokens} output tokens"
+                + (f" ({e.reasoning_tokens} of them reasoning)" if e.reasoning_tokens else "")
+                + f", {e.calls} model calls, {e.cache_hits} cached replies, cost $ "
                 f"{_money(e.cost_usd)}" + (f" (no price for {', '.join(e.unpriced)})" if e.unpriced else "")
             )
     if comparison.show_tokens and any(r.usage.mean_input_tokens or r.usage.mean_output_tokens for r in rows):

@@ -213,6 +213,7 @@ class LLMClient:
             "input_tokens": u.input_tokens,
             "output_tokens": u.output_tokens,
             "cached_tokens": u.cached_tokens,
+            "reasoning_tokens": u.reasoning_tokens,
             "calls": calls,
             "cache_hits": hits,
         }

@@ -176,12 +176,27 @@ class LLMGenerator(Generator):
         from ..models import CallPattern
 
         key = f"{self.make_backend().name}/{self.options.model}"
-        pattern = CallPattern(low, high, prompt_chars, self.options.max_tokens, key, note)
+        output, reasoning = self.options.max_tokens, self.assumed_reasoning_tokens()
+        if reasoning and self.reasoning_within_max_tokens() and output is not None:
+            reasoning = min(reasoning, output)  # the bound holds both: reasoning first, the rest is the answer
+            output -= reasoning
+        pattern = CallPattern(low, high, prompt_chars, output, key, note, reasoning_tokens=reasoning)
         counter = self.token_counter() if messages is not None else None
         if counter is not None:
             pattern.prompt_tokens = sum(counter.count(list(m)) for m in messages or [])
             pattern.tokenizer = counter.name
         return pattern
+
+    def assumed_reasoning_tokens(self) -> int:
+        """Reasoning (thinking) tokens ``ragassay estimate`` assumes per call under this generator's reasoning
+        options (0: none, the default). A generator with a reasoning option overrides it and documents its
+        assumption."""
+        return 0
+
+    def reasoning_within_max_tokens(self) -> bool:
+        """True when the provider counts reasoning inside ``max_tokens`` (OpenAI's max_completion_tokens), False
+        when it comes on top of it (the default)."""
+        return False
 
     def token_counter(self) -> Any:
         """What counts this model's prompt tokens for ``ragassay estimate``: an object with ``name`` (shown in the

@@ -9,7 +9,9 @@ Prices change: check them before trusting a cost figure, and extend or override 
     output_per_million = 0.60
     cached_input_per_million = 0.075
 
-cost = (input - cached) x input price + cached x cached-input price + output x output price.
+cost = (input - cached) x input price + cached x cached-input price + (output - reasoning) x output price
++ reasoning x reasoning price. The reasoning price (``reasoning_per_million``) defaults to the output price, as
+OpenAI and Anthropic bill thinking tokens as output; set it where a provider prices them apart.
 Anthropic's cache *writes* (billed 1.25x) are counted as ordinary input. Models of the ``local`` backend
 cost nothing. A model name matches a table key exactly, or a key followed by a date or ``-latest``
 (``gpt-4o-mini-2024-07-18`` -> ``gpt-4o-mini``, ``claude-3-5-haiku-20241022`` -> ``claude-3-5-haiku``);
@@ -99,11 +101,15 @@ class PriceTable:
             return None if (usage.input_tokens or usage.output_tokens) else 0.0
         cached_price = price.cached_input_per_million
         cached_price = price.input_per_million if cached_price is None else cached_price
+        reasoning_price = price.reasoning_per_million
+        reasoning_price = price.output_per_million if reasoning_price is None else reasoning_price
         fresh = max(0, usage.input_tokens - usage.cached_tokens)
+        reasoning = min(usage.reasoning_tokens, usage.output_tokens)
         return (
             fresh * price.input_per_million
             + usage.cached_tokens * cached_price
-            + usage.output_tokens * price.output_per_million
+            + (usage.output_tokens - reasoning) * price.output_per_million
+            + reasoning * reasoning_price
         ) / 1e6
 
     def unpriced(self, usage: TokenUsage) -> list[str]:

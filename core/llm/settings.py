@@ -18,6 +18,11 @@ class ModelPrice(BaseModel):
     cached_input_per_million: float | None = Field(
         default=None, ge=0, description="USD per million cached input tokens (default: the input price)."
     )
+    reasoning_per_million: float | None = Field(
+        default=None,
+        ge=0,
+        description="USD per million reasoning (thinking) output tokens (default: the output price).",
+    )
 
 
 class LLMSection(BaseModel):

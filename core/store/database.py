@@ -404,6 +404,7 @@ def _usage(row: Any) -> TokenUsage:
         input_tokens=row.input_tokens or 0,
         output_tokens=row.output_tokens or 0,
         cached_tokens=row.cached_tokens or 0,
+        reasoning_tokens=getattr(row, "reasoning_tokens", 0) or 0,
         calls=row.calls or 0,
         cache_hits=row.cache_hits or 0,
     )

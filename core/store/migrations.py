@@ -375,6 +375,13 @@ def _v6_labels(conn: Connection) -> None:
     labels.create(conn, checkfirst=True)  # idempotent, as every migration
 
 
+def _v7_reasoning_tokens(conn: Connection) -> None:
+    """Version 7: ``reasoning_tokens`` (0 for the rows stored before) on outputs, metric values and judgements."""
+    for table in ("outputs", "metric_values", "judgements"):
+        if "reasoning_tokens" not in {c["name"] for c in inspect(conn).get_columns(table)}:  # idempotent
+            conn.execute(text(f"ALTER TABLE {table} ADD COLUMN reasoning_tokens INTEGER NOT NULL DEFAULT 0"))
+
+
 def _digest(value: str) -> str:
     return hashlib.sha256(value.encode("utf-8")).hexdigest()
 
@@ -387,6 +394,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
     (4, "context texts stored once per store, outputs name them by key", _v4_context_texts),
     (5, "ingested traces: spans and resources", _traces_tables),
     (6, "labels: human labels on a run's items (ragassay label)", _v6_labels),
+    (7, "reasoning tokens of outputs, metric values and judgements, kept apart for pricing", _v7_reasoning_tokens),
 ]
 
 

@@ -32,6 +32,7 @@ def output_row(run_id: str, r: Any, now: float, prices: Any, texts: dict[str, st
         "latency_s": out.latency_s if out else None,
         "input_tokens": out.usage.input_tokens if out else 0,
         "output_tokens": out.usage.output_tokens if out else 0,
+        "reasoning_tokens": out.usage.reasoning_tokens if out else 0,
         "created_at": now,
         "system_key": r.system_key,
         "sample_key": r.sample_key,
@@ -61,6 +62,7 @@ def usage_row(usage: TokenUsage | None, prices: Any) -> dict[str, Any]:
     return {
         "input_tokens": usage.input_tokens,
         "output_tokens": usage.output_tokens,
+        "reasoning_tokens": usage.reasoning_tokens,
         "calls": usage.calls,
         "cached_tokens": usage.cached_tokens,
         "cache_hits": usage.cache_hits,

@@ -18,6 +18,9 @@ once in ``trace_resources`` (see :mod:`ragassay.store.traces`).
 
 Version 6 adds ``labels``: human labels given with ``ragassay label`` or imported with ``ragassay labels import``
 (see :mod:`ragassay.store.labels`).
+
+Version 7 adds ``reasoning_tokens`` to ``outputs``, ``metric_values`` and ``judgements``: the part of
+``output_tokens`` a reasoning model spent thinking (``TokenUsage.reasoning_tokens``), priced apart.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 metadata = MetaData()
 
@@ -115,6 +118,7 @@ outputs = Table(
     Column("retrieved_count", Integer),  # v2: non-empty contexts returned
     Column("reused_from", Integer),  # v2: id of the output (of an earlier run) this one was copied from
     *_usage_columns(),
+    Column("reasoning_tokens", Integer, nullable=False, default=0, server_default="0"),  # v7
     UniqueConstraint("run_id", "system", "question_id", name="uq_output_unit"),
 )
 
@@ -131,6 +135,7 @@ metric_values = Table(
     Column("input_tokens", Integer, nullable=False, default=0, server_default="0"),  # v2: evaluation cost
     Column("output_tokens", Integer, nullable=False, default=0, server_default="0"),
     *_usage_columns(),
+    Column("reasoning_tokens", Integer, nullable=False, default=0, server_default="0"),  # v7: of output_tokens
 )
 
 judgements = Table(
@@ -148,6 +153,7 @@ judgements = Table(
     Column("input_tokens", Integer, nullable=False, default=0, server_default="0"),  # v2: evaluation cost
     Column("output_tokens", Integer, nullable=False, default=0, server_default="0"),
     *_usage_columns(),
+    Column("reasoning_tokens", Integer, nullable=False, default=0, server_default="0"),  # v7: of output_tokens
 )
 
 # Version 4: every distinct context text once (see ragassay.store.contexts); outputs name them by key.

@@ -32,6 +32,7 @@ class Turn:
     model: str | None = None
     delay_s: float = 0.0
     truncate: bool = False  # streaming only: stop before the finish event
+    reasoning_tokens: int = 0  # OpenAI: reported as usage.completion_tokens_details.reasoning_tokens (of output)
 
 
 Item = Any  # Turn | Reply | Callable[[Request], Turn | Reply]
@@ -199,6 +200,7 @@ class OpenAIChatServer(ScriptedServer):
                 "completion_tokens": completion,
                 "total_tokens": prompt + completion,
                 "prompt_tokens_details": {"cached_tokens": cached},
+                "completion_tokens_details": {"reasoning_tokens": turn.reasoning_tokens},
             },
         }
 

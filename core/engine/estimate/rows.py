@@ -14,7 +14,9 @@ Per system, metric and judge, summed over the samples:
   known before the run, is taken to be as long as the sample's longest reference answer
   (:attr:`Hints.answer_chars`); retrieved contexts as ``top_k`` chunks of the chunker's ``size``
   (:attr:`Hints.context_chars`); assumed texts count as characters / 4 under any tokenizer. Output tokens: the
-  model's ``max_tokens`` where set, else unknown (the cost is then a lower bound and says so).
+  model's ``max_tokens`` where set, else unknown (the cost is then a lower bound and says so). Reasoning tokens:
+  under a generator's reasoning option, its assumption per call (:attr:`CallPattern.reasoning_tokens`: the
+  thinking budget for Anthropic, a figure per reasoning effort for OpenAI), priced at the reasoning price.
 - **cost**: tokens at the price table's prices (:mod:`ragassay.llm.pricing`); None (unknown) for an unpriced model.
 
 Cache hits are not subtracted yet (the estimate is an upper bound for a run that re-uses cached replies).
@@ -54,6 +56,7 @@ class Row:
     piloted_tokens: int | None = None  # the same for input tokens (as the model counted them)
     shared: str | None = None  # the patterns' shared key (see CallPattern.shared)
     tokenizer: str = ""  # how input tokens were counted (CallPattern.tokenizer; "a + b" when both were used)
+    reasoning_tokens: int = 0  # reasoning (thinking) tokens assumed by the generators' reasoning options
 
     def add(self, pattern: CallPattern, prices: Any) -> None:
         self.calls_low = (self.calls_low or 0) + pattern.calls_low
@@ -69,10 +72,13 @@ class Row:
             return  # no call for this sample
         out = None if pattern.output_tokens is None else pattern.output_tokens * pattern.calls_low
         self.output_tokens_max = None if out is None or self.output_tokens_max is None else self.output_tokens_max + out
+        reasoning = pattern.reasoning_tokens * pattern.calls_low
+        self.reasoning_tokens += reasoning
         if self.usd is not None and pattern.calls_low:
             from ...models import TokenUsage
 
-            cost = prices.cost(TokenUsage(input_tokens=tokens, output_tokens=out or 0), pattern.model or "")
+            spent = TokenUsage(input_tokens=tokens, output_tokens=(out or 0) + reasoning, reasoning_tokens=reasoning)
+            cost = prices.cost(spent, pattern.model or "")
             self.usd = None if cost is None else self.usd + cost
         self.shared = self.shared or pattern.shared
         if pattern.note and pattern.note not in self.note:
@@ -204,6 +210,7 @@ FIELDS = (
     "piloted_tokens",
     "shared",
     "tokenizer",
+    "reasoning_tokens",
 )
 
 
@@ -232,6 +239,8 @@ def as_markdown(rows: Iterable[Row]) -> str:
         note = (
             r.note if r.tokenizer in ("", CHARS_RULE) else "; ".join(filter(None, [f"tokens: {r.tokenizer}", r.note]))
         )
+        if r.reasoning_tokens:
+            note = "; ".join(filter(None, [f"+{r.reasoning_tokens} reasoning tokens assumed", note]))
         lines.append(f"| {r.system} | {r.component} | {calls} | {tokens} | {out} | {usd} | {note} |")
     return "\n".join(lines) + "\n"
 

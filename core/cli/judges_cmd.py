@@ -1,0 +1,165 @@
+"""``ragassay judges choose``: judge configurations of one run compared on the items people labelled, and the
+cheapest one non-inferior in agreement to the best (:mod:`ragassay.analysis.judge_choice`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .common import config_option, console, db_option, format_option, output_format
+from .file_params import FilePath
+from .help_text import ListsWholeSentences
+from .render import Column, Table, emit
+
+
+@click.group("judges", cls=ListsWholeSentences)
+def judges_group() -> None:
+    """Compare judge configurations against people's labels (docs/judges.md)."""
+
+
+@judges_group.command("choose")
+@click.argument("run")
+@config_option
+@db_option
+@click.option(
+    "--labels",
+    type=FilePath("a labels export (JSONL, one label per line)"),
+    default=None,
+    help="People's labels from a labels export (JSONL) instead of those stored for RUN.",
+)
+@click.option("--rubric", default=None, help="The rubric, by NAME or rubric FILE (default: the labels' only rubric).")
+@click.option("--judge", "judges", multiple=True, help="Judge configurations to compare (default: every judge).")
+@click.option("--metric", "metrics", multiple=True, help="Also compare a metric as a judge: NAME:THRESHOLD.")
+@click.option(
+    "--margin",
+    type=click.FloatRange(min=0.0),
+    default=0.05,
+    show_default=True,
+    help="Non-inferiority margin: the agreement a cheaper judge may lose to the best.",
+)
+@click.option(
+    "--statistic",
+    type=click.Choice(["kappa", "weighted_kappa_quadratic", "spearman"]),
+    default=None,
+    help="Agreement statistic (default: kappa for binary, weighted_kappa_quadratic for ordinal rubrics).",
+)
+@click.option("--judge-threshold", type=float, default=0.5, show_default=True, help="A score >= this is 'correct'.")
+@click.option("--resamples", type=click.IntRange(min=2), default=2000, show_default=True, help="Bootstrap resamples.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed (same seed, same intervals).")
+@format_option
+def choose_command(
+    run: str,
+    config_path: Path,
+    db: str | None,
+    labels: Path | None,
+    rubric: str | None,
+    judges: tuple[str, ...],
+    metrics: tuple[str, ...],
+    margin: float,
+    statistic: str | None,
+    judge_threshold: float,
+    resamples: int,
+    seed: int,
+    fmt: str | None,
+) -> None:
+    """Name the cheapest judge of RUN whose agreement with people is non-inferior to the best at --margin."""
+    from ..analysis.jsonable import jsonable
+    from ..analysis.judge_choice import choose_judge
+
+    fmt = output_format(fmt)
+    loaded, people, source = _run_and_labels(run, config_path, db, labels)
+    chosen_rubric = _rubric(people, rubric, source)
+    result = choose_judge(
+        loaded,
+        people,
+        chosen_rubric,
+        judges=judges,
+        metrics=metrics,
+        margin=margin,
+        statistic=statistic,
+        judge_threshold=judge_threshold,
+        resamples=resamples,
+        seed=seed,
+    )
+    data = jsonable(result)
+    emit(console(), [_table(result, source)], fmt, data=data if fmt == "json" else None)
+
+
+def _run_and_labels(run, config_path, db, labels):
+    """The run read once and people's labels (from the file, else the store), with where they came from."""
+    from ..analysis.human_labels import read_label_export, stored_labels
+    from ..errors import ConfigError
+    from ..results import read_labels
+    from .common import open_results, read_runs
+
+    store = open_results(config_path, db, (run,))
+    try:
+        loaded = read_runs(store, [run])[0]
+        stored = stored_labels(read_labels(store, loaded.id)) if labels is None else []
+    finally:
+        store.close()
+    if labels is not None:
+        return loaded, read_label_export(labels), f"labels:{labels.name}"
+    if not stored:
+        raise ConfigError(
+            f"run {loaded.id[:12]} has no labelled item: label some outputs (ragassay label {loaded.id[:12]}) or "
+            "give people's labels with --labels FILE"
+        )
+    return loaded, stored, "labels in the results store"
+
+
+def _rubric(people, rubric: str | None, source: str):
+    from ..analysis.human_labels import rubric_files, rubric_of
+    from ..errors import ConfigError
+
+    if rubric is not None:
+        names, given = rubric_files([rubric])
+        return rubric_of(names[0], given)
+    found = sorted({label.rubric for label in people})
+    if len(found) != 1:
+        raise ConfigError(f"{source} hold labels of rubrics {', '.join(found)}: choose one with --rubric NAME")
+    return rubric_of(found[0])
+
+
+def _interval(key: str):
+    def show(row: dict) -> str:
+        if row.get(key) is None:
+            return "-"
+        if row.get(f"{key}_low") is None:
+            return f"{row[key]:+.3f}" if key == "difference" else f"{row[key]:.3f}"
+        sign = "+" if key == "difference" else ""
+        return f"{row[key]:{sign}.3f} [{row[f'{key}_low']:{sign}.3f}, {row[f'{key}_high']:{sign}.3f}]"
+
+    return show
+
+
+def _table(result, source: str) -> Table:
+    rows = []
+    for option in result.options:
+        row = option.as_row()
+        row["choice"] = "chosen" if option.name == result.chosen else "best" if option.name == result.best else ""
+        rows.append(row)
+    columns = [
+        Column("judge"),
+        Column("agreement", header=f"{result.statistic} [95% CI]", numeric=True, show=_interval("agreement")),
+        Column("difference", header="minus best [CI]", numeric=True, show=_interval("difference")),
+        Column("non_inferior", header="non-inferior", show=lambda r: "yes" if r["non_inferior"] else "no"),
+        Column("cost_per_item_usd", header="$ per item", numeric=True, digits=6),
+        Column("calls_per_item", header="calls per item", numeric=True, digits=2),
+        Column("tokens_per_item", header="tokens per item", numeric=True, digits=0),
+        Column("reasoning_tokens_per_item", header="reasoning per item", numeric=True, digits=0),
+        Column("choice"),
+    ]
+    columns += [Column(f"{k}_{e}", in_text=False) for k in ("agreement", "difference") for e in ("low", "high")]
+    columns.append(Column("identity", in_text=False))
+    notes = [
+        f"chosen: {result.chosen}, the cheapest judge whose agreement minus the best's ({result.best}) has its "
+        f"{result.confidence:.0%} paired-bootstrap lower bound above -{result.margin:g}, on the same "
+        f"{result.items} labelled items ({source}, rubric {result.rubric}); cost per item at list prices"
+    ]
+    title = f"judge configurations against people, run {result.run_id[:8]}"
+    return Table(title, columns, rows, notes=notes + result.notes)
+
+
+COMMANDS = [judges_group]
