@@ -46,7 +46,7 @@ def ppi_compare(
         rubric = rubrics[entry.metric]
         scale, matched = side_values(run, labels, entry, rubric)
         for system in [s for s in run.systems if s != baseline]:
-            items.append(_run_pair(run, entry.metric, baseline, system, rubric, scale, matched))
+            items.append(run_pair(run, entry.metric, baseline, system, rubric, scale, matched))
             meta.append(rubric)
     decided = decide_family(items, alpha)
     pairs = [
@@ -57,7 +57,7 @@ def ppi_compare(
     return PPIVerdicts(run.id, baseline, alpha, source, [x.metric for x in labelled], pairs, systems)
 
 
-def _run_pair(run, metric: str, base: str, system: str, rubric: Rubric, scale, matched) -> PairData:
+def run_pair(run, metric: str, base: str, system: str, rubric: Rubric, scale, matched) -> PairData:
     ids = run.question_ids
     fb, fc = (scale.of(run.values(s, metric)) for s in (base, system))
     if rubric.kind == "pairwise":

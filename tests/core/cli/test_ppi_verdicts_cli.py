@@ -138,3 +138,18 @@ def test_bad_labelled_is_one_line_and_exit_2(db, spec, message):
     result = invoke("compare", "--db", db[0], RUN_ID, "--labelled", spec)
     assert result.exit_code == 2 and message in result.output, result.output
     assert "Traceback" not in result.output
+
+
+def test_plan_says_how_many_labels_settle_the_comparison(db):
+    result = invoke("plan", "--db", db[0], RUN_ID, "--labelled", "m=correct", "--width", "0.2", "--format", "json")
+    assert result.exit_code == 0, result.output
+    (row,) = json.loads(result.stdout)
+    assert row["system"] == "b" and row["labelled"] == LABELLED and row["samples"] == SAMPLES
+    assert row["half_width"] == 0.2 and 0 < row["correlation"] <= 1
+    from ragassay.analysis.ppi import labels_needed
+
+    want = labels_needed(row["sd_labels"], row["sd_judge"], row["correlation"], SAMPLES, 0.2)
+    assert row["needed"] == want and want is not None
+    assert row["needed_labels_only"] is None or row["needed_labels_only"] >= want  # the judge never costs labels
+    rich = invoke("plan", "--db", db[0], RUN_ID, "--labelled", "m=correct")
+    assert rich.exit_code == 0 and "labels to settle each comparison" in rich.output
