@@ -196,3 +196,22 @@ def gate_outcome(decided, item: PairData, ni: bool) -> tuple[str, str]:
     if result.high < 0:
         return REGRESSION, "shown worse on people's labels, and not shown within the margin"
     return INCONCLUSIVE, "neither shown within the margin nor shown worse: too few labels to tell"
+
+
+def run_pair_family(run, labels, entry: Labelled, pairs, settings) -> list[PPIPair]:
+    """Systems of one run against another of it (``pairs``: (system, baseline)), decided as the gate decides
+    (``settings``: mode, margin, alpha) on people's labels (``assert_no_regression(..., labelled=RUBRIC)``)."""
+    import dataclasses
+
+    rubric = check_labelled(run, [entry], labels, "the labels")[entry.metric]
+    scale, matched = side_values(run, labels, entry, rubric)
+    ni = settings.mode == NON_INFERIORITY
+    null = -margin_for(run, entry.metric, settings) * abs(scale.factor) if ni else 0.0
+    items = [
+        dataclasses.replace(run_pair(run, entry.metric, base, mine, rubric, scale, matched), null=null)
+        for mine, base in pairs
+    ]
+    decided = decide_family(items, settings.alpha)
+    return [
+        ppi_pair(item, d, base, rubric, *gate_outcome(d, item, ni)) for item, d, (_, base) in zip(items, decided, pairs)
+    ]
