@@ -88,7 +88,7 @@ def run(
         "description": description,
         "repeats": repeats,
         "budget": _budget(budget),
-        "sequential": _sequential(sequential, project.config.evaluation.sequential),
+        "sequential": _sequential(sequential, project.config.evaluation.sequential, project.config.evaluation.labelled),
         "baseline": baseline,
     }
     store = project.open_store()
@@ -119,11 +119,18 @@ def _budget(budget: Any) -> Any:
     return None if budget is None else budget if isinstance(budget, Budget) else Budget.model_validate(budget)
 
 
-def _sequential(value: Any, configured: Any) -> Any:
+def _sequential(value: Any, configured: Any, labelled: Any = None) -> Any:
     from .config.sequential import SequentialSettings
+    from .errors import ConfigError
 
     if value is None or value is False:
         return value  # None: as configured; False: off
+    if labelled:
+        raise ConfigError(
+            "--sequential and [evaluation] labelled cannot go together: a sequential run stops on the judge's scores "
+            "while it runs, before anyone has labelled its outputs. Run without --sequential, then compare or gate "
+            "with the labels"
+        )
     if value is True:
         return configured or SequentialSettings()
     return value if isinstance(value, SequentialSettings) else SequentialSettings.model_validate(value)

@@ -119,6 +119,9 @@ class GateResult:
     usage_candidate: list[SystemUsage]
     health: list[Health]
     conversations: int | None = None  # conversations the shared samples form (None: independent samples)
+    #: with people's labels (``--labelled``): the prediction-powered comparisons behind the labelled rows
+    #: (:class:`ragassay.analysis.ppi_verdicts.PPIPair`)
+    ppi: list = dataclasses.field(default_factory=list)
 
     @property
     def regressions(self) -> list[GateRow]:

@@ -52,6 +52,7 @@ def markdown_summary(result: GateResult, *, report_url: str | None = None, html_
         parts.append(f"### Inconclusive (these {label})\n\n{lines}")
     for system in dict.fromkeys(row.system for row in result.rows):
         parts.append(_system_table(system, [row for row in result.rows if row.system == system], result))
+    parts.append(_ppi_table(result))
     parts += [_cost_table(_usage(result.usage_baseline), _usage(result.usage_candidate)), _health_table(result)]
     if result.notes:
         parts.append("### Notes\n\n" + "\n".join(f"- {md(note)}" for note in result.notes))
@@ -168,6 +169,32 @@ def _system_table(system: str, rows: list[GateRow], result: GateResult) -> str:
             f"{turns_in(row.n, row.n_clusters)} | {outcome} |"
         )
     return "\n".join(lines)
+
+
+def _ppi_table(result: GateResult) -> str:
+    """With people's labels (``--labelled``): per labelled comparison, the labels it used, PPI++'s lambda and
+    what the metric alone would have said (docs/statistics.md, When the judge errs)."""
+    if not result.ppi:
+        return ""
+    lines = [
+        "### Decided on people's labels (prediction-powered)",
+        "",
+        "| system | metric (rubric) | labels baseline / candidate (both) | lambda | judge only [CI] |",
+        "| --- | --- | ---: | ---: | --- |",
+    ]
+    for p in result.ppi:
+        judge = "-" if p.judge_mean is None else f"{p.judge_mean:+.3f} [{p.judge_low:+.3f}, {p.judge_high:+.3f}]"
+        lam = "-" if p.lam is None else f"{p.lam:.2f}"
+        lines.append(
+            f"| {md(p.system)} | {md(p.metric)} ({md(p.rubric)}) | {p.labels_baseline} / {p.labels_system} "
+            f"({p.labelled}) | {lam} | {judge} |"
+        )
+    note = (
+        "Differences of the labelled metrics are mean label differences on the rubric's scale: the labels corrected "
+        "by the metric on every shared sample (PPI++; Angelopoulos et al. 2023). Judge only: the metric alone on "
+        "that scale, as if it were right."
+    )
+    return "\n".join(lines) + f"\n\n<sub>{md(note)}</sub>"
 
 
 def _margin(row: GateRow) -> str:

@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from .common import config_option, console, db_option, format_option, open_results, output_format, read_runs
+from .ppi_view import labelled_options
 
 
 def decision_options(command):
@@ -55,10 +56,11 @@ def decision_options(command):
     help="Test every system against SYSTEM and show each paired difference (sets the baseline).",
 )
 @decision_options
+@labelled_options
 @click.option("--all-columns", is_flag=True, help="Also show columns that carry no information (constant, zero).")
 @click.option(
     "--table",
-    type=click.Choice(["comparison", "pairs", "verdicts", "sequential", "latency", "variance"]),
+    type=click.Choice(["comparison", "pairs", "verdicts", "sequential", "latency", "variance", "ppi", "ppi-systems"]),
     default=None,
     help="The table csv writes (default: comparison); with markdown, only this table.",
 )
@@ -71,7 +73,9 @@ def compare_command(runs: tuple[str, ...], config_path: Path, db: str | None, fm
     Each cell: mean over scored outputs, n (scored count) and a 95% bootstrap interval; unscored outputs are
     counted separately. The verdicts test every system of a run against its baseline (first system, --baseline or
     --against) on the samples both scored, over the declared decision family: one paired permutation test per
-    pair and the interval that inverts it, Holm-adjusted (docs/statistics.md).
+    pair and the interval that inverts it, Holm-adjusted (docs/statistics.md). With --labelled METRIC=RUBRIC, the
+    labelled metrics decide on people's labels instead (prediction-powered verdicts; the other columns are
+    described, not decided).
     """
     from .comparison_view import comparison_tables, data_of, print_comparison
     from .render import emit
@@ -82,14 +86,17 @@ def compare_command(runs: tuple[str, ...], config_path: Path, db: str | None, fm
     baseline = options.pop("baseline")
     if against is not None and baseline not in (None, against):
         raise click.UsageError(f"--against {against} and --baseline {baseline} name two baselines; give one.")
-    comparison = read_comparison(config_path, db, runs, baseline=against or baseline, **options)
+    people = options.pop("labelled"), options.pop("labels_path")
+    comparison, ppi = read_comparison(config_path, db, runs, baseline=against or baseline, people=people, **options)
     out = console(no_color=compact or None)
     if fmt == "rich":
-        print_comparison(out, comparison, against=against, explain=explain, compact=compact)
+        quiet = {"conclude": False, "verdicts": False} if ppi else {}
+        print_comparison(out, comparison, against=against, explain=explain, compact=compact, **quiet)
+        _print_ppi(out, ppi, compact)
         return
-    tables = comparison_tables(comparison, against)
+    tables = comparison_tables(comparison, against) | _ppi_tables(ppi)
     if fmt == "json":
-        emit(out, [], "json", data=data_of(comparison, tables))
+        emit(out, [], "json", data=data_of(comparison, tables) | ({"ppi": _ppi_data(ppi)} if ppi else {}))
         return
     name = table or ("comparison" if fmt == "csv" else None)
     if name is not None and name not in tables:
@@ -97,16 +104,61 @@ def compare_command(runs: tuple[str, ...], config_path: Path, db: str | None, fm
     emit(out, [tables[name]] if name else list(tables.values()), fmt)
 
 
-def read_comparison(config_path: Path, db: str | None, runs, *, family=(), **settings):
-    """Read ``runs`` once and compare them (:func:`ragassay.analysis.comparison.compare`)."""
+def read_comparison(config_path: Path, db: str | None, runs, *, family=(), people=((), None), **settings):
+    """Read ``runs`` once and compare them (:func:`ragassay.analysis.comparison.compare`); with labelled metrics
+    (``people``: ``--labelled`` and ``--labels``, else each run's ``[evaluation] labelled``), also their
+    prediction-powered verdicts (:func:`ragassay.analysis.ppi_decisions.ppi_compare`), one per run."""
     from ..analysis.comparison import compare
+    from .ppi_view import labelled_specs, people_labels
 
     store = open_results(config_path, db, runs)
     try:
         data = read_runs(store, runs)
+        wanted = [labelled_specs(people[0], run.info.config) for run in data]
+        labels, source = (
+            people_labels([store] * len(data), [r.id for r in data], people[1]) if any(wanted) else ([], "")
+        )
     finally:
         store.close()
-    return compare(data, family=list(family) or None, **settings)
+    if not any(wanted):
+        return compare(data, family=list(family) or None, **settings), []
+    if family:
+        raise click.UsageError("with --labelled the labelled metrics decide: drop --decide")
+    return compare(data, family=[], **settings), _ppi(data, wanted, labels, source, settings)
+
+
+def _ppi(data, wanted, labels, source: str, settings: dict) -> list:
+    from ..analysis.ppi_decisions import ppi_compare
+
+    return [
+        ppi_compare(run, labels, entries, baseline=settings.get("baseline"), alpha=settings["alpha"], source=source)
+        for run, entries in zip(data, wanted)
+        if entries
+    ]
+
+
+def _ppi_tables(ppi: list) -> dict:
+    from .ppi_view import ppi_pairs_table, ppi_systems_table
+
+    return {"ppi": ppi_pairs_table(ppi), "ppi-systems": ppi_systems_table(ppi)} if ppi else {}
+
+
+def _ppi_data(ppi: list) -> list[dict]:
+    import dataclasses
+
+    return [dataclasses.asdict(v) for v in ppi]
+
+
+def _print_ppi(out, ppi: list, compact: bool) -> None:
+    from .ppi_view import ppi_lines
+    from .render import emit, esc
+
+    if not ppi:
+        return
+    emit(out, list(_ppi_tables(ppi).values()), "rich", compact=compact)
+    for verdicts in ppi:
+        for line in ppi_lines(verdicts):
+            out.print(esc(line), highlight=False)
 
 
 COMMANDS = [compare_command]

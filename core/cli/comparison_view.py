@@ -75,10 +75,18 @@ def data_of(comparison, tables: dict[str, Table]) -> dict:
 
 
 def print_comparison(
-    out, comparison, *, against: str | None = None, explain: bool = False, compact: bool = False, conclude=True
+    out,
+    comparison,
+    *,
+    against: str | None = None,
+    explain: bool = False,
+    compact: bool = False,
+    conclude=True,
+    verdicts=True,
 ):
     """The tables, then per run its conclusion (unless ``conclude`` is False: the report printed it first; and not
-    for a run of one system, which compares nothing) and the verdicts in words, to the rich console ``out``."""
+    for a run of one system, which compares nothing) and the verdicts in words (unless ``verdicts`` is False:
+    people's labels decide, ``compare --labelled``), to the rich console ``out``."""
     from ..analysis.conclusion import run_conclusion
     from .render import emit
 
@@ -94,7 +102,7 @@ def print_comparison(
             out.print(esc(line), highlight=False)
         if part.sequential is not None and part.sequential.stopped:
             out.print(esc(NOT_VALID), highlight=False)
-        else:
+        elif verdicts:
             print_verdicts(out, part.verdicts)
     if explain:
         out.print("legend:", highlight=False)

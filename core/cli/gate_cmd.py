@@ -14,6 +14,7 @@ import click
 from ..text import terminal_safe
 from .common import config_option, console, project_path
 from .file_params import FilePath, folder_given
+from .ppi_view import labelled_options
 
 BASELINE_HELP = (
     "What to compare with: a run id (or unique prefix) in the project's results database, or another results "
@@ -65,6 +66,7 @@ BASELINE_HELP = (
     help="Family-wise level of the gate's decisions.",
 )
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of the random draws.")
+@labelled_options
 @click.option(
     "--summary",
     "summary_path",
@@ -141,7 +143,14 @@ def _gate(config: Path, *, baseline: str, metrics, mode, margin, on_inconclusive
     try:
         run_id = _run_candidate(loaded, base.check, options)
         candidate, baseline_run = base.read(run_id)
-        result = gate(candidate, baseline_run, settings, baseline_source=base.source, same_run=base.same(run_id))
+        common = {"baseline_source": base.source, "same_run": base.same(run_id)}
+        people = _people(loaded, base, run_id, options)
+        if people is None:
+            result = gate(candidate, baseline_run, settings, **common)
+        else:
+            from ..analysis.ppi_decisions import ppi_gate
+
+            result = ppi_gate(candidate, baseline_run, settings, *people, **common)
         html_path = options["html_path"]
         if html_path is not None:
             from ..present.html_report import build_report
@@ -157,6 +166,19 @@ def _gate(config: Path, *, baseline: str, metrics, mode, margin, on_inconclusive
     elif result.exit_code:
         click.echo(terminal_safe(_failed_line(result)), err=True)
     return result.exit_code
+
+
+def _people(loaded, base, run_id: str, options: dict):
+    """(labels, labelled metrics) for ``--labelled`` (else ``[evaluation] labelled``), or None: the labels export
+    ``--labels``, else the labels stored for the candidate run and for the baseline run."""
+    from .ppi_view import labelled_specs, people_labels
+
+    labelled = labelled_specs(options.pop("labelled"), {"evaluation": loaded.config.evaluation.model_dump()})
+    path = options.pop("labels_path")
+    if not labelled:
+        return None
+    labels, _ = people_labels([base.store, base.base_store], [run_id, base.run_id], path)
+    return labels, labelled
 
 
 def _failed_line(result) -> str:

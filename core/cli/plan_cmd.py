@@ -8,7 +8,8 @@ from pathlib import Path
 import click
 
 from .common import config_option, console, db_option, format_option, output_format
-from .render import Column, Table, emit
+from .ppi_view import labelled_options
+from .render import Column, Table, emit, number_text
 
 FIELDS = ("n", "sd", "alpha", "power", "mde", "mde_method", "effect", "needed", "needed_method", "reason")
 CLUSTER_FIELDS = ("n_clusters", "unit_sd", "needed_clusters")  # turns of conversations (docs/statistics.md)
@@ -26,6 +27,14 @@ CLUSTER_FIELDS = ("n_clusters", "unit_sd", "needed_clusters")  # turns of conver
 @click.option(
     "--bonferroni", is_flag=True, help="Divide alpha by the number of comparisons (metrics x systems compared)."
 )
+@labelled_options
+@click.option(
+    "--width",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="With --labelled: the interval half-width wanted, on the rubric's scale (default: the difference "
+    "measured now, which an interval that narrow settles).",
+)
 @format_option
 def plan_command(
     run: str | None,
@@ -38,22 +47,79 @@ def plan_command(
     metrics: tuple[str, ...],
     bonferroni: bool,
     fmt: str | None,
+    labelled: tuple[str, ...] = (),
+    labels_path: Path | None = None,
+    width: float | None = None,
 ) -> None:
     """Statistical power of RUN (id or unique prefix; default: the newest run).
 
     For each metric and each system against the baseline, on the samples both scored: n, the SD of the
     per-sample differences and the minimum detectable effect (MDE); with --effect, the samples that difference
-    needs. A run with one system gets the figures for comparing a future system on new samples.
+    needs. A run with one system gets the figures for comparing a future system on new samples. With --labelled
+    METRIC=RUBRIC: how many people's labels would settle each comparison (prediction-powered, from the agreement
+    of the labels so far), beside what the labels alone would need.
     """
     from ..analysis.planning import plan_of
     from ..analysis.power import PowerSettings, check_settings
     from .breakdown_cmd import _load
 
     fmt = output_format(fmt)
+    if labelled:
+        _plan_labels(run, config_path, db, labelled, labels_path, baseline, width, alpha, fmt)
+        return
     settings = PowerSettings(alpha, power, effect)
     check_settings(settings)
     result = plan_of(_load(run, config_path, db), settings, baseline, list(metrics), bonferroni)
     emit(console(), [plan_table(result)], fmt, data=plan_data(result) if fmt == "json" else None)
+
+
+def _plan_labels(run, config_path, db, labelled, labels_path, baseline, width, alpha, fmt) -> None:
+    """``plan --labelled``: the labels each comparison needs (:func:`ragassay.analysis.ppi_plan.plan_labels`)."""
+    import dataclasses
+
+    from ..analysis.ppi_plan import plan_labels
+    from ..store.locate import pick_run
+    from .common import open_results, read_runs
+    from .ppi_view import labelled_specs, people_labels
+
+    store = open_results(config_path, db, (run,) if run else ())
+    try:
+        data = read_runs(store, [run if run else pick_run(store)["id"]])[0]
+        labels, source = people_labels([store], [data.id], labels_path)
+    finally:
+        store.close()
+    rows = plan_labels(
+        data, labels, labelled_specs(labelled), baseline=baseline, half_width=width, confidence=1 - alpha, source=source
+    )
+    records = [dataclasses.asdict(r) for r in rows]
+    keys = list(records[0]) if records else []
+    columns = [Column(k, numeric=k not in LABEL_NAMES, in_text=False) for k in keys]
+    columns += [
+        Column(k, header=h, numeric=k not in LABEL_NAMES, in_data=False, show=show) for k, h, show in LABEL_TEXT
+    ]
+    note = (
+        f"labels needed: the fewest labels for which the prediction-powered interval ({1 - alpha:.0%}) is at most "
+        "half_width either side (PPI++ with the measured spreads and correlation of labels and metric); labels only: "
+        "the labels alone; '-': more than the run's samples. Labels from " + source + "."
+    )
+    emit(console(), [Table(f"run {data.id[:8]}: labels to settle each comparison", columns, records, [note])], fmt)
+
+
+LABEL_NAMES = ("metric", "rubric", "baseline", "system", "reason")
+LABEL_TEXT = (
+    ("metric", None, lambda r: str(r["metric"])),
+    ("system", None, lambda r: str(r["system"])),
+    ("labelled", "labelled now", lambda r: f"{r['labelled']} of {r['samples']}"),
+    ("correlation", "corr.", lambda r: number_text(r["correlation"], 2)),
+    ("half_width", "± width", lambda r: number_text(r["half_width"])),
+    ("needed", "labels needed", lambda r: number_text(r["needed"]) if r["needed"] else "-"),
+    (
+        "needed_labels_only",
+        "labels alone",
+        lambda r: number_text(r["needed_labels_only"]) if r["needed_labels_only"] else "-",
+    ),
+    ("reason", None, lambda r: str(r["reason"])),
+)
 
 
 def plan_data(result) -> dict:

@@ -181,6 +181,12 @@ class EvaluationSection(BaseModel):
         "tokens, its input + output tokens) whose paired comparisons decide 'better' or 'worse' in compare, run and "
         "the gate, Holm-adjusted together. Default: every metric and judge that is not constant across every system.",
     )
+    labelled: dict[str, str] | None = Field(
+        None,
+        description='Metrics decided on people\'s labels, e.g. { "judge:match" = "correct" }: compare and the gate '
+        "decide each on prediction-powered estimates from the labels of its rubric (as --labelled METRIC=RUBRIC; "
+        "docs/statistics.md, When the judge errs). Not with 'sequential', which decides while the run goes.",
+    )
     frontier: FrontierSettings = Field(
         default_factory=FrontierSettings,
         description='What the quality-cost-latency frontier compares, e.g. { latency = "p95", cost = "tokens" }: '
@@ -226,6 +232,15 @@ class EvaluationSection(BaseModel):
             value = dict(value)
             value["judges"] = list(value.get("judges", [])) + [value.pop("judge")]
         return value
+
+    @model_validator(mode="after")
+    def _labelled_not_sequential(self) -> EvaluationSection:
+        if self.labelled and self.sequential is not None:
+            raise ValueError(
+                "labelled and sequential cannot go together: a sequential run stops on the judge's scores while it "
+                "runs, before anyone has labelled its outputs. Drop sequential (then compare or gate with the labels)"
+            )
+        return self
 
     @model_validator(mode="after")
     def _unique_keys(self) -> EvaluationSection:

@@ -34,6 +34,8 @@ def assert_no_regression(
     mode: str | None = None,
     margin: float | None = None,
     on_inconclusive: str | None = None,
+    labelled: str | None = None,
+    labels: Any = None,
 ) -> None:
     """Fail when a system regresses against ``baseline`` on ``metric``, paired by question_id, as the gate decides.
 
@@ -43,6 +45,11 @@ def assert_no_regression(
     :param system: the system under test; default: every other system of ``run`` (one Holm family).
     :param mode: "non-inferiority" or "superiority"; ``margin``: a share of the metric's range;
         ``on_inconclusive``: "fail" or "pass". Each defaults to the run's ``[gate]`` settings (docs/ci.md).
+    :param labelled: a rubric (e.g. "correct"): decide on people's labels of it instead, the metric correcting them
+        on every sample (prediction-powered, as ``gate --labelled metric=RUBRIC``; docs/statistics.md, When the
+        judge errs); binary or ordinal rubrics, and a pairwise one when ``baseline`` is a system of ``run``.
+    :param labels: with ``labelled``: a labels export (a path to a JSONL file, ``ragassay labels export``) or a
+        list of labels (:class:`ragassay.labels.Label`); default: the labels stored for the run(s).
     """
     __tracebackhide__ = True
     from ..analysis.gate import INCONCLUSIVE, REGRESSION, GateSettings, aligned, gate_rows, margin_for, shared_clusters
@@ -61,6 +68,9 @@ def assert_no_regression(
         seed=seed,
     )
     shared = [q for q in data.question_ids if q in other.position]
+    if labelled is not None:
+        _labelled_regression(run, baseline, data, other, pairs, metric, labelled, labels, settings, shared)
+        return
     keys = [(f"{mine}|{theirs}", metric) for mine, theirs in pairs]
     cand = {k: aligned(data, mine, metric, shared) for k, (mine, _) in zip(keys, pairs)}
     base = {k: aligned(other, theirs, metric, shared) for k, (_, theirs) in zip(keys, pairs)}
@@ -75,6 +85,64 @@ def assert_no_regression(
             if row in failing:
                 lines += _got_worse(data, other, mine, theirs, metric, shared)
         raise AssertionError("\n".join(lines))
+
+
+def _labelled_regression(run, baseline, data, other, pairs, metric, rubric, labels, settings, shared) -> None:
+    """:func:`assert_no_regression` on people's labels (prediction-powered; ``labelled``)."""
+    __tracebackhide__ = True
+    from ..analysis.gate import REGRESSION
+    from ..analysis.ppi_decisions import gate_pairs, run_pair_family
+    from ..analysis.ppi_labels import Labelled
+
+    entry = Labelled(metric, rubric)
+    people = _people_labels(labels, [run] if isinstance(baseline, str) else [run, baseline])
+    if isinstance(baseline, str):
+        found = run_pair_family(data, people, entry, pairs, settings)
+    else:
+        if pairs[0][0] != pairs[0][1]:
+            raise ConfigError(f"labelled: the runs' systems {pairs[0][0]} and {pairs[0][1]} must have one name")
+        margins = {metric: _margin_of(data, metric, settings)}
+        found = gate_pairs(data, other, people, [entry], [pairs[0][0]], shared, settings, margins)
+    fail_inconclusive = settings.on_inconclusive == "fail"
+    failing = [p for p in found if p.verdict == REGRESSION or (p.verdict == "inconclusive" and fail_inconclusive)]
+    if failing:
+        raise AssertionError("\n".join(_labelled_line(p, settings) for p in failing))
+
+
+def _margin_of(data, metric: str, settings) -> float:
+    from ..analysis.gate import margin_for
+
+    return margin_for(data, metric, settings)
+
+
+def _people_labels(labels: Any, runs: list) -> list:
+    """The labels ``labelled`` decides on: a labels export path, a list of labels, or (None) the runs' stored ones."""
+    from pathlib import Path
+
+    from ..analysis.human_labels import HumanLabel, read_label_export
+
+    if isinstance(labels, (str, Path)):
+        return read_label_export(Path(labels))
+    if labels is not None:
+        return [x if isinstance(x, HumanLabel) else HumanLabel.of(x) for x in labels]
+    found = []
+    for run in runs:
+        with run._store() as store:
+            found += [HumanLabel.of(x) for x in (store.labels(run.run_id) if hasattr(store, "labels") else [])]
+    return found
+
+
+def _labelled_line(p, settings) -> str:
+    from ..analysis.sentences import confidence
+
+    if p.estimate is None:
+        return f"inconclusive on {p.metric} ({p.rubric}): {p.system} against {p.baseline}: {p.reason}"
+    return (
+        f"{p.verdict} on {p.metric} decided on people's labels of {p.rubric} ({settings.mode}): {p.system} against "
+        f"{p.baseline}: {p.reason or 'not shown within the margin'}. Prediction-powered difference {p.estimate:+.4f}, "
+        f"{confidence(p.level)} CI [{p.low:+.4f}, {p.high:+.4f}], {p.labelled} labelled of {p.n} samples, lambda "
+        f"{p.lam:.2f}; the metric alone: {p.judge_mean:+.4f} [{p.judge_low:+.4f}, {p.judge_high:+.4f}]"
+    )
 
 
 def _mean_interval(data: Any, values: Any, confidence: float, seed: int) -> Any:
