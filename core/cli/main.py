@@ -41,6 +41,7 @@ COMMAND_MODULES: dict[str, str] = {
     "serve": "serve_cmd",
     "new-plugin": "new_plugin_cmd",
     "traces": "traces_cmd",
+    "qrels": "qrels_cmd",
 }
 
 
