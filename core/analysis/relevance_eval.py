@@ -99,7 +99,9 @@ def query_values(run: Any, metric: Any, qrels: Qrels, system: str) -> dict[str, 
     values = {}
     for sample in run.samples:
         if sample.question_id in qrels:
-            value = metric_value(metric, with_qrels(sample, qrels[sample.question_id]), run.payload(system, sample.question_id))
+            value = metric_value(
+                metric, with_qrels(sample, qrels[sample.question_id]), run.payload(system, sample.question_id)
+            )
             if value is not None:
                 values[sample.question_id] = value
     return values
@@ -131,7 +133,9 @@ def decide_relevance(
         unlabelled = [q for q in items if q not in set(labelled)]
         left = len(run.question_ids) - len(items)
         if left:
-            notes.append(f"{label}: {left} queries left out: a system's output there is unscored under the judged qrels")
+            notes.append(
+                f"{label}: {left} queries left out: a system's output there is unscored under the judged qrels"
+            )
         if len(labelled) < 2 or len(unlabelled) < 2:
             raise ConfigError(
                 f"{label}: {len(labelled)} queries with people's qrels and {len(unlabelled)} without; PPI needs at "
@@ -190,7 +194,13 @@ def ranking_fidelity(
     alpha = (1 - confidence) / 2
     low, high = (float(np.quantile(taus, alpha)), float(np.quantile(taus, 1 - alpha))) if taus else (None, None)
     return Fidelity(
-        tau, low, high, len(taus), resamples - len(taus), _order(systems, f.mean(axis=1)), _order(systems, y.mean(axis=1))
+        tau,
+        low,
+        high,
+        len(taus),
+        resamples - len(taus),
+        _order(systems, f.mean(axis=1)),
+        _order(systems, y.mean(axis=1)),
     )
 
 

@@ -53,14 +53,18 @@ def pool_run(run: Any, depth: int, systems: Sequence[str] | None = None) -> Pool
     chosen = list(systems or run.systems)
     unknown = [s for s in chosen if s not in run.systems]
     if unknown:
-        raise ConfigError(f"run {run.id[:12]} has no system {', '.join(unknown)}; its systems: {', '.join(run.systems)}")
+        raise ConfigError(
+            f"run {run.id[:12]} has no system {', '.join(unknown)}; its systems: {', '.join(run.systems)}"
+        )
     found: dict[tuple[str, str], PooledPair] = {}
     conflicts = 0
     for sample in run.samples:
         for system in chosen:
             output = run.payload(system, sample.question_id)
             for doc_id, text in top_passages(output, depth, system, sample.question_id):
-                pair = found.setdefault((sample.question_id, doc_id), PooledPair(sample.question_id, doc_id, sample.question, text))
+                pair = found.setdefault(
+                    (sample.question_id, doc_id), PooledPair(sample.question_id, doc_id, sample.question, text)
+                )
                 conflicts += pair.passage != text
     pairs = [found[key] for key in sorted(found)]
     return Pool(depth, chosen, pairs, conflicts)
@@ -108,13 +112,14 @@ class LabelCache:
         if self.path.is_file():
             for number, line in enumerate(self.path.read_text(encoding="utf-8").splitlines(), start=1):
                 if line.strip():
-                    self.grades[self._key_of(line, number)] = json.loads(line)["grade"]
+                    key, grade = self._record(line, number)
+                    self.grades[key] = grade
 
-    def _key_of(self, line: str, number: int) -> str:
+    def _record(self, line: str, number: int) -> tuple[str, int]:
         try:
             record = json.loads(line)
             if isinstance(record["key"], str) and isinstance(record["grade"], int):
-                return record["key"]
+                return record["key"], record["grade"]
         except (ValueError, KeyError, TypeError):
             pass
         raise ConfigError(f"{self.path}, line {number}: not a relevance label record; delete the file to judge afresh")

@@ -34,7 +34,7 @@ def qrels_group() -> None:
     "judge_text",
     required=True,
     help="The relevance judge: a judge key of [evaluation] judges, or a TOML inline table such as "
-    "'{ name = \"umbrela\", options = { generator = \"openai\" } }'.",
+    '\'{ name = "umbrela", options = { generator = "openai" } }\'.',
 )
 @click.option("--depth", type=click.IntRange(min=1), default=10, show_default=True, help="Pool depth k per system.")
 @click.option("--system", "systems", multiple=True, help="Pool only these systems (repeatable; default: all).")
@@ -73,7 +73,9 @@ def judge_command(run, config_path, db, judge_text, depth, systems, out, cache_p
     notes += [f"{esc(q)} / {esc(d)}: {esc(reason)}" for q, d, reason in result.unusable[:5]]
     if result.text_conflicts:
         notes.append(f"{result.text_conflicts} ids came with different texts from different systems: the first judged")
-    table = Table(f"relevance labels of run {data.id[:12]}", [Column("what"), Column("count", numeric=True)], rows, notes)
+    table = Table(
+        f"relevance labels of run {data.id[:12]}", [Column("what"), Column("count", numeric=True)], rows, notes
+    )
     from ..analysis.jsonable import jsonable
 
     emit(console(), [table], fmt, data={**jsonable(result), "out": str(out)} if fmt == "json" else None)
@@ -157,9 +159,11 @@ def _decision_tables(report, decision) -> list[Table]:
             "system": system, "ppi": r.estimate, "low": r.low, "high": r.high, "judge_only": r.judge_only.mean,
             "labels_only": None if r.labels_only is None else r.labels_only.mean, "lambda": r.lam,
         })  # fmt: skip
-    columns = [Column("system"), Column("ppi", numeric=True), Column("low", numeric=True),
-               Column("high", numeric=True), Column("judge_only", "judge only", numeric=True),
-               Column("labels_only", "labels only", numeric=True), Column("lambda", numeric=True, digits=2)]  # fmt: skip
+    columns = [
+        Column("system"), Column("ppi", numeric=True), Column("low", numeric=True), Column("high", numeric=True),
+        Column("judge_only", "judge only", numeric=True), Column("labels_only", "labels only", numeric=True),
+        Column("lambda", numeric=True, digits=2),
+    ]  # fmt: skip
     fid = decision.fidelity
     span = "-" if fid.low is None else f"[{fid.low:+.2f}, {fid.high:+.2f}]"
     tau = "-" if fid.tau is None else f"{fid.tau:+.2f}"

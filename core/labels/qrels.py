@@ -23,7 +23,9 @@ def read_qrels(path: str | Path) -> Qrels:
     try:
         lines = path.read_text(encoding="utf-8-sig").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read the qrels file {path}: {exc}; give a TREC qrels file (qid iter docid grade)")
+        raise ConfigError(
+            f"cannot read the qrels file {path}: {exc}; give a TREC qrels file (qid iter docid grade)"
+        ) from None
     beir = bool(lines) and tuple(c.strip().lower() for c in lines[0].split("\t")) == BEIR_HEADER
     qrels: Qrels = {}
     for number, line in enumerate(lines, start=1):
