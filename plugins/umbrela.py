@@ -99,6 +99,7 @@ class UmbrelaJudge(LLMJudging, Judge):
 
     name = "umbrela"
     requires = frozenset({"question", "contexts"})
+    uses_answer = False  # the question and the retrieved passages only
     Options = UmbrelaOptions
 
     def prompt_text(self) -> str:
