@@ -29,6 +29,10 @@ from ..models import Unscored
 from .ppi import PPIResult, ppi_mean
 
 Qrels = Mapping[str, Mapping[str, int]]
+#: Below this many labelled queries a note says the normal-approximation intervals are rough.
+SMALL_LABELLED = 30
+#: A standard error at most this (relative to the estimate, at least 1) is 0 up to rounding.
+NO_SPREAD = 1e-12
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,7 +42,7 @@ class PairVerdict:
     a: str
     b: str
     result: PPIResult
-    verdict: str  # "a better" | "b better" | "inconclusive"
+    verdict: str  # "a better" | "b better" | "inconclusive" | "no spread"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -142,6 +146,7 @@ def decide_relevance(
                 "least 2 of each (give people's qrels for a random part of the queries, not all)"
             )
         decisions.append(_decide(label, run.systems, f, y, labelled, unlabelled, confidence, seed, resamples))
+        notes += spread_notes(decisions[-1], len(labelled))
     return RelevanceReport(run.id, labelled, unlabelled, decisions, confidence, seed, notes)
 
 
@@ -160,10 +165,41 @@ def _decide(label, systems, f, y, labelled, unlabelled, confidence, seed, resamp
                 [f[a][q] - f[b][q] for q in unlabelled],
                 confidence=confidence,
             )
-            verdict = "a better" if result.low > 0 else "b better" if result.high < 0 else "inconclusive"
-            pairs.append(PairVerdict(a, b, result, verdict))
+            pairs.append(PairVerdict(a, b, result, pair_verdict(result)))
     fidelity = ranking_fidelity(systems, f, y, labelled, confidence=confidence, seed=seed, resamples=resamples)
     return MetricDecision(label, per_system, pairs, fidelity)
+
+
+def no_spread(result: PPIResult) -> bool:
+    """Whether the standard error is 0 up to rounding (:data:`NO_SPREAD`)."""
+    return result.std_error <= NO_SPREAD * max(1.0, abs(result.estimate))
+
+
+def pair_verdict(result: PPIResult) -> str:
+    """ "a better" or "b better" when the interval excludes 0, else "inconclusive"; "no spread" when the standard
+    error is 0 up to rounding (the labelled differences do not vary and the judge adds nothing): no verdict from
+    a zero-width interval."""
+    if no_spread(result):
+        return "no spread"
+    return "a better" if result.low > 0 else "b better" if result.high < 0 else "inconclusive"
+
+
+def spread_notes(decision: MetricDecision, labelled: int) -> list[str]:
+    """Notes on intervals of zero width (no verdict is drawn from them) and on few labelled queries."""
+    flat = [s for s, r in decision.systems.items() if no_spread(r)]
+    flat += [f"{p.a} - {p.b}" for p in decision.pairs if p.verdict == "no spread"]
+    notes = []
+    if flat:
+        notes.append(
+            f"{decision.metric}: zero-width interval for {', '.join(flat)}: the {labelled} labelled values do not "
+            "vary; no verdict is drawn from it; label more queries"
+        )
+    if labelled < SMALL_LABELLED:
+        notes.append(
+            f"{decision.metric}: {labelled} labelled queries: the intervals rest on a normal approximation that "
+            f"needs more (at least {SMALL_LABELLED} is a common rule)"
+        )
+    return notes
 
 
 def ranking_fidelity(

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from ragassay.analysis.relevance_eval import ranking_fidelity, with_qrels
+from ragassay.analysis.ppi import ppi_mean
+from ragassay.analysis.relevance_eval import pair_verdict, ranking_fidelity, with_qrels
 from ragassay.models import Sample
 
 SYSTEMS = ["a", "b", "c", "d"]
@@ -43,3 +44,13 @@ def test_with_qrels_replaces_the_judgements_only():
     assert swapped.metadata == {"relevance": {"d1": 1, "d2": 3, "d3": 0}, "k": 1} and sample.metadata["relevance"] == {
         "old": 1
     }
+
+
+def test_no_verdict_from_a_zero_width_interval():
+    flat = ppi_mean([0.4, 0.4, 0.4], [0.3, 0.5, 0.4], [0.2, 0.6, 0.4])  # lambda 0: the labels alone, constant
+    assert flat.std_error < 1e-15 and flat.p_value < 0.05  # rounding leaves a tiny error and a "significant" p
+    assert pair_verdict(flat) == "no spread"
+    spread = ppi_mean([0.1, -0.2, 0.3, -0.2], [0.1, -0.1, 0.2, -0.2], [0.1, -0.2, 0.1])
+    assert spread.low < 0 < spread.high and pair_verdict(spread) == "inconclusive"
+    shifted = ppi_mean([1.1, 0.8, 1.3, 0.8], [1.1, 0.9, 1.2, 0.8], [1.1, 0.8, 1.1])
+    assert shifted.low > 0 and pair_verdict(shifted) == "a better"
