@@ -66,6 +66,7 @@ class MetricDecision:
     systems: dict[str, PPIResult]
     pairs: list[PairVerdict]
     fidelity: Fidelity
+    notes: list[str]  # queries left out, zero-width intervals, few labels
 
 
 @dataclasses.dataclass(frozen=True)
@@ -136,17 +137,14 @@ def decide_relevance(
         labelled = [q for q in items if all(q in y[s] for s in run.systems)]
         unlabelled = [q for q in items if q not in set(labelled)]
         left = len(run.question_ids) - len(items)
-        if left:
-            notes.append(
-                f"{label}: {left} queries left out: a system's output there is unscored under the judged qrels"
-            )
+        own = [f"{left} queries left out: a system's output there is unscored under the judged qrels"] if left else []
         if len(labelled) < 2 or len(unlabelled) < 2:
             raise ConfigError(
                 f"{label}: {len(labelled)} queries with people's qrels and {len(unlabelled)} without; PPI needs at "
                 "least 2 of each (give people's qrels for a random part of the queries, not all)"
             )
-        decisions.append(_decide(label, run.systems, f, y, labelled, unlabelled, confidence, seed, resamples))
-        notes += spread_notes(decisions[-1], len(labelled))
+        decision = _decide(label, run.systems, f, y, labelled, unlabelled, confidence, seed, resamples)
+        decisions.append(dataclasses.replace(decision, notes=own + spread_notes(decision, len(labelled))))
     return RelevanceReport(run.id, labelled, unlabelled, decisions, confidence, seed, notes)
 
 
@@ -167,7 +165,7 @@ def _decide(label, systems, f, y, labelled, unlabelled, confidence, seed, resamp
             )
             pairs.append(PairVerdict(a, b, result, pair_verdict(result)))
     fidelity = ranking_fidelity(systems, f, y, labelled, confidence=confidence, seed=seed, resamples=resamples)
-    return MetricDecision(label, per_system, pairs, fidelity)
+    return MetricDecision(label, per_system, pairs, fidelity, [])
 
 
 def no_spread(result: PPIResult) -> bool:
@@ -191,12 +189,12 @@ def spread_notes(decision: MetricDecision, labelled: int) -> list[str]:
     notes = []
     if flat:
         notes.append(
-            f"{decision.metric}: zero-width interval for {', '.join(flat)}: the {labelled} labelled values do not "
+            f"zero-width interval for {', '.join(flat)}: the {labelled} labelled values do not "
             "vary; no verdict is drawn from it; label more queries"
         )
     if labelled < SMALL_LABELLED:
         notes.append(
-            f"{decision.metric}: {labelled} labelled queries: the intervals rest on a normal approximation that "
+            f"{labelled} labelled queries: the intervals rest on a normal approximation that "
             f"needs more (at least {SMALL_LABELLED} is a common rule)"
         )
     return notes

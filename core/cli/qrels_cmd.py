@@ -172,7 +172,7 @@ def _decision_tables(report, decision) -> list[Table]:
         f"Kendall tau (judged vs people's ranking, labelled queries) {tau}, {pct} bootstrap {span} "
         f"({fid.resamples} resamples, seed {report.seed}; {fid.dropped} all-tie resamples dropped)",
         f"judged order: {esc(' > '.join(fid.judge_order))}; people's: {esc(' > '.join(fid.human_order))}",
-        *map(esc, report.notes),
+        *map(esc, decision.notes + report.notes),
     ]
     pairs = [
         {"a": p.a, "b": p.b, "diff": p.result.estimate, "low": p.result.low, "high": p.result.high,

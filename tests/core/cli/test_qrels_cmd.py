@@ -153,7 +153,7 @@ def test_ppi_intervals_verdicts_and_tau_on_the_judged_qrels(judged):
     for pair in decision["pairs"]:
         r = pair["result"]
         if r["std_error"] < 1e-12:  # constant labelled differences: no verdict from a zero-width interval
-            assert pair["verdict"] == "no spread" and any("zero-width" in note for note in report["notes"])
+            assert pair["verdict"] == "no spread" and any("zero-width" in note for note in decision["notes"])
             continue
         excludes = r["low"] > 0 or r["high"] < 0
         assert (pair["verdict"] in ("a better", "b better")) == excludes == (r["p_value"] < 0.05)
