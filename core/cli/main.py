@@ -42,6 +42,7 @@ COMMAND_MODULES: dict[str, str] = {
     "new-plugin": "new_plugin_cmd",
     "traces": "traces_cmd",
     "judges": "judges_cmd",
+    "qrels": "qrels_cmd",
 }
 
 
