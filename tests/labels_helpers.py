@@ -58,10 +58,22 @@ def judge_says_correct(k: int, i: int) -> bool:
     return (i + k) % 3 != 0
 
 
-def _unit(k: int, system: str, sample: Sample, i: int) -> UnitResult:
+def answer_text(k: int, i: int) -> str:
+    """The stored answer of system ``k`` to sample ``i``."""
     answer = f"Answer {i} of the {'first' if k == 0 else 'second'} kind."
-    if k == 1 and i % 4 == 0:
-        answer += f" Planted {PLANT}"
+    return answer + f" Planted {PLANT}" if k == 1 and i % 4 == 0 else answer
+
+
+def with_stored_digest(label):
+    """``label`` with the digest of the stored answer(s) it names (what the store fills in)."""
+    from ragassay.labels.digest import label_digest
+
+    digest = label_digest(label, lambda system, sample: answer_text(SYSTEMS.index(system), int(sample[1:])))
+    return label.model_copy(update={"output_digest": digest})
+
+
+def _unit(k: int, system: str, sample: Sample, i: int) -> UnitResult:
+    answer = answer_text(k, i)
     output = RAGOutput(answer=answer, contexts=[f"Context {i}: fact {i} is true.", "Unrelated text."])
     correct = judge_says_correct(k, i)
     judgement = Judgement(

@@ -18,6 +18,10 @@ once in ``trace_resources`` (see :mod:`ragassay.store.traces`).
 
 Version 6 adds ``labels``: human labels given with ``ragassay label`` or imported with ``ragassay labels import``
 (see :mod:`ragassay.store.labels`).
+
+Version 7 adds two columns to ``labels``: ``output_digest``, what the label judged (the digest of the answer, or
+of a pair's two answers: :mod:`ragassay.labels.digest`), filled for the labels stored before from their runs'
+answers; and ``probability``, the probability with which an active labelling queue drew the item (NULL otherwise).
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 metadata = MetaData()
 
@@ -207,6 +211,8 @@ labels = Table(
     Column("value", Float, nullable=False),
     Column("labelled_at", Float, nullable=False),
     Column("undone_at", Float),  # set by an undo: the label no longer counts
+    Column("output_digest", String(32)),  # v7: digest of the answer(s) labelled (ragassay.labels.digest)
+    Column("probability", Float),  # v7: an active queue's probability of drawing the item; NULL otherwise
 )
 
 Index("ix_outputs_run_system", outputs.c.run_id, outputs.c.system)
