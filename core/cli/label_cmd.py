@@ -94,7 +94,9 @@ def label_command(
     if order == "active" and sample is None:
         raise click.BadParameter("--order active needs --sample N, the label budget", param_hint="--sample")
     if judges and order != "active":
-        raise click.BadParameter("--judge chooses the scores of --order active; add --order active", param_hint="--judge")
+        raise click.BadParameter(
+            "--judge chooses the scores of --order active; add --order active", param_hint="--judge"
+        )
     store = open_results(config_path, db, [run])
     try:
         run_id = get_run(store, run)["id"]

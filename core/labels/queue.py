@@ -160,9 +160,7 @@ def _draw_active(
 
     probabilities = labelling_probabilities([doubt(item) for item in items], budget)
     draw = random.Random(f"{seed}\x1factive")
-    return [
-        dataclasses.replace(item, probability=p) for item, p in zip(items, probabilities) if draw.random() < p
-    ]
+    return [dataclasses.replace(item, probability=p) for item, p in zip(items, probabilities) if draw.random() < p]
 
 
 def _pair_order(first: str, second: str, sample_id: str, seed: int) -> tuple[str, str]:

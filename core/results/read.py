@@ -182,14 +182,11 @@ def read_labels(store: Any, run_id: str, rubric: str | None = None, *, annotator
 def read_reusable_labels(store: Any, run: RunData, rubric: str | None = None, extra: Sequence[Any] = ()) -> Any:
     """The human labels that count on ``run`` (read with payloads), from every run of ``store`` and ``extra``
     labels (e.g. a JSONL file's), matched by the digest of the answers they judged: a
-    :class:`ragassay.labels.reuse.LabelReuse` (:func:`ragassay.labels.reuse.reusable_labels`). A store that
-    keeps labels but cannot read them across runs gives the run's own."""
+    :class:`ragassay.labels.reuse.LabelReuse` (:func:`ragassay.labels.reuse.reusable_labels`); only ``extra``
+    when the store keeps no labels."""
     from ..labels.reuse import reusable_labels
 
-    if hasattr(store, "labels_of_samples"):
-        stored = list(store.labels_of_samples(run.question_ids, rubric))
-    else:
-        stored = read_labels(store, run.id, rubric)
+    stored = store.labels_of_samples(run.question_ids, rubric) if hasattr(store, "labels") else []
     return reusable_labels(run, [*stored, *extra], rubric=rubric)
 
 

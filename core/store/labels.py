@@ -94,7 +94,9 @@ class LabelTables:
         rows = []
         with self.engine.connect() as conn:
             for start in range(0, len(ids), KEYS_PER_QUERY):
-                query = select(t.labels).where(c.undone_at.is_(None), c.sample_id.in_(ids[start : start + KEYS_PER_QUERY]))
+                query = select(t.labels).where(
+                    c.undone_at.is_(None), c.sample_id.in_(ids[start : start + KEYS_PER_QUERY])
+                )
                 if rubric is not None:
                     query = query.where(c.rubric == rubric)
                 rows.extend(conn.execute(query).all())

@@ -416,9 +416,7 @@ def _v7_answers(conn: Connection, rows: list) -> dict[tuple[str, str, str], str]
     found: dict[tuple[str, str, str], str] = {}
     for run_id, sample_id in sorted({(row.run_id, row.sample_id) for row in rows}):
         answered = conn.execute(
-            text(
-                "SELECT system, answer FROM outputs WHERE run_id = :run AND question_id = :sample AND status = 'ok'"
-            ),
+            text("SELECT system, answer FROM outputs WHERE run_id = :run AND question_id = :sample AND status = 'ok'"),
             {"run": run_id, "sample": sample_id},
         )
         found.update({(run_id, sample_id, system): answer for system, answer in answered if answer is not None})
