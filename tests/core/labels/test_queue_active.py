@@ -110,3 +110,5 @@ def test_bad_choices_are_one_clear_error(store, tmp_path):
     result = CliRunner().invoke(cli, ["label", RUN_ID, *db, "--judge", "match"])
     assert result.exit_code == 2 and "add --order active" in result.output
     assert SYSTEMS[0] not in result.output
+    result = CliRunner().invoke(cli, ["label", RUN_ID, *db, "--order", "active", "--sample", "5", "--judge", "nope"])
+    assert result.exit_code == 2 and "--judge: the run has no judge 'nope'" in result.output
