@@ -25,8 +25,10 @@ def open_label_store(path: Path, samples: int = SAMPLES):
     return store
 
 
-def write_label_run(store, run_id: str = RUN_ID, samples: int = SAMPLES) -> str:
-    """Write the run ``run_id`` into an open store; returns its id."""
+def write_label_run(store, run_id: str = RUN_ID, samples: int = SAMPLES, changed=(), score=None) -> str:
+    """Write the run ``run_id`` into an open store; returns its id. ``changed``: (system index, sample index) of
+    answers given other text than :func:`answer_text` (a later run whose system answers differently there);
+    ``score(k, i)``: the judge's score of system k's answer to sample i (default 1 or 0, its verdict)."""
     items = [
         Sample(question_id=f"q{i:02d}", question=f"What is fact number {i}?", reference_answers=[f"fact {i}"])
         for i in range(samples)
@@ -47,7 +49,12 @@ def write_label_run(store, run_id: str = RUN_ID, samples: int = SAMPLES) -> str:
         items,
     )
     store.write_units(
-        run_id, [_unit(k, system, sample, i) for k, system in enumerate(SYSTEMS) for i, sample in enumerate(items)]
+        run_id,
+        [
+            _unit(k, system, sample, i, (k, i) in changed, None if score is None else score(k, i))
+            for k, system in enumerate(SYSTEMS)
+            for i, sample in enumerate(items)
+        ],
     )
     store.finish_run(run_id, "complete", [])
     return run_id
@@ -58,16 +65,28 @@ def judge_says_correct(k: int, i: int) -> bool:
     return (i + k) % 3 != 0
 
 
-def _unit(k: int, system: str, sample: Sample, i: int) -> UnitResult:
+def answer_text(k: int, i: int) -> str:
+    """The stored answer of system ``k`` to sample ``i``."""
     answer = f"Answer {i} of the {'first' if k == 0 else 'second'} kind."
-    if k == 1 and i % 4 == 0:
-        answer += f" Planted {PLANT}"
+    return answer + f" Planted {PLANT}" if k == 1 and i % 4 == 0 else answer
+
+
+def with_stored_digest(label):
+    """``label`` with the digest of the stored answer(s) it names (what the store fills in)."""
+    from ragassay.labels.digest import label_digest
+
+    digest = label_digest(label, lambda system, sample: answer_text(SYSTEMS.index(system), int(sample[1:])))
+    return label.model_copy(update={"output_digest": digest})
+
+
+def _unit(k: int, system: str, sample: Sample, i: int, changed: bool = False, score=None) -> UnitResult:
+    answer = answer_text(k, i) + (" Revised." if changed else "")
     output = RAGOutput(answer=answer, contexts=[f"Context {i}: fact {i} is true.", "Unrelated text."])
     correct = judge_says_correct(k, i)
     judgement = Judgement(
         judge="match",
         verdict="correct" if correct else "incorrect",
-        score=1.0 if correct else 0.0,
+        score=(1.0 if correct else 0.0) if score is None else score,
         explanation=f"{VERDICT_TEXT}{'yes' if correct else 'no'}",
     )
     return UnitResult(system, sample.question_id, "ok", output, judgements=[judgement])

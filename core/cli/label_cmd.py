@@ -38,6 +38,20 @@ def _systems(_ctx, _param, value: str | None) -> list[str] | None:
 @click.option("--sample", type=click.IntRange(min=1), default=None, help="Label N items (default: all).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Chooses and orders the items (share it).")
 @click.option("--systems", callback=_systems, default=None, help="Systems to label, A,B (default: all; pairwise: two).")
+@click.option(
+    "--order",
+    type=click.Choice(["random", "active"]),
+    default="random",
+    show_default=True,
+    help="random: the first N of a seeded shuffle. active: draw about N items (--sample), more often where the "
+    "judges are unsure, each with its probability stored (docs/labelling.md).",
+)
+@click.option(
+    "--judge",
+    "judges",
+    multiple=True,
+    help="--order active: the judge whose scores measure its uncertainty (repeatable; default: every judge).",
+)
 @click.option("--host", default="127.0.0.1", show_default=True, help="The address to bind (non-loopback: --token).")
 @click.option("--port", default=8001, show_default=True, type=click.IntRange(0, 65535), help="The port (0: any free).")
 @token_options
@@ -50,6 +64,8 @@ def label_command(
     sample: int | None,
     seed: int,
     systems: list[str] | None,
+    order: str,
+    judges: tuple[str, ...],
     host: str,
     port: int,
     token: str | None,
@@ -75,10 +91,24 @@ def label_command(
     scale = load_rubric(rubric)
     if not annotator.strip():
         raise click.BadParameter("give a name", param_hint="--annotator")
+    if order == "active" and sample is None:
+        raise click.BadParameter("--order active needs --sample N, the label budget", param_hint="--sample")
+    if judges and order != "active":
+        raise click.BadParameter(
+            "--judge chooses the scores of --order active; add --order active", param_hint="--judge"
+        )
     store = open_results(config_path, db, [run])
     try:
         run_id = get_run(store, run)["id"]
-        items = run_items(read_run(store, run_id), scale, sample=sample, seed=seed, systems=systems)
+        items = run_items(
+            read_run(store, run_id),
+            scale,
+            sample=sample,
+            seed=seed,
+            systems=systems,
+            order=order,
+            judges=list(judges) or None,
+        )
         if not items:
             raise click.ClickException(f"run {run_id[:12]} has no answered output to label with rubric {scale.name}")
         queue = LabelQueue(label_store(store), run_id, scale, annotator.strip(), items)
@@ -90,6 +120,11 @@ def label_command(
             f"ragassay label: {len(items)} items of run {run_id[:12]} (rubric {scale.name} v{scale.version}, "
             f"seed {seed}) for {queue.annotator}; {state.done} labelled already."
         )
+        if order == "active":
+            click.echo(
+                f"active order: {len(items)} items drawn for a budget of {sample}, each with its probability "
+                "(stored with its label); label all of them for unbiased estimates"
+            )
         url = open_url(host, sock, "/label", token, generated)
         click.echo(f"open {url} (Ctrl-C stops; labels are stored as you go)")
         try:

@@ -29,6 +29,21 @@ class Label(BaseModel):
     annotator: str = Field(min_length=1, description="Who gave the label (a name or pseudonym).")
     value: float = Field(description="One of the rubric's values.")
     labelled_at: float = Field(description="When the label was given (seconds since the epoch).")
+    output_digest: str | None = Field(
+        None,
+        pattern=r"^[0-9a-f]{32}$",
+        description="What was judged: :func:`ragassay.labels.digest.answers_digest` of the answer (a pairwise "
+        "label: both answers) as shown; the results store fills it from the run's stored answers when it is "
+        "missing. A label is reused on another run only where that run's answers have the same digest.",
+    )
+    probability: float | None = Field(
+        None,
+        gt=0.0,
+        le=1.0,
+        description="The probability with which an active labelling queue (``ragassay label --order active``) "
+        "drew this item; None for a label of a random-order queue or given elsewhere. Estimates weight the label "
+        "by its inverse (ragassay.analysis.ppi.ppi_active_mean).",
+    )
 
     @model_validator(mode="after")
     def _one_target(self) -> Label:

@@ -9,7 +9,8 @@
 
 - :mod:`.model`: :class:`RunData` and its records (pure data, no store); :mod:`.scores`, its scores column by
   column; :mod:`.usage`, what each answer and score spent;
-- :mod:`.read`: :func:`read_run`, :func:`read_sample`, :func:`read_payloads` and :func:`read_labels`, and
+- :mod:`.read`: :func:`read_run`, :func:`read_sample`, :func:`read_payloads`, :func:`read_labels` and
+  :func:`read_reusable_labels` (labels matched to a run's answers, from any run), and
   :mod:`.headers`: :func:`read_run_headers` (every run's header, without its samples): the only readers of the
   store here, through :mod:`ragassay.store.protocols`;
 - above it, :func:`ragassay.load_run` gives the run as pandas DataFrames (:mod:`ragassay.present.frames`), and
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # pragma: no cover
     from .headers import RunHeader, read_run_headers
     from .model import OutputRecord, RunData, RunInfo, StoredRows
-    from .read import read_labels, read_payloads, read_run, read_sample
+    from .read import read_labels, read_payloads, read_reusable_labels, read_run, read_sample
     from .scores import ScoreRecord, ScoreTable
     from .usage import Usage
 
@@ -41,6 +42,7 @@ _EXPORTS = {
     "Usage": ".usage",
     "read_labels": ".read",
     "read_payloads": ".read",
+    "read_reusable_labels": ".read",
     "read_run": ".read",
     "read_run_headers": ".headers",
     "read_sample": ".read",
@@ -57,6 +59,7 @@ __all__ = [
     "Usage",
     "read_labels",
     "read_payloads",
+    "read_reusable_labels",
     "read_run",
     "read_run_headers",
     "read_sample",

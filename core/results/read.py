@@ -179,6 +179,17 @@ def read_labels(store: Any, run_id: str, rubric: str | None = None, *, annotator
     return list(store.labels(run_id, rubric, annotator=annotator))
 
 
+def read_reusable_labels(store: Any, run: RunData, rubric: str | None = None, extra: Sequence[Any] = ()) -> Any:
+    """The human labels that count on ``run`` (read with payloads), from every run of ``store`` and ``extra``
+    labels (e.g. a JSONL file's), matched by the digest of the answers they judged: a
+    :class:`ragassay.labels.reuse.LabelReuse` (:func:`ragassay.labels.reuse.reusable_labels`); only ``extra``
+    when the store keeps no labels."""
+    from ..labels.reuse import reusable_labels
+
+    stored = store.labels_of_samples(run.question_ids, rubric) if hasattr(store, "labels") else []
+    return reusable_labels(run, [*stored, *extra], rubric=rubric)
+
+
 def context_texts(store: Any, payloads: Sequence[str | None]) -> dict[str, str]:
     """key -> text of the context texts that ``payloads`` (stored output JSON) name by key, read in bulk (no
     statement when none does: inline contexts, as other backends store them)."""

@@ -1,4 +1,5 @@
-"""Human labels in the results store (schema version 6, table ``labels``): mixed into
+"""Human labels in the results store (schema version 6, table ``labels``; version 7 adds ``output_digest`` and
+``probability``): mixed into
 :class:`~ragassay.store.ResultsStore` (the :class:`~ragassay.store.protocols.LabelStore` protocol).
 
 Rows are only ever added; an undo marks the annotator's latest label undone (``undone_at``). What counts is the
@@ -11,6 +12,10 @@ chunk of :data:`KEYS_PER_QUERY` labels at a time, which block no other writer; t
 in one short transaction that first looks again for labels stored since the reads began. So an import of
 20,000 labels is still all or nothing, and a label given in ``ragassay label`` meanwhile waits milliseconds,
 not the whole import.
+
+Every label is stored with the digest of the answer(s) it judged (:mod:`ragassay.labels.digest`): a label that
+comes without one gets the digest of its run's stored answers; one that comes with a digest other than that of
+the stored answers is refused (it was given on other answers than the run holds).
 """
 
 from __future__ import annotations
@@ -80,6 +85,26 @@ class LabelTables:
         return [_label(r) for r in sorted(latest.values(), key=lambda r: (r.labelled_at, r.id))]
 
     @healing
+    def labels_of_samples(self, sample_ids: Sequence[str], rubric: str | None = None) -> list[Any]:
+        """The labels that count on any run for the samples ``sample_ids`` (of ``rubric`` when given), each run's
+        latest per (rubric, annotator, item), in the order they were given: the labels another run may reuse
+        (:func:`ragassay.labels.reuse.reusable_labels`)."""
+        c = t.labels.c
+        ids = sorted(set(sample_ids))
+        rows = []
+        with self.engine.connect() as conn:
+            for start in range(0, len(ids), KEYS_PER_QUERY):
+                query = select(t.labels).where(
+                    c.undone_at.is_(None), c.sample_id.in_(ids[start : start + KEYS_PER_QUERY])
+                )
+                if rubric is not None:
+                    query = query.where(c.rubric == rubric)
+                rows.extend(conn.execute(query).all())
+        rows.sort(key=lambda r: (r.labelled_at, r.id))
+        latest = {(r.run_id, r.rubric, r.annotator, r.item_key): r for r in rows}
+        return [_label(r) for r in sorted(latest.values(), key=lambda r: (r.labelled_at, r.id))]
+
+    @healing
     def undo_label(self, run_id: str, rubric: str, annotator: str) -> Any | None:
         """Mark ``annotator``'s latest label of ``rubric`` on ``run_id`` undone and return it (None when there is
         none to undo)."""
@@ -108,8 +133,10 @@ def _stage(engine: Any, labels: Sequence[Any], sources: Sequence[str] | None) ->
             chunk = labels[start : start + KEYS_PER_QUERY]
             known = _Known(conn, chunk)
             for i, label in enumerate(chunk, start=start):
-                known.check(label, sources[i] if sources else f"label {i + 1}")
+                where = sources[i] if sources else f"label {i + 1}"
+                known.check(label, where)
                 row = _row(label)
+                row["output_digest"] = known.digest(label, where)
                 key = _key(row)
                 if key not in seen and key not in known.stored:
                     seen.add(key)
@@ -137,7 +164,7 @@ class _Known:
         runs = sorted({label.run_id for label in labels})
         self.runs = {r for (r,) in conn.execute(select(t.runs.c.id).where(t.runs.c.id.in_(runs)))}
         self.samples: set[tuple[str, str]] = set()
-        self.answered: set[tuple[str, str, str]] = set()
+        self.answered: dict[tuple[str, str, str], str | None] = {}
         self.stored: set[tuple] = set()
         s, o, c = t.run_samples.c, t.outputs.c, t.labels.c
         for run in self.runs:
@@ -145,8 +172,10 @@ class _Known:
             ids = sorted({label.sample_id for label in mine})
             found = conn.execute(select(s.question_id).where(s.run_id == run, s.question_id.in_(ids)))
             self.samples |= {(run, qid) for (qid,) in found}
-            ok = select(o.question_id, o.system).where(o.run_id == run, o.question_id.in_(ids), o.status == "ok")
-            self.answered |= {(run, qid, system) for qid, system in conn.execute(ok)}
+            ok = select(o.question_id, o.system, o.answer).where(
+                o.run_id == run, o.question_id.in_(ids), o.status == "ok"
+            )
+            self.answered.update({(run, qid, system): answer for qid, system, answer in conn.execute(ok)})
             items = sorted({label.item_key for label in mine})
             same = select(*(c[n] for n in _COLUMNS)).where(c.run_id == run, c.item_key.in_(items))
             self.stored |= {tuple(r) for r in conn.execute(same)}
@@ -170,6 +199,20 @@ class _Known:
                 f"'{label.sample_id}' (only answered outputs can be labelled)"
             )
 
+    def digest(self, label: Any, where: str) -> str:
+        """The digest of the stored answer(s) ``label`` is about (checked: :meth:`check` first); a label that
+        names another digest was given on other answers, a :class:`StoreError`."""
+        from ..labels.digest import label_digest
+
+        stored = label_digest(label, lambda system, sample: self.answered[(label.run_id, sample, system)])
+        if label.output_digest is not None and label.output_digest != stored:
+            raise StoreError(
+                f"{where}: the label judged other answer text (digest {label.output_digest}) than run "
+                f"{label.run_id[:12]} holds for sample '{label.sample_id}' (digest {stored}); it belongs to "
+                "another run or a changed answer, so it is not stored on this one"
+            )
+        return stored
+
 
 def _row(label: Any) -> dict[str, Any]:
     return {
@@ -183,6 +226,8 @@ def _row(label: Any) -> dict[str, Any]:
         "annotator": label.annotator,
         "value": label.value,
         "labelled_at": label.labelled_at,
+        "output_digest": label.output_digest,
+        "probability": label.probability,
     }
 
 
@@ -203,4 +248,6 @@ def _label(row: Any) -> Any:
         annotator=row.annotator,
         value=row.value,
         labelled_at=row.labelled_at,
+        output_digest=row.output_digest,
+        probability=row.probability,
     )

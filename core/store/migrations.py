@@ -380,6 +380,52 @@ def _v7_reasoning_tokens(conn: Connection) -> None:
     for table in ("outputs", "metric_values", "judgements"):
         if "reasoning_tokens" not in {c["name"] for c in inspect(conn).get_columns(table)}:  # idempotent
             conn.execute(text(f"ALTER TABLE {table} ADD COLUMN reasoning_tokens INTEGER NOT NULL DEFAULT 0"))
+_V8_LABELS_PER_STEP = 500  # labels read and given their digest at a time by the v8 migration
+
+
+def _v8_label_digests(conn: Connection) -> None:
+    """Version 8: ``labels.output_digest`` and ``labels.probability``; every stored label gets the digest of the
+    answer(s) it was given on, read from its run's outputs (a label whose answer is gone keeps NULL: it is then
+    reused on no other run). Inside the caller's transaction; no row is removed or changed otherwise."""
+    from ..labels.digest import answers_digest, item_systems
+
+    columns = {c["name"] for c in inspect(conn).get_columns("labels")}
+    for column in ("output_digest VARCHAR(32)", "probability FLOAT"):
+        if column.split()[0] not in columns:
+            conn.execute(text(f"ALTER TABLE labels ADD COLUMN {column}"))
+    after = -1
+    while True:
+        rows = conn.execute(
+            text(
+                "SELECT id, run_id, sample_id, system, systems_json FROM labels WHERE id > :after AND "
+                "output_digest IS NULL ORDER BY id LIMIT :n"
+            ),
+            {"after": after, "n": _V8_LABELS_PER_STEP},
+        ).all()
+        if not rows:
+            return
+        answers = _v8_answers(conn, rows)
+        filled = []
+        for row in rows:
+            names = item_systems(row.system, json.loads(row.systems_json) if row.systems_json else None)
+            found = [answers.get((row.run_id, row.sample_id, name)) for name in names]
+            if all(answer is not None for answer in found):
+                filled.append({"id": row.id, "digest": answers_digest(found)})
+        if filled:
+            conn.execute(text("UPDATE labels SET output_digest = :digest WHERE id = :id"), filled)
+        after = rows[-1].id
+
+
+def _v8_answers(conn: Connection, rows: list) -> dict[tuple[str, str, str], str]:
+    """(run, sample, system) -> the ok answer, for the samples of the labels in ``rows``."""
+    found: dict[tuple[str, str, str], str] = {}
+    for run_id, sample_id in sorted({(row.run_id, row.sample_id) for row in rows}):
+        answered = conn.execute(
+            text("SELECT system, answer FROM outputs WHERE run_id = :run AND question_id = :sample AND status = 'ok'"),
+            {"run": run_id, "sample": sample_id},
+        )
+        found.update({(run_id, sample_id, system): answer for system, answer in answered if answer is not None})
+    return found
 
 
 def _digest(value: str) -> str:
@@ -395,6 +441,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
     (5, "ingested traces: spans and resources", _traces_tables),
     (6, "labels: human labels on a run's items (ragassay label)", _v6_labels),
     (7, "reasoning tokens of outputs, metric values and judgements, kept apart for pricing", _v7_reasoning_tokens),
+    (8, "labels: the digest of the answer(s) labelled, an active queue's labelling probability", _v8_label_digests),
 ]
 
 

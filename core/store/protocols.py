@@ -209,7 +209,8 @@ class FastReads(Protocol):
 class LabelStore(Protocol):
     """Human labels of a store (:class:`~ragassay.labels.Label`): only ever added; an undo marks one undone. Every
     label is checked against its run before it is stored (the run, the sample and an answer of each system it
-    names), else :class:`~ragassay.errors.StoreError` says which."""
+    names), else :class:`~ragassay.errors.StoreError` says which; a store that can fills in the digest of the
+    answer(s) it judged (``Label.output_digest``, :mod:`ragassay.labels.digest`)."""
 
     def add_label(self, label: Any) -> None:
         """Store one label."""
@@ -221,6 +222,11 @@ class LabelStore(Protocol):
     def labels(self, run_id: str, rubric: str | None = None, *, annotator: str | None = None) -> list[Any]:
         """The labels that count on ``run_id`` (of ``rubric`` / ``annotator`` when given): the latest label that
         is not undone per (rubric, annotator, item), oldest first."""
+
+    def labels_of_samples(self, sample_ids: Sequence[str], rubric: str | None = None) -> list[Any]:
+        """The labels that count on any run for the samples ``sample_ids`` (of ``rubric`` when given), each run's
+        latest per (rubric, annotator, item), oldest first: the labels another run may reuse where its answers are
+        the same (:func:`ragassay.results.read_reusable_labels`)."""
 
     def undo_label(self, run_id: str, rubric: str, annotator: str) -> Any | None:
         """Mark ``annotator``'s latest label of ``rubric`` on ``run_id`` undone and return it (None: nothing to

@@ -21,6 +21,10 @@ Version 6 adds ``labels``: human labels given with ``ragassay label`` or importe
 
 Version 7 adds ``reasoning_tokens`` to ``outputs``, ``metric_values`` and ``judgements``: the part of
 ``output_tokens`` a reasoning model spent thinking (``TokenUsage.reasoning_tokens``), priced apart.
+
+Version 8 adds two columns to ``labels``: ``output_digest``, what the label judged (the digest of the answer, or
+of a pair's two answers: :mod:`ragassay.labels.digest`), filled for the labels stored before from their runs'
+answers; and ``probability``, the probability with which an active labelling queue drew the item (NULL otherwise).
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 metadata = MetaData()
 
@@ -213,6 +217,8 @@ labels = Table(
     Column("value", Float, nullable=False),
     Column("labelled_at", Float, nullable=False),
     Column("undone_at", Float),  # set by an undo: the label no longer counts
+    Column("output_digest", String(32)),  # v7: digest of the answer(s) labelled (ragassay.labels.digest)
+    Column("probability", Float),  # v7: an active queue's probability of drawing the item; NULL otherwise
 )
 
 Index("ix_outputs_run_system", outputs.c.run_id, outputs.c.system)

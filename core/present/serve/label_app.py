@@ -105,8 +105,24 @@ class LabelQueue:
         key = f"{self.run_id}\x1f{self.rubric.name}\x1f{self.items[index].key}".encode()
         return hmac.new(self.secret, key, hashlib.sha256).hexdigest()[:24]
 
-    def label(self, index: int, value: float) -> Label:
-        """This annotator's label with ``value`` on the item at ``index`` of this queue's run."""
+    def digest(self, index: int) -> str | None:
+        """The digest of the answer(s) of the item at ``index`` as stored (what its page shows), read now; None when
+        the store cannot be read (it then fills the digest itself when it takes the label)."""
+        from ...errors import StoreUnavailableError
+        from ...labels.digest import answers_digest, item_systems
+        from ...results import read_payloads
+
+        item = self.items[index]
+        try:
+            outputs = read_payloads(self.store, self.run_id, [item.sample_id])
+        except StoreUnavailableError:
+            return None
+        found = [outputs.get((name, item.sample_id)) for name in item_systems(item.system, item.systems)]
+        return None if any(output is None for output in found) else answers_digest([o.answer for o in found])
+
+    def label(self, index: int, value: float, digest: str | None = None) -> Label:
+        """This annotator's label with ``value`` on the item at ``index`` of this queue's run, with the digest of
+        the answer(s) it judged (:meth:`digest`) and the probability an active queue drew the item with."""
         item = self.items[index]
         return Label(
             run_id=self.run_id,
@@ -118,6 +134,8 @@ class LabelQueue:
             annotator=self.annotator,
             value=value,
             labelled_at=time.time(),
+            output_digest=digest,
+            probability=item.probability,
         )
 
 
@@ -143,7 +161,8 @@ def labelling_routes(queue: LabelQueue) -> list:
         if form.get("item") != queue.item_id(index):
             _refuse(409, "this form names another item than the queue holds at its position; reload the page")
         value = _value(queue.rubric, form.get("value"))
-        await run_in_threadpool(queue.submit, queue.label(index, value))  # kept even when the store is busy
+        digest = await run_in_threadpool(queue.digest, index)
+        await run_in_threadpool(queue.submit, queue.label(index, value, digest))  # kept even when the store is busy
         return _redirect(request, next_index(queue.items, queue.state(), index))
 
     async def undo(request):

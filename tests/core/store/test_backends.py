@@ -300,6 +300,12 @@ class MemoryStore:
                     latest[(label.rubric, label.annotator, label.item_key)] = label
         return sorted(latest.values(), key=lambda label: label.labelled_at)
 
+    def labels_of_samples(self, sample_ids, rubric=None) -> list:
+        wanted = set(sample_ids)
+        runs = {row["label"].run_id for row in self.labels_given if row["label"].sample_id in wanted}
+        found = [label for run in sorted(runs) for label in self.labels(run, rubric) if label.sample_id in wanted]
+        return sorted(found, key=lambda label: label.labelled_at)
+
     def undo_label(self, run_id: str, rubric: str, annotator: str):
         mine = [
             row
