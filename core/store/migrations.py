@@ -380,6 +380,8 @@ def _v7_reasoning_tokens(conn: Connection) -> None:
     for table in ("outputs", "metric_values", "judgements"):
         if "reasoning_tokens" not in {c["name"] for c in inspect(conn).get_columns(table)}:  # idempotent
             conn.execute(text(f"ALTER TABLE {table} ADD COLUMN reasoning_tokens INTEGER NOT NULL DEFAULT 0"))
+
+
 _V8_LABELS_PER_STEP = 500  # labels read and given their digest at a time by the v8 migration
 
 
