@@ -2,7 +2,8 @@
 ``ragassay run`` of one ``precomputed`` system per RAG system (RAGChecker's values read by ``trace_value``),
 ``ragassay labels import`` of both annotators' preferences, and what the store then holds, checked against
 tests/data/ragchecker_meta (itself re-derivable from RAGChecker's files: its README). ``meta-eval`` of the
-pooled run (model2 against model1) gives RAGChecker's own Table 2 correlations."""
+pooled run (model2 against model1) gives RAGChecker's own Table 2 correlations, and ``compare --labelled`` decides
+model2 against model1 on a quarter of the people's preferences, corrected by RAGChecker's F1 on every instance."""
 
 from __future__ import annotations
 
@@ -13,9 +14,10 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from ragassay.analysis.ppi import ppi_mean
 from ragassay.cli.main import cli
 
-from ragchecker_meta import ANNOTATORS, RUBRICS, instances, systems, write_labels, write_project
+from ragchecker_meta import ANNOTATORS, RUBRICS, instances, labels, systems, write_labels, write_project
 
 RUBRIC_FILES = ("correctness_preference.toml", "completeness_preference.toml")
 
@@ -114,3 +116,40 @@ def test_pooled_meta_eval_gives_ragcheckers_table_2(project, items):
         people = [label[aspect] for item in items for label in item["labels"]]
         assert pearson == pytest.approx(np.corrcoef(np.repeat(difference, 2), people)[0, 1], abs=1e-12)
         assert round(100 * pearson, 2) == printed[aspect]
+
+
+def test_prediction_powered_pairwise_verdict_through_the_cli(tmp_path, items):
+    """``compare --labelled ragchecker_f1=preference --labels FILE`` with both annotators' overall preferences of
+    70 of the 280 instances (seeded): the pair's estimate and interval are PPI++ of the people's mean preference
+    of model2 over model1 (the two annotators averaged), with RAGChecker's F1 difference on the preference scale
+    (x2: a 0..1 metric's difference onto -2..2) as the prediction on every instance, computed here from the
+    data file; the judge-only interval is RAGChecker's difference alone."""
+    write_project(tmp_path)
+    run_id = _run(tmp_path / "positions.toml")
+    chosen = {str(i) for i in np.random.default_rng(7).choice([it["instance_id"] for it in items], 70, replace=False)}
+    rows = [r for r in labels(run_id, positions=True) if r["rubric"] == "preference" and r["sample_id"] in chosen]
+    path = tmp_path / "quarter.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    out = json.loads(
+        _invoke("compare", run_id, "--config", str(tmp_path / "positions.toml"), "--labelled",
+                "ragchecker_f1=preference", "--labels", str(path), "--format", "json")
+    )  # fmt: skip
+    (block,) = out["ppi"]
+    (pair,) = block["pairs"]
+    truth, judged, rest = [], [], []
+    for item in items:
+        f = 2 * (item["model2"]["ragchecker"]["f1"] - item["model1"]["ragchecker"]["f1"])
+        if str(item["instance_id"]) in chosen:
+            truth.append(sum(label["overall"] for label in item["labels"]) / len(item["labels"]))
+            judged.append(f)
+        else:
+            rest.append(f)
+    expected = ppi_mean(truth, judged, rest)
+    assert (pair["system"], pair["baseline"], pair["labelled"], pair["n"]) == ("model2", "model1", 70, 280)
+    assert (pair["estimate"], pair["low"], pair["high"]) == pytest.approx(
+        (expected.estimate, expected.low, expected.high)
+    )
+    assert pair["lam"] == pytest.approx(expected.lam)
+    assert (pair["judge_low"], pair["judge_high"]) == pytest.approx((expected.judge_only.low, expected.judge_only.high))
+    decided = "worse" if expected.high < 0 else "better" if expected.low > 0 else "no detectable difference"
+    assert pair["verdict"] == decided
