@@ -7,7 +7,7 @@ and 50% of the instances, the table gives how often the PPI++ interval (``ragass
 RAGChecker's difference as the judge's prediction) covers it and its mean width, beside the same for the
 labels-only interval. The pairs are summarised by the mean and the lowest coverage over the 28.
 
-    python benchmarks/ragchecker_meta_ppi.py [--draws 1000] [--seed 0] [--scale 1] [--format markdown|json]
+    python benchmarks/ragchecker_meta_ppi.py [--draws 1000] [--seed 0] [--scale 2] [--format markdown|json]
 
 Seconds on one core; the same numbers on every machine for the same arguments.
 """
@@ -66,7 +66,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--draws", type=int, default=1000, help="random labelled subsets per size (default 1000)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--scale", type=float, default=1.0, help="multiply RAGChecker's differences (default 1)")
+    parser.add_argument(
+        "--scale",
+        type=float,
+        default=2.0,
+        help="multiply RAGChecker's differences (default 2: onto -2..2, as compare --labelled maps them)",
+    )
     parser.add_argument("--format", choices=("markdown", "json"), default="markdown")
     args = parser.parse_args()
     pooled, pairs = study.study(ragchecker_meta.instances(), draws=args.draws, seed=args.seed, scale=args.scale)

@@ -76,7 +76,7 @@ def _comparison(name: str, pairs: list[tuple[dict, str, str]], aspect: str, scal
 
 
 def comparisons(
-    items: Sequence[dict], aspect: str, min_pair: int = 10, scale: float = 1.0
+    items: Sequence[dict], aspect: str, min_pair: int = 10, scale: float = 2.0
 ) -> tuple[list[Comparison], list[Comparison]]:
     """(the pooled comparisons, the per-pair ones) of ``aspect`` (module docstring); f multiplied by ``scale``."""
     positions = [(item, item["model1"]["name"], item["model2"]["name"]) for item in items]
@@ -144,7 +144,7 @@ def study(
     draws: int = 1000,
     seed: int = 0,
     min_pair: int = 10,
-    scale: float = 1.0,
+    scale: float = 2.0,
 ) -> tuple[list[Coverage], list[Coverage]]:
     """(coverage of each pooled comparison, aspect and fraction; coverage of each pair of RAG systems and
     fraction, overall aspect only, one row per distinct labelled count). Draw streams are seeded by (seed, comparison, aspect, fraction). ``scale``

@@ -30,7 +30,8 @@ def test_the_pooled_target_is_the_mean_of_all_560_labels(items):
     every = [label["overall"] for item in items for label in item["labels"]]
     assert len(every) == 560 and positions.target == pytest.approx(sum(every) / 560, abs=1e-12)
     first = items[0]
-    assert positions.judged[0] == first["model2"]["ragchecker"]["f1"] - first["model1"]["ragchecker"]["f1"]
+    # RAGChecker's F1 difference (-1..1) on the preference scale (-2..2), as compare --labelled maps it
+    assert positions.judged[0] == 2 * (first["model2"]["ragchecker"]["f1"] - first["model1"]["ragchecker"]["f1"])
     assert len(pairs) == 28 and all(len(pair.truth) == 10 for pair in pairs)  # each of the 28 pairs, 10 instances
 
 
