@@ -8,8 +8,8 @@ query) and, for the queries people judged, under their qrels (Y). Then:
   :func:`ragassay.analysis.ppi.ppi_mean`: the judge's values on every query, corrected by the labelled queries),
   beside what the judge alone and the labels alone give;
 - each pair of systems gets a paired verdict from the same estimator on the per-query differences
-  (f_A - f_B, Y_A - Y_B): its interval and its p-value agree, "A better" or "B better" only when the interval
-  excludes 0;
+  (f_A - f_B, Y_A - Y_B), Holm over the metric's pairs: each interval at its pair's Holm level, its p-value from
+  the same z, "A better" or "B better" only when that interval excludes 0;
 - ranking fidelity: Kendall's tau-b (``scipy.stats.kendalltau``) between the systems ordered by their mean under
   the judge's qrels and under people's, both on the labelled queries, with a seeded bootstrap interval over
   those queries (percentile; resamples where either ranking is all ties are dropped and counted).
@@ -154,18 +154,29 @@ def _decide(label, systems, f, y, labelled, unlabelled, confidence, seed, resamp
                     confidence=confidence)
         for s in systems
     }  # fmt: skip
-    pairs = []
-    for i, a in enumerate(systems):
-        for b in systems[i + 1 :]:
-            result = ppi_mean(
-                [y[a][q] - y[b][q] for q in labelled],
-                [f[a][q] - f[b][q] for q in labelled],
-                [f[a][q] - f[b][q] for q in unlabelled],
-                confidence=confidence,
-            )
-            pairs.append(PairVerdict(a, b, result, pair_verdict(result)))
+    pairs = paired_verdicts(systems, f, y, labelled, unlabelled, confidence)
     fidelity = ranking_fidelity(systems, f, y, labelled, confidence=confidence, seed=seed, resamples=resamples)
     return MetricDecision(label, per_system, pairs, fidelity, [])
+
+
+def paired_verdicts(systems, f, y, labelled, unlabelled, confidence: float) -> list[PairVerdict]:
+    """Every pair's PPI estimate of mean(A - B), Holm over the metric's pairs (Holm 1979, as ``compare``): each
+    interval at its pair's Holm level, so a verdict is exactly "the interval excludes 0" and the family-wise error
+    stays at 1 - ``confidence``; lambda tuned once, at the nominal level."""
+    from .ppi_verdicts import holm
+
+    def diffs(values, a, b, queries):
+        return [values[a][q] - values[b][q] for q in queries]
+
+    named = [(a, b) for i, a in enumerate(systems) for b in systems[i + 1 :]]
+    data = [(diffs(y, a, b, labelled), diffs(f, a, b, labelled), diffs(f, a, b, unlabelled)) for a, b in named]
+    first = [ppi_mean(*d, confidence=confidence) for d in data]
+    levels, _ = holm([r.p_value for r in first], 1 - confidence)
+    pairs = []
+    for (a, b), d, r, level in zip(named, data, first, levels):
+        result = ppi_mean(*d, confidence=1 - level, lam=r.lam)
+        pairs.append(PairVerdict(a, b, result, pair_verdict(result)))
+    return pairs
 
 
 def no_spread(result: PPIResult) -> bool:

@@ -124,6 +124,18 @@ def trec_values(data, qrels, k=DEPTH):
     return found
 
 
+def holm_levels(p_values: list[float], alpha: float) -> list[float]:
+    """Holm's step-down level of each p-value, written out here (not the code under test)."""
+    order = sorted(range(len(p_values)), key=lambda i: p_values[i])
+    levels, stopped = [0.0] * len(p_values), None
+    for rank, i in enumerate(order):
+        step = alpha / (len(p_values) - rank)
+        if stopped is None and p_values[i] > step:
+            stopped = step
+        levels[i] = step if stopped is None else stopped
+    return levels
+
+
 def test_ppi_intervals_verdicts_and_tau_on_the_judged_qrels(judged):
     root, judge, steps = judged
     data = steps[1][0]
@@ -150,13 +162,17 @@ def test_ppi_intervals_verdicts_and_tau_on_the_judged_qrels(judged):
             (expected.estimate, expected.low, expected.high)
         )
     assert len(decision["pairs"]) == 6
-    for pair in decision["pairs"]:
+    # Holm over the six pairs: the k-th smallest p-value is tested at 0.05 / (6 - k + 1) while all before it
+    # were rejected; each interval is at its pair's level, so verdict, interval and p-value agree there
+    levels = holm_levels([p["result"]["p_value"] for p in decision["pairs"]], 0.05)
+    for pair, level in zip(decision["pairs"], levels):
         r = pair["result"]
+        assert r["confidence"] == pytest.approx(1 - level)
         if r["std_error"] < 1e-12:  # constant labelled differences: no verdict from a zero-width interval
             assert pair["verdict"] == "no spread" and any("zero-width" in note for note in decision["notes"])
             continue
         excludes = r["low"] > 0 or r["high"] < 0
-        assert (pair["verdict"] in ("a better", "b better")) == excludes == (r["p_value"] < 0.05)
+        assert (pair["verdict"] in ("a better", "b better")) == excludes == (r["p_value"] <= level)
     assert sum(p["verdict"] in ("a better", "b better") for p in decision["pairs"]) >= 1
     fidelity = decision["fidelity"]
     assert fidelity["low"] <= fidelity["tau"] <= fidelity["high"] and fidelity["resamples"] > 0
