@@ -183,7 +183,16 @@ def _decision_tables(report, decision) -> list[Table]:
                     Column("high", numeric=True), Column("p", numeric=True), Column("verdict")]  # fmt: skip
     return [
         Table(f"{esc(decision.metric)}: prediction-powered means", columns, rows, notes),
-        Table(f"{esc(decision.metric)}: paired verdicts", pair_columns, pairs, id_columns=("a", "b")),
+        Table(
+            f"{esc(decision.metric)}: paired verdicts",
+            pair_columns,
+            pairs,
+            [
+                f"Holm over the {len(pairs)} pairs (family-wise {1 - report.confidence:g}): each interval at its "
+                "pair's Holm level, a verdict only where it excludes 0; p: unadjusted"
+            ],
+            id_columns=("a", "b"),
+        ),
     ]
 
 
