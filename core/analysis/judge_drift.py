@@ -205,7 +205,7 @@ def calibration_warnings(deciding: Mapping[str, set[str]], checks: list[dict], c
             lines.append(
                 f"warning: judge {ident} ({columns}) {record['outcome']} in agreement with people at its last check "
                 f"({record['statistic']} change {_signed(c['value'])} [{_signed(c['low'])}, {_signed(c['high'])}], "
-                f"{record['items']} items of run {record['run_id'][:12]}): ragassay judges check"
+                f"{record['items']} items of run {record['run_id'][:12]}; ragassay judges check shows it)"
             )
         elif record is None and ident not in calibrated:
             lines.append(
@@ -217,3 +217,13 @@ def calibration_warnings(deciding: Mapping[str, set[str]], checks: list[dict], c
 
 def _signed(value) -> str:
     return "?" if value is None else f"{value:+.3f}"
+
+
+def decision_warnings(runs, families, calibration) -> list[str]:
+    """:func:`calibration_warnings` for the judges that decide in ``runs`` (``families``: each run's deciding
+    columns, side by side), from the store's ``calibration`` (:class:`ragassay.results.calibration.Calibration`)."""
+    deciding: dict[str, set[str]] = {}
+    for run, family in zip(runs, families):
+        for ident, columns in deciding_identities(run, family).items():
+            deciding.setdefault(ident, set()).update(columns)
+    return calibration_warnings(deciding, calibration.checks, calibration.calibrated)
