@@ -170,6 +170,8 @@ def test_a_worse_judge_rejudges_exactly_the_labelled_items_and_is_flagged(projec
     assert compared.exit_code == 0, compared.output
     assert "dropped in agreement with people at its last check" in compared.stderr
     assert compared.stderr.count("warning: judge correctness:openai") == 1
+    gated = invoke("gate", str(folder), "--baseline", run_id[:8], "--config", str(folder))
+    assert "dropped in agreement with people at its last check" in gated.stderr, gated.output
 
 
 def test_an_equally_good_judge_holds_and_is_warned_about_until_checked(project):
@@ -193,3 +195,18 @@ def test_a_run_without_the_judge_is_one_clear_message(project):
     use_judge(folder, servers, "good")
     result = invoke("judges", "check", run_id[:8], "--judge", "nope", "--config", str(folder))
     assert result.exit_code == 2 and "has no judge 'nope'" in result.output
+
+
+def test_a_labelled_system_whose_config_changed_is_refused_before_anything_runs(project):
+    folder, run_id, servers = project
+    use_judge(folder, servers, "bad")
+    path = folder / "sys.jsonl"
+    kept = path.read_text(encoding="utf-8")
+    calls = len(servers["bad"].server.requests)
+    try:
+        path.write_text(answers(lambda i: i % 2 == 0), encoding="utf-8")  # another outputs file: another system
+        result = check(folder, run_id)
+    finally:
+        path.write_text(kept, encoding="utf-8")
+    assert result.exit_code == 2 and "system 'sys' changed since its outputs were labelled" in result.output
+    assert len(servers["bad"].server.requests) == calls
