@@ -179,13 +179,14 @@ def check_record(check: JudgeCheck, checked_at: float) -> dict:
 
 def deciding_identities(run, columns: Iterable[str]) -> dict[str, set[str]]:
     """judge identity -> the deciding columns of ``run`` it scored (``judge:LABEL``, or a metric whose values
-    carry a ``judge`` detail)."""
+    carry a ``judge`` detail); only model judges (that made a model call, or had one served from the cache): a
+    rule such as ``match`` has nothing to calibrate."""
     found: dict[str, set[str]] = {}
     for column in columns:
         kind, label = ("judge", column[6:]) if column.startswith("judge:") else ("metric", column)
         for record in run.records(kind=kind, label=label, repeat=0):
             ident = record.judge_id or (record.details.get("judge") if record.details_json else None)
-            if ident:
+            if ident and record.usage.calls + record.usage.cache_hits > 0:
                 found.setdefault(str(ident), set()).add(column)
     return found
 
