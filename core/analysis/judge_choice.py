@@ -283,3 +283,15 @@ def _spend(run, name: str) -> Spend:
         mean([u.reasoning_tokens for u in usages]),
         unpriced,
     )
+
+
+#: The shared observations of named configurations on the labelled items (public name of :func:`_observations`).
+observations = _observations
+#: A configuration's agreement with people, with its bootstrap interval (public name of :func:`_estimate`).
+agreement_of = _estimate
+#: One configuration's agreement minus another's, paired bootstrap on the same items (public name).
+paired_difference = _difference
+#: The agreement statistic a rubric takes (public name of :func:`_statistic`).
+statistic_for = _statistic
+#: The judge ids a configuration's stored judgements carry (public name of :func:`_identities`).
+identities_of = _identities

@@ -109,6 +109,7 @@ def read_comparison(config_path: Path, db: str | None, runs, *, family=(), peopl
     (``people``: ``--labelled`` and ``--labels``, else each run's ``[evaluation] labelled``), also their
     prediction-powered verdicts (:func:`ragassay.analysis.ppi_decisions.ppi_compare`), one per run."""
     from ..analysis.comparison import compare
+    from ..results.calibration import read_calibration
     from .ppi_view import labelled_specs, people_labels
 
     store = open_results(config_path, db, runs)
@@ -118,13 +119,26 @@ def read_comparison(config_path: Path, db: str | None, runs, *, family=(), peopl
         labels, source = (
             people_labels([store] * len(data), [r.id for r in data], people[1]) if any(wanted) else ([], "")
         )
+        calibration = read_calibration(store)
     finally:
         store.close()
     if not any(wanted):
-        return compare(data, family=list(family) or None, **settings), []
+        comparison = compare(data, family=list(family) or None, **settings)
+        warn_uncalibrated(data, [r.verdicts.family for r in comparison.runs], calibration)
+        return comparison, []
     if family:
         raise click.UsageError("with --labelled the labelled metrics decide: drop --decide")
+    warn_uncalibrated(data, [[e.metric for e in entries] for entries in wanted], calibration)
     return compare(data, family=[], **settings), _ppi(data, wanted, labels, source, settings)
+
+
+def warn_uncalibrated(runs, families, calibration) -> None:
+    """One line on stderr per deciding judge without calibration items or whose last check flagged a drop."""
+    from ..analysis.judge_drift import decision_warnings
+    from ..text import terminal_safe
+
+    for line in decision_warnings(runs, families, calibration):
+        click.echo(terminal_safe(line), err=True)
 
 
 def _ppi(data, wanted, labels, source: str, settings: dict) -> list:

@@ -145,6 +145,7 @@ def _gate(config: Path, *, baseline: str, metrics, mode, margin, on_inconclusive
         candidate, baseline_run = base.read(run_id)
         common = {"baseline_source": base.source, "same_run": base.same(run_id)}
         people = _people(loaded, base, run_id, options)
+        _warn_uncalibrated(base.store, candidate, settings.family, people)
         if people is None:
             result = gate(candidate, baseline_run, settings, **common)
         else:
@@ -179,6 +180,15 @@ def _people(loaded, base, run_id: str, options: dict):
         return None
     labels, _ = people_labels([base.store, base.base_store], [run_id, base.run_id], path)
     return labels, labelled
+
+
+def _warn_uncalibrated(store, candidate, family, people) -> None:
+    """The calibration warnings (``compare``'s) for the judges that decide the candidate's gate."""
+    from ..results.calibration import read_calibration
+    from .compare_cmd import warn_uncalibrated
+
+    deciding = [e.metric for e in people[1]] if people else (family or candidate.columns)
+    warn_uncalibrated([candidate], [deciding], read_calibration(store))
 
 
 def _failed_line(result) -> str:

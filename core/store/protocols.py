@@ -160,9 +160,10 @@ class ResultsReader(Protocol):
         """One tuple per stored output (:data:`~ragassay.models.OUTPUT_COLUMNS`, then the output's JSON
         when ``payloads``)."""
 
-    def score_records(self, run_id: str, kind: str) -> Iterator[tuple]:
+    def score_records(self, run_id: str, kind: str, question_ids: Sequence[str] | None = None) -> Iterator[tuple]:
         """Every metric value (``"metric"``) or judgement (``"judge"``) of the run, all repeats, as tuples
-        (:data:`~ragassay.models.METRIC_COLUMNS` / :data:`~ragassay.models.JUDGEMENT_COLUMNS`)."""
+        (:data:`~ragassay.models.METRIC_COLUMNS` / :data:`~ragassay.models.JUDGEMENT_COLUMNS`); only those of the
+        samples ``question_ids`` when given."""
 
     def sample_records(
         self, run_id: str, question_id: str
