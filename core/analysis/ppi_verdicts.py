@@ -16,7 +16,8 @@ its own with its probability pi, stored with the label) are estimated with
 :func:`ragassay.analysis.ppi.ppi_active_mean` instead (Zrnic and Candes, ICML 2024, eq. (3)), each labelled item
 weighted by 1 / pi: for a pair item pi is the pair's; for a difference y_B - y_A, both answers labelled, pi_A pi_B
 (the queue draws every item independently), or pi when both sides carry the same labels (one draw reused on two
-runs). Labels drawn at random and actively cannot be mixed in one estimate (a ConfigError naming both counts). The comparisons of the labelled metrics are one Holm family (Holm 1979) as in
+runs). Labels drawn at random and actively cannot be mixed in one estimate (a ConfigError naming both counts).
+The comparisons of the labelled metrics are one Holm family (Holm 1979) as in
 :mod:`.paired`: comparison (i) in the order of p-values at alpha / (m - i + 1) while every earlier one was
 rejected, later ones at the first non-rejected step's level; each interval at its comparison's level, so "better"
 or "worse" is exactly "the interval excludes 0". A comparison with fewer than 2 labelled or 2 unlabelled samples
@@ -34,8 +35,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from .human_labels import HumanLabel, Rubric
 from ..errors import ConfigError
+from .human_labels import HumanLabel, Rubric
 from .ppi import PPIResult, ppi_active_mean, ppi_mean
 from .ppi_labels import Labelled, Matched, Scale, judge_scale, matched_items
 
