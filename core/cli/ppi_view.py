@@ -60,14 +60,14 @@ def people_labels(sides, labelled, labels_path: Path | None) -> tuple[list, obje
     people = read_people(sides, [x.rubric for x in labelled], given, source)
     for entry in labelled:
         runs = [r for r in people.runs if r.rubric == entry.rubric]
-        if not any(r.reuse.labels or r.reuse.stale or r.reuse.undigested for r in runs):
+        if not any(r.reuse.labels or r.reuse.stale or r.reuse.undigested or r.reuse.unmatched for r in runs):
             known = ", ".join(_rubrics(sides, given)) or "- (no labels: label outputs with ragassay label)"
             raise ConfigError(
                 f"--labelled {entry.metric}={entry.rubric}: no label of rubric {entry.rubric} in {source}. "
                 f"Its rubrics: {known}"
             )
         if not any(r.reuse.labels for r in runs):
-            why = "; ".join(r.line() for r in runs)
+            why = "; ".join(f"{r.line()} ({r.reuse.unmatched} about answers the run does not have)" for r in runs)
             raise ConfigError(
                 f"--labelled {entry.metric}={entry.rubric}: no label of {entry.rubric} in {source} counts on the "
                 f"run(s): {why}. Label the new answers (ragassay label), or give labels of these runs."
