@@ -17,7 +17,8 @@ LABELLED_HELP = (
 )
 LABELS_HELP = (
     "The people's labels for --labelled: a labels export (JSONL, ragassay labels export). Default: the labels "
-    "stored for the run (ragassay label, labels import)."
+    "stored (ragassay label, labels import) that count on each run: its own, and other runs' labels of the same "
+    "answers; a label whose answer changed is stale, never used."
 )
 
 
