@@ -2,8 +2,8 @@
 stored run is given, without running a system (the store is real; only the values are planted).
 
 ``write_run(path, {"a": [cell, ...], "b": [...]})`` writes one run whose systems answer the same samples; a cell
-is a dict with any of ``metrics`` ({label: value or None}), ``judges`` ({label: True, False or None}), ``latency``
-(seconds), ``status`` ("ok" or "failed"), ``usage`` ((input tokens, output tokens, "backend/model"): one model
+is a dict with any of ``answer`` (its text; default "SYSTEM says QUESTION_ID"), ``metrics`` ({label: value or
+None}), ``judges`` ({label: True, False or None}), ``latency`` (seconds), ``status`` ("ok" or "failed"), ``usage`` ((input tokens, output tokens, "backend/model"): one model
 call, priced by the built-in prices; a "local/..." model is free, an unknown one leaves the cost unknown).
 """
 
@@ -74,7 +74,7 @@ def _unit(system: str, sample: Sample, cell: dict) -> UnitResult:
     if cell.get("status", "ok") == "failed":
         return UnitResult(system, sample.question_id, "failed", None, error="planted failure")
     output = RAGOutput(
-        answer=f"{system} says {sample.question_id}",
+        answer=cell.get("answer", f"{system} says {sample.question_id}"),
         contexts=[],
         latency_s=cell.get("latency"),
         usage=_usage(cell.get("usage")),

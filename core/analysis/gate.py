@@ -122,6 +122,9 @@ class GateResult:
     #: with people's labels (``--labelled``): the prediction-powered comparisons behind the labelled rows
     #: (:class:`ragassay.analysis.ppi_verdicts.PPIPair`)
     ppi: list = dataclasses.field(default_factory=list)
+    #: with people's labels: per run and rubric, the labels used, reused from other runs and stale
+    #: (:meth:`ragassay.results.PeopleLabels.as_dicts`)
+    ppi_labels: list = dataclasses.field(default_factory=list)
 
     @property
     def regressions(self) -> list[GateRow]:

@@ -3,7 +3,8 @@ results store's labels, and the kind and scale of each rubric.
 
 A label line holds ``run_id``, ``sample_id`` (the question id), ``system`` (binary and ordinal rubrics) or
 ``systems`` ([first, second] as shown, pairwise rubrics), ``rubric``, ``rubric_version``, ``annotator``, ``value``
-and ``labelled_at`` (epoch seconds); the same fields as ``ragassay.labels.Label``. Of several labels by one
+and ``labelled_at`` (epoch seconds), optionally ``output_digest`` (the answer it judged) and ``probability`` (an
+active queue's probability of drawing the item); the same fields as ``ragassay.labels.Label``. Of several labels by one
 annotator for one item, the latest counts (as after an undo in the labelling app). A pairwise item is the
 unordered pair: its value is read as rating the system later in name order against the other
 (:attr:`HumanLabel.item_value`), whichever order the two answers were shown in.
@@ -43,6 +44,8 @@ class HumanLabel:
     annotator: str
     value: float
     labelled_at: float = 0.0
+    output_digest: str | None = None  # the digest of the answer(s) it judged (ragassay.labels.digest)
+    probability: float | None = None  # an active queue's probability of drawing the item; None: random order
 
     @property
     def item(self) -> tuple:
@@ -72,7 +75,26 @@ class HumanLabel:
             str(label.annotator),
             float(label.value),
             float(getattr(label, "labelled_at", 0.0) or 0.0),
+            getattr(label, "output_digest", None),
+            _probability(getattr(label, "probability", None)),
         )
+
+    def as_label(self):
+        """As a :class:`ragassay.labels.Label` (the model :func:`ragassay.labels.reuse.reusable_labels` reads)."""
+        from ..labels import Label
+
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return Label(**fields)
+
+
+def _probability(value: Any) -> float | None:
+    """A label's drawing probability: None, or a number in (0, 1] (anything else is a ValueError)."""
+    if value is None:
+        return None
+    p = float(value)
+    if not 0.0 < p <= 1.0:
+        raise ValueError(f"probability must lie in (0, 1] (an active queue's probability of drawing it), got {value}")
+    return p
 
 
 @dataclasses.dataclass(frozen=True)
@@ -115,11 +137,21 @@ def read_label_export(path: Path) -> list[HumanLabel]:
             raise ConfigError(f"{path}:{number}: a label needs {', '.join(missing)} (the labels export format)")
         try:
             labels.append(HumanLabel.of(_Row(row)))
+            labels[-1].as_label()  # the fields a label has (a digest of 32 hex characters, ...)
         except (TypeError, ValueError) as exc:
-            raise ConfigError(f"{path}:{number}: {exc}") from None
+            raise ConfigError(f"{path}:{number}: {_short(exc)}") from None
     if not labels:
         raise ConfigError(f"labels file {path} has no rows")
     return labels
+
+
+def _short(exc: Exception) -> str:
+    """A validation error as one line: its first problem."""
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        first = errors()[0]
+        return f"{'.'.join(map(str, first['loc'])) or 'label'}: {first['msg']}"
+    return str(exc)
 
 
 class _Row:

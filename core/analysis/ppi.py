@@ -23,7 +23,8 @@ y_B - y_A, or a preference of B over A), with f the judge's prediction of Y on e
       theta  = (1/N) sum_i [ lambda f(X_i) + ( Y_i - lambda f(X_i) ) xi_i / pi_i ]      xi_i = 1 if labelled
       se^2   = var( the N terms ) / N
 
-  unbiased for any pi with pi_i > 0; pi_i larger where the judge is less certain narrows the interval.
+  unbiased for any pi with pi_i > 0; pi_i larger where the judge is less certain narrows the interval. Its
+  labels-only estimate is the same at lambda = 0 (each label weighted by 1 / pi_i).
 
 Both give the interval theta +- z se and the two-sided p-value of theta = ``null`` from the same z, so a verdict
 read off the test and off the interval always agree. Beside each estimate the result keeps what the judge alone
@@ -203,8 +204,15 @@ def ppi_active_mean(
     judge_only = mean_interval(list(judged), confidence)
     return _result(
         estimate, se, null, lam, len(labelled), big_n - len(labelled), confidence, judge_only,
-        mean_interval(labelled, confidence),
+        _weighted_labels(truth, probabilities, confidence, len(labelled)),
     )  # fmt: skip
+
+
+def _weighted_labels(truth, probabilities, confidence: float, n: int) -> MeanInterval | None:
+    """The labels alone under an active draw: the estimator at lambda = 0, each label weighted by 1 / pi (the
+    plain mean of actively drawn labels is biased towards the items the judge was unsure of)."""
+    found = mean_interval([0.0 if y is None else y / p for y, p in zip(truth, probabilities, strict=True)], confidence)
+    return None if found is None else dataclasses.replace(found, n=n)
 
 
 def ppi_std_error(sd_truth: float, sd_judge: float, correlation: float, labelled: int, unlabelled: int) -> float:

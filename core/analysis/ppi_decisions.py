@@ -10,7 +10,6 @@ import numpy as np
 from ..errors import ConfigError
 from .gate import INCONCLUSIVE, NON_INFERIORITY, PASS, REGRESSION, GateRow, aligned, gate, margin_for
 from .human_labels import HumanLabel, Rubric
-from .ppi import ppi_mean
 from .ppi_labels import Labelled, check_labelled
 from .ppi_verdicts import (
     NEED,
@@ -20,10 +19,15 @@ from .ppi_verdicts import (
     PPIVerdicts,
     compare_verdict,
     decide_family,
+    design_of,
+    drawn_difference,
+    drawn_item,
+    estimate,
     pair_data,
     ppi_pair,
     preference,
     side_values,
+    turns_note,
     undecided_reason,
 )
 
@@ -54,7 +58,8 @@ def ppi_compare(
         for item, d, rubric in zip(items, decided, meta)
     ]
     systems = [s for entry in labelled for s in system_estimates(run, labels, entry, rubrics[entry.metric])]
-    return PPIVerdicts(run.id, baseline, alpha, source, [x.metric for x in labelled], pairs, systems)
+    family = [x.metric for x in labelled]
+    return PPIVerdicts(run.id, baseline, alpha, source, family, pairs, systems, notes=turns_note(run))
 
 
 def run_pair(run, metric: str, base: str, system: str, rubric: Rubric, scale, matched) -> PairData:
@@ -66,9 +71,9 @@ def run_pair(run, metric: str, base: str, system: str, rubric: Rubric, scale, ma
     both = ~np.isnan(fb) & ~np.isnan(fc)
     counts = tuple(sum((s, q) in matched for q, ok in zip(ids, both) if ok) for s in (base, system))
 
-    def y_diff(q: str) -> float | None:
+    def y_diff(q: str):
         yb, yc = matched.get((base, q)), matched.get((system, q))
-        return None if yb is None or yc is None else yc - yb
+        return None if yb is None or yc is None else drawn_difference(yb, yc)
 
     return pair_data((system, metric), ids, fb, fc, y_diff, counts)
 
@@ -83,18 +88,20 @@ def system_estimates(run, labels, entry: Labelled, rubric: Rubric, confidence: f
     for system in run.systems:
         f = scale.of(run.values(system, entry.metric))
         scored = [(q, float(v)) for q, v in zip(run.question_ids, f) if not np.isnan(v)]
-        truth = [matched[(system, q)] for q, _ in scored if (system, q) in matched]
+        drawn = [drawn_item(matched[(system, q)]) for q, _ in scored if (system, q) in matched]
         judged = [v for q, v in scored if (system, q) in matched]
         rest = [v for q, v in scored if (system, q) not in matched]
-        out.append(_system(entry, rubric, system, truth, judged, rest, confidence))
+        design = design_of((system, entry.metric), drawn)
+        out.append(_system(entry, rubric, system, ([d.value for d in drawn], judged, rest, design), confidence))
     return out
 
 
-def _system(entry, rubric, system, truth, judged, rest, confidence) -> PPISystem:
+def _system(entry, rubric, system, inputs, confidence) -> PPISystem:
+    truth, judged, rest, design = inputs
     if len(truth) < NEED or len(rest) < NEED:
         why = f"{len(truth)} labels, need {NEED}" if len(truth) < NEED else f"{len(rest)} unlabelled, need {NEED}"
         return PPISystem(entry.metric, rubric.name, system, len(truth), len(rest), *(None,) * 7, reason=why)
-    r = ppi_mean(truth, judged, rest, confidence=confidence)
+    r = estimate(truth, judged, rest, design, confidence)
     judge = r.judge_only
     return PPISystem(
         entry.metric, rubric.name, system, r.labelled, r.unlabelled, r.estimate, r.low, r.high, r.lam,
@@ -117,7 +124,7 @@ def ppi_gate(candidate, baseline, settings, labels: Sequence[HumanLabel], labell
     by_key = {(r.system, r.metric): r for r in result.rows}
     pairs = [p for p in pairs if (p.system, p.metric) in by_key]  # a metric the gate left out stays out
     rows = [_gate_row(pair, by_key[(pair.system, pair.metric)]) for pair in pairs]
-    return dataclasses.replace(result, rows=rows, ppi=pairs)
+    return dataclasses.replace(result, rows=rows, ppi=pairs, notes=[*result.notes, *turns_note(candidate)])
 
 
 def _gate_row(pair: PPIPair, row: GateRow) -> GateRow:
@@ -163,9 +170,9 @@ def gate_pairs(candidate, baseline, labels, labelled, systems, shared, settings,
             fb, fc = (scale.of(aligned(run, system, entry.metric, shared)) for run in (baseline, candidate))
             counts = (sum((system, q) in base for q in shared), sum((system, q) in cand for q in shared))
 
-            def y_diff(q: str, s=system, b=base, c=cand) -> float | None:
+            def y_diff(q: str, s=system, b=base, c=cand):
                 yb, yc = b.get((s, q)), c.get((s, q))
-                return None if yb is None or yc is None else yc - yb
+                return None if yb is None or yc is None else drawn_difference(yb, yc)
 
             items.append(pair_data((system, entry.metric), shared, fb, fc, y_diff, counts, null))
             meta.append(rubric)

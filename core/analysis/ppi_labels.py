@@ -10,7 +10,7 @@ range (best to best: a lower-is-better metric is turned round), so a judge that 
 Y and PPI++'s lambda (clipped to [0, 1]) can use it fully; a metric with an open range is used as it is. The map
 does not depend on the data, so every estimate stays unbiased for E[Y] whatever f is.
 
-Which label belongs to which output is decided in one place, :func:`matched_labels`.
+Which label belongs to which output is decided in one place, :func:`matched_items`.
 """
 
 from __future__ import annotations
@@ -70,20 +70,49 @@ def check_labelled(run, labelled: Sequence[Labelled], labels: Sequence[HumanLabe
     return rubrics
 
 
-def matched_labels(labels: Iterable[HumanLabel], run, rubric: str) -> dict[tuple, float]:
-    """THE join of labels to outputs: the labels of ``rubric`` on ``run``'s stored outputs, as
-    item -> the mean of the annotators' latest labels of it.
+@dataclasses.dataclass(frozen=True)
+class Matched:
+    """The labels of one item on one run: their value, how the item was drawn, and which labels they are."""
 
-    A label belongs to an output when it names the output's run, system and sample (labels carry no digest of
-    the output text they judged yet; when they do, this is the one place that checks it). Items: (system,
+    value: float  # the mean of the annotators' latest labels
+    probability: float | None  # the active queue's probability of drawing the item; None: a random-order queue
+    draws: frozenset  # (annotator, labelled_at, digest) of each label: one label reused on two runs is one draw
+
+
+def matched_items(labels: Iterable[HumanLabel], run, rubric: str) -> dict[tuple, Matched]:
+    """THE join of labels to outputs: the labels of ``rubric`` on ``run``'s stored outputs, as item ->
+    :class:`Matched`.
+
+    A label belongs to an output when it names the output's run, system and sample. Which labels count on a run
+    (the answer they judged is the run's answer, or they were given on it) is decided before, by
+    :func:`ragassay.labels.reuse.reusable_labels`, which addresses every label it keeps to the run. Items: (system,
     sample_id) for binary and ordinal rubrics; (sample_id, a, b), a and b in name order, for a preference, whose
-    value rates b against a (:attr:`HumanLabel.item_value`)."""
-    values: dict[tuple, list[float]] = {}
+    value rates b against a (:attr:`HumanLabel.item_value`). The annotators' labels of one item drawn with
+    different probabilities (different queues) are a ConfigError: the item has no one probability."""
+    found: dict[tuple, list[HumanLabel]] = {}
     for label in latest(x for x in labels if x.rubric == rubric and x.run_id == run.id):
         systems = (label.system,) if label.systems is None else tuple(label.systems)
         if all(run.outputs.get((s, label.sample_id)) is not None for s in systems):
-            values.setdefault(label.item, []).append(label.item_value)
-    return {item: sum(v) / len(v) for item, v in values.items()}
+            found.setdefault(label.item, []).append(label)
+    return {item: _matched(item, group, run) for item, group in found.items()}
+
+
+def _matched(item: tuple, group: list[HumanLabel], run) -> Matched:
+    probabilities = {x.probability for x in group}
+    if len(probabilities) > 1:
+        shown = ", ".join("random order" if p is None else f"{p:.4g}" for p in sorted(probabilities, key=str))
+        raise ConfigError(
+            f"the labels of {' / '.join(map(str, item))} on run {run.id[:12]} were drawn with different "
+            f"probabilities ({shown}): one item has one design. Decide on one queue's labels (--labels FILE)."
+        )
+    value = sum(x.item_value for x in group) / len(group)
+    draws = frozenset((x.annotator, x.labelled_at, x.output_digest) for x in group)
+    return Matched(value, next(iter(probabilities)), draws)
+
+
+def matched_labels(labels: Iterable[HumanLabel], run, rubric: str) -> dict[tuple, float]:
+    """:func:`matched_items` as item -> the mean of the annotators' latest labels of it."""
+    return {item: m.value for item, m in matched_items(labels, run, rubric).items()}
 
 
 @dataclasses.dataclass(frozen=True)

@@ -6,7 +6,8 @@ judge's differences (sd_f) and their correlation; :func:`ragassay.analysis.ppi.l
 labels of the n paired samples (the rest judged only) for which PPI++'s interval is at most ``half_width`` either
 side, beside what the labels alone would need, ceil((z sd_Y / half_width)^2). The default half-width is the size of
 the difference measured now: an interval that narrow excludes 0 when the difference holds, so it settles the
-comparison.
+comparison. The estimate now is the active one where an active queue drew the labels
+(:func:`ragassay.analysis.ppi_verdicts.estimate`); the labels needed assume further labels drawn at random.
 """
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ from statistics import NormalDist
 import numpy as np
 
 from .human_labels import HumanLabel
-from .ppi import labels_needed, ppi_mean
+from .ppi import labels_needed
 from .ppi_decisions import run_pair
 from .ppi_labels import Labelled, check_labelled
+from .ppi_verdicts import estimate as ppi_estimate
 from .ppi_verdicts import side_values
 
 
@@ -78,7 +80,9 @@ def _plan(entry: Labelled, baseline: str, system: str, item, half_width: float |
     y, f = np.asarray(item.truth), np.asarray(item.judged_labelled)
     sd_y, sd_f = float(y.std(ddof=1)), float(f.std(ddof=1))
     corr = float(np.corrcoef(y, f)[0, 1]) if sd_y > 0 and sd_f > 0 else 0.0
-    estimate = ppi_mean(item.truth, item.judged_labelled, item.judged_unlabelled, confidence=confidence).estimate
+    estimate = ppi_estimate(
+        item.truth, item.judged_labelled, item.judged_unlabelled, item.probabilities, confidence
+    ).estimate
     width = abs(estimate) if half_width is None else half_width
     reason = "" if width > 0 else "the difference measured now is 0: give --width"
     needed = labels_needed(sd_y, sd_f, corr, samples, width, confidence) if width > 0 else None

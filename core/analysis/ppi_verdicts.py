@@ -11,7 +11,13 @@ For system B against baseline A on the samples both scored, with f the metric (o
 
 The estimate of E[Y], its interval and its p-value come from :func:`ragassay.analysis.ppi.ppi_mean` (PPI++ with
 the tuned lambda; Angelopoulos et al., Science 382, 2023; Angelopoulos, Duchi, Zrnic, arXiv:2311.01453): one z,
-so the test and the interval agree. The comparisons of the labelled metrics are one Holm family (Holm 1979) as in
+so the test and the interval agree. Labels an active queue drew (``ragassay label --order active``: each item on
+its own with its probability pi, stored with the label) are estimated with
+:func:`ragassay.analysis.ppi.ppi_active_mean` instead (Zrnic and Candes, ICML 2024, eq. (3)), each labelled item
+weighted by 1 / pi: for a pair item pi is the pair's; for a difference y_B - y_A, both answers labelled, pi_A pi_B
+(the queue draws every item independently), or pi when both sides carry the same labels (one draw reused on two
+runs). Labels drawn at random and actively cannot be mixed in one estimate (a ConfigError naming both counts).
+The comparisons of the labelled metrics are one Holm family (Holm 1979) as in
 :mod:`.paired`: comparison (i) in the order of p-values at alpha / (m - i + 1) while every earlier one was
 rejected, later ones at the first non-rejected step's level; each interval at its comparison's level, so "better"
 or "worse" is exactly "the interval excludes 0". A comparison with fewer than 2 labelled or 2 unlabelled samples
@@ -29,9 +35,10 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from ..errors import ConfigError
 from .human_labels import HumanLabel, Rubric
-from .ppi import PPIResult, ppi_mean
-from .ppi_labels import Labelled, Scale, judge_scale, matched_labels
+from .ppi import PPIResult, ppi_active_mean, ppi_mean
+from .ppi_labels import Labelled, Matched, Scale, judge_scale, matched_items
 
 BETTER, WORSE, NO_DIFFERENCE, UNDECIDED = "better", "worse", "no detectable difference", "undecided"
 NEED = 2  # labelled and unlabelled samples a comparison needs
@@ -110,6 +117,7 @@ class PPIVerdicts:
     pairs: list[PPIPair]
     systems: list[PPISystem]
     method: str = METHOD
+    notes: list[str] = dataclasses.field(default_factory=list)  # e.g. turns of conversations taken as independent
 
 
 @dataclasses.dataclass(frozen=True)
@@ -123,16 +131,45 @@ class PairData:
     labels_baseline: int
     labels_system: int
     null: float = 0.0
+    probabilities: list[float] | None = None  # per labelled sample, its probability of being labelled (active)
 
     @property
     def ready(self) -> bool:
         return len(self.truth) >= NEED and len(self.judged_unlabelled) >= NEED
 
 
-def pair_data(key, ids: Sequence[str], f_base, f_cand, y_diff: Callable[[str], float | None], counts, null=0.0):
+@dataclasses.dataclass(frozen=True)
+class Drawn:
+    """A sample's label value (a difference or a preference) and the probability it was labelled with (None: a
+    random-order queue); ``answers``: the labelled answers it rests on (1 for a pair item, 2 for a difference)."""
+
+    value: float
+    probability: float | None
+    answers: int = 1
+    random: int = 0  # of the answers, how many were labelled in random order
+
+
+def drawn_difference(base: Matched, cand: Matched) -> Drawn:
+    """y_B - y_A of a sample whose two answers are labelled (module docstring): pi_A pi_B for two independent
+    draws, pi for one draw both sides carry; None when either was labelled in random order."""
+    random = (base.probability is None) + (cand.probability is None)
+    if random:
+        return Drawn(cand.value - base.value, None, 2, random)
+    one_draw = bool(base.draws & cand.draws)
+    probability = cand.probability if one_draw else base.probability * cand.probability
+    return Drawn(cand.value - base.value, probability, 2, 0)
+
+
+def drawn_item(item: Matched) -> Drawn:
+    """One labelled item (a preference of a pair; a system's answer) with its own probability."""
+    return Drawn(item.value, item.probability, 1, int(item.probability is None))
+
+
+def pair_data(key, ids: Sequence[str], f_base, f_cand, y_diff: Callable[[str], float | Drawn | None], counts, null=0.0):
     """:class:`PairData` from per-sample judge arrays of each side (NaN: not scored, on the label scale) and
-    ``y_diff(sample)``, the label difference of a sample or None; ``counts``: (baseline's, system's) labels."""
-    truth, labelled, unlabelled = [], [], []
+    ``y_diff(sample)``, the label difference of a sample (a number: labelled in random order; :class:`Drawn`: with
+    how it was drawn) or None; ``counts``: (baseline's, system's) labels."""
+    truth, labelled, unlabelled, drawn = [], [], [], []
     for q, fb, fc in zip(ids, f_base, f_cand):
         if np.isnan(fb) or np.isnan(fc):
             continue
@@ -140,9 +177,28 @@ def pair_data(key, ids: Sequence[str], f_base, f_cand, y_diff: Callable[[str], f
         if y is None:
             unlabelled.append(float(fc - fb))
         else:
-            truth.append(float(y))
+            drawn.append(y if isinstance(y, Drawn) else Drawn(float(y), None, 1, 1))
+            truth.append(float(drawn[-1].value))
             labelled.append(float(fc - fb))
-    return PairData(key, truth, labelled, unlabelled, counts[0], counts[1], null)
+    probabilities = design_of(key, drawn)
+    return PairData(key, truth, labelled, unlabelled, counts[0], counts[1], null, probabilities)
+
+
+def design_of(key, drawn: Sequence[Drawn]) -> list[float] | None:
+    """The labelled samples' probabilities when an active queue drew them all, None when none was; labels of
+    both designs in one comparison are a ConfigError naming how many answers each has."""
+    random = sum(d.random for d in drawn)
+    active = sum(d.answers for d in drawn) - random
+    if not active:
+        return None
+    if random:
+        system, metric = key
+        raise ConfigError(
+            f"{metric}, {system}: {active} labelled answer(s) were drawn by an active queue (with a probability) "
+            f"and {random} in random order (without one); the two designs cannot be mixed in one estimate. "
+            "Decide on one kind: a labels file (--labels FILE) holding only one queue's labels."
+        )
+    return [float(d.probability) for d in drawn]
 
 
 def holm(p_values: Sequence[float], alpha: float) -> tuple[list[float], list[float]]:
@@ -172,9 +228,21 @@ def decide_family(items: Sequence[PairData], alpha: float) -> list[tuple[PPIResu
 
 
 def _ppi(item: PairData, confidence: float, lam: float | None) -> PPIResult:
-    return ppi_mean(
-        item.truth, item.judged_labelled, item.judged_unlabelled, confidence=confidence, lam=lam, null=item.null
-    )
+    return estimate(item.truth, item.judged_labelled, item.judged_unlabelled, item.probabilities, confidence, lam,
+                    item.null)  # fmt: skip
+
+
+def estimate(truth, judged_labelled, judged_unlabelled, probabilities, confidence=0.95, lam=None, null=0.0):
+    """PPI++ (:func:`ppi_mean`) for labels drawn at random (``probabilities`` None), else the active estimate
+    (:func:`ppi_active_mean`): each labelled item with its probability, the unlabelled ones' terms need none
+    (1.0 is passed)."""
+    if probabilities is None:
+        return ppi_mean(truth, judged_labelled, judged_unlabelled, confidence=confidence, lam=lam, null=null)
+    rest = len(judged_unlabelled)
+    return ppi_active_mean(
+        [*judged_labelled, *judged_unlabelled], [*truth, *[None] * rest], [*probabilities, *[1.0] * rest],
+        confidence=confidence, lam=lam, null=null,
+    )  # fmt: skip
 
 
 def undecided_reason(item: PairData) -> str:
@@ -211,12 +279,26 @@ def compare_verdict(result: PPIResult | None, level: float | None, item: PairDat
 
 
 def side_values(run, labels: Sequence[HumanLabel], item: Labelled, rubric: Rubric) -> tuple[Scale, dict]:
-    """The metric's scale map and the matched labels of ``item``'s rubric on ``run``."""
-    return judge_scale(run, item.metric, rubric), matched_labels(labels, run, rubric.name)
+    """The metric's scale map and the matched labels of ``item``'s rubric on ``run`` (item -> :class:`Matched`)."""
+    return judge_scale(run, item.metric, rubric), matched_items(labels, run, rubric.name)
 
 
-def preference(matched: dict, q: str, base: str, system: str) -> float | None:
+def preference(matched: dict, q: str, base: str, system: str) -> Drawn | None:
     """The people's preference of ``system`` over ``base`` on sample ``q`` (a pair is oriented by name order)."""
     a, b = sorted((base, system))
-    value = matched.get((q, a, b))
-    return None if value is None else (value if b == system else -value)
+    found = matched.get((q, a, b))
+    if found is None:
+        return None
+    return dataclasses.replace(drawn_item(found), value=found.value if b == system else -found.value)
+
+
+INDEPENDENT_TURNS = (
+    "the samples are turns of {n} conversations: the prediction-powered intervals treat turns as independent, "
+    "so they may be too narrow where turns of one conversation go wrong together"
+)
+
+
+def turns_note(run) -> list[str]:
+    """One warning line when ``run``'s samples are turns of conversations (:attr:`RunData.conversations`)."""
+    count = getattr(run, "conversations", None)
+    return [] if count is None else [INDEPENDENT_TURNS.format(n=count)]

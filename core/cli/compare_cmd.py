@@ -87,16 +87,19 @@ def compare_command(runs: tuple[str, ...], config_path: Path, db: str | None, fm
     if against is not None and baseline not in (None, against):
         raise click.UsageError(f"--against {against} and --baseline {baseline} name two baselines; give one.")
     people = options.pop("labelled"), options.pop("labels_path")
-    comparison, ppi = read_comparison(config_path, db, runs, baseline=against or baseline, people=people, **options)
+    comparison, ppi, used = read_comparison(
+        config_path, db, runs, baseline=against or baseline, people=people, **options
+    )
     out = console(no_color=compact or None)
     if fmt == "rich":
         quiet = {"conclude": False, "verdicts": False} if ppi else {}
         print_comparison(out, comparison, against=against, explain=explain, compact=compact, **quiet)
-        _print_ppi(out, ppi, compact)
+        _print_ppi(out, ppi, used, compact)
         return
-    tables = comparison_tables(comparison, against) | _ppi_tables(ppi)
+    tables = comparison_tables(comparison, against) | _ppi_tables(ppi, used)
     if fmt == "json":
-        emit(out, [], "json", data=data_of(comparison, tables) | ({"ppi": _ppi_data(ppi)} if ppi else {}))
+        extra = {"ppi": _ppi_data(ppi), "ppi_labels": used.as_dicts()} if ppi else {}
+        emit(out, [], "json", data=data_of(comparison, tables) | extra)
         return
     name = table or ("comparison" if fmt == "csv" else None)
     if name is not None and name not in tables:
@@ -107,8 +110,11 @@ def compare_command(runs: tuple[str, ...], config_path: Path, db: str | None, fm
 def read_comparison(config_path: Path, db: str | None, runs, *, family=(), people=((), None), **settings):
     """Read ``runs`` once and compare them (:func:`ragassay.analysis.comparison.compare`); with labelled metrics
     (``people``: ``--labelled`` and ``--labels``, else each run's ``[evaluation] labelled``), also their
-    prediction-powered verdicts (:func:`ragassay.analysis.ppi_decisions.ppi_compare`), one per run."""
+    prediction-powered verdicts (:func:`ragassay.analysis.ppi_decisions.ppi_compare`), one per run, on the labels
+    that count on it (read with its answers: :func:`ragassay.results.read_people`). Returns (comparison,
+    verdicts, :class:`ragassay.results.PeopleLabels` or None)."""
     from ..analysis.comparison import compare
+    from ..results import read_run
     from ..results.calibration import read_calibration
     from .ppi_view import labelled_specs, people_labels
 
@@ -116,20 +122,22 @@ def read_comparison(config_path: Path, db: str | None, runs, *, family=(), peopl
     try:
         data = read_runs(store, runs)
         wanted = [labelled_specs(people[0], run.info.config) for run in data]
-        labels, source = (
-            people_labels([store] * len(data), [r.id for r in data], people[1]) if any(wanted) else ([], "")
-        )
+        if any(wanted):
+            full = {run.id: read_run(store, run.id, payloads=True) for run, entries in zip(data, wanted) if entries}
+            data = [full.get(run.id, run) for run in data]
+            entries = [e for found in wanted for e in found]
+            labels, used = people_labels([(store, full[r.id]) for r in data if r.id in full], entries, people[1])
         calibration = read_calibration(store)
     finally:
         store.close()
     if not any(wanted):
         comparison = compare(data, family=list(family) or None, **settings)
         warn_uncalibrated(data, [r.verdicts.family for r in comparison.runs], calibration)
-        return comparison, []
+        return comparison, [], None
     if family:
         raise click.UsageError("with --labelled the labelled metrics decide: drop --decide")
     warn_uncalibrated(data, [[e.metric for e in entries] for entries in wanted], calibration)
-    return compare(data, family=[], **settings), _ppi(data, wanted, labels, source, settings)
+    return compare(data, family=[], **settings), _ppi(data, wanted, labels, used.source, settings), used
 
 
 def warn_uncalibrated(runs, families, calibration) -> None:
@@ -151,10 +159,10 @@ def _ppi(data, wanted, labels, source: str, settings: dict) -> list:
     ]
 
 
-def _ppi_tables(ppi: list) -> dict:
+def _ppi_tables(ppi: list, people) -> dict:
     from .ppi_view import ppi_pairs_table, ppi_systems_table
 
-    return {"ppi": ppi_pairs_table(ppi), "ppi-systems": ppi_systems_table(ppi)} if ppi else {}
+    return {"ppi": ppi_pairs_table(ppi, people=people), "ppi-systems": ppi_systems_table(ppi)} if ppi else {}
 
 
 def _ppi_data(ppi: list) -> list[dict]:
@@ -163,13 +171,13 @@ def _ppi_data(ppi: list) -> list[dict]:
     return [dataclasses.asdict(v) for v in ppi]
 
 
-def _print_ppi(out, ppi: list, compact: bool) -> None:
+def _print_ppi(out, ppi: list, people, compact: bool) -> None:
     from .ppi_view import ppi_lines
     from .render import emit, esc
 
     if not ppi:
         return
-    emit(out, list(_ppi_tables(ppi).values()), "rich", compact=compact)
+    emit(out, list(_ppi_tables(ppi, people).values()), "rich", compact=compact)
     for verdicts in ppi:
         for line in ppi_lines(verdicts):
             out.print(esc(line), highlight=False)

@@ -142,16 +142,14 @@ def _gate(config: Path, *, baseline: str, metrics, mode, margin, on_inconclusive
     base = _Baseline(loaded, database, run_ref)
     try:
         run_id = _run_candidate(loaded, base.check, options)
-        candidate, baseline_run = base.read(run_id)
+        labelled = _labelled(loaded, options)
+        candidate, baseline_run = base.read(run_id, payloads=bool(labelled))
         common = {"baseline_source": base.source, "same_run": base.same(run_id)}
-        people = _people(loaded, base, run_id, options)
-        _warn_uncalibrated(base.store, candidate, settings.family, people)
-        if people is None:
+        _warn_uncalibrated(base.store, candidate, settings.family, labelled)
+        if not labelled:
             result = gate(candidate, baseline_run, settings, **common)
         else:
-            from ..analysis.ppi_decisions import ppi_gate
-
-            result = ppi_gate(candidate, baseline_run, settings, *people, **common)
+            result = _ppi_gate(base, candidate, baseline_run, settings, labelled, options["labels_path"], common)
         html_path = options["html_path"]
         if html_path is not None:
             from ..present.html_report import build_report
@@ -169,25 +167,35 @@ def _gate(config: Path, *, baseline: str, metrics, mode, margin, on_inconclusive
     return result.exit_code
 
 
-def _people(loaded, base, run_id: str, options: dict):
-    """(labels, labelled metrics) for ``--labelled`` (else ``[evaluation] labelled``), or None: the labels export
-    ``--labels``, else the labels stored for the candidate run and for the baseline run."""
-    from .ppi_view import labelled_specs, people_labels
+def _labelled(loaded, options: dict) -> list:
+    """The labelled metrics of ``--labelled``, else of ``[evaluation] labelled``."""
+    from .ppi_view import labelled_specs
 
-    labelled = labelled_specs(options.pop("labelled"), {"evaluation": loaded.config.evaluation.model_dump()})
-    path = options.pop("labels_path")
-    if not labelled:
-        return None
-    labels, _ = people_labels([base.store, base.base_store], [run_id, base.run_id], path)
-    return labels, labelled
+    return labelled_specs(options.pop("labelled"), {"evaluation": loaded.config.evaluation.model_dump()})
 
 
-def _warn_uncalibrated(store, candidate, family, people) -> None:
-    """The calibration warnings (``compare``'s) for the judges that decide the candidate's gate."""
+def _ppi_gate(base, candidate, baseline_run, settings, labelled, path, common):
+    """The gate on people's labels: the labels that count on the candidate run and on the baseline run (the
+    labels export ``--labels``, else both stores' labels of the runs' samples; :func:`.ppi_view.people_labels`),
+    what counted in the notes and in ``ppi_labels``."""
+    import dataclasses
+
+    from ..analysis.ppi_decisions import ppi_gate
+    from .ppi_view import people_labels
+
+    sides = [(base.store, candidate), (base.base_store, baseline_run)]
+    labels, used = people_labels(sides, labelled, path)
+    result = ppi_gate(candidate, baseline_run, settings, labels, labelled, **common)
+    return dataclasses.replace(result, notes=[*result.notes, *used.lines()], ppi_labels=used.as_dicts())
+
+
+def _warn_uncalibrated(store, candidate, family, labelled) -> None:
+    """The calibration warnings (``compare``'s) for the judges that decide the candidate's gate: the labelled
+    metrics with ``--labelled``, else the decision family."""
     from ..results.calibration import read_calibration
     from .compare_cmd import warn_uncalibrated
 
-    deciding = [e.metric for e in people[1]] if people else (family or candidate.columns)
+    deciding = [e.metric for e in labelled] if labelled else (family or candidate.columns)
     warn_uncalibrated([candidate], [deciding], read_calibration(store))
 
 
@@ -230,10 +238,12 @@ class _Baseline:
                 "dataset (--baseline PATH#RUN), or keep the question_ids stable."
             )
 
-    def read(self, run_id: str):
+    def read(self, run_id: str, payloads: bool = False):
         from ..results import read_run
 
-        return read_run(self.store, run_id), read_run(self.base_store, self.run_id)
+        return read_run(self.store, run_id, payloads=payloads), read_run(
+            self.base_store, self.run_id, payloads=payloads
+        )
 
     def same(self, run_id: str) -> bool:
         return run_id == self.run_id and self.base_store is self.store

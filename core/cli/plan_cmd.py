@@ -78,20 +78,21 @@ def _plan_labels(run, config_path, db, labelled, labels_path, baseline, width, a
     import dataclasses
 
     from ..analysis.ppi_plan import plan_labels
+    from ..analysis.ppi_verdicts import turns_note
     from ..store.locate import pick_run
     from .common import open_results, read_runs
     from .ppi_view import labelled_specs, people_labels
 
+    entries = labelled_specs(labelled)
     store = open_results(config_path, db, (run,) if run else ())
     try:
-        data = read_runs(store, [run if run else pick_run(store)["id"]])[0]
-        labels, source = people_labels([store], [data.id], labels_path)
+        data = read_runs(store, [run if run else pick_run(store)["id"]], payloads=True)[0]
+        labels, used = people_labels([(store, data)], entries, labels_path)
     finally:
         store.close()
-    rows = plan_labels(
-        data, labels, labelled_specs(labelled), baseline=baseline, half_width=width, confidence=1 - alpha, source=source
-    )
-    records = [dataclasses.asdict(r) for r in rows]
+    source = used.source
+    rows = plan_labels(data, labels, entries, baseline=baseline, half_width=width, confidence=1 - alpha, source=source)
+    records = [dataclasses.asdict(r) | used.counts(data.id, r.rubric) for r in rows]
     keys = list(records[0]) if records else []
     columns = [Column(k, numeric=k not in LABEL_NAMES, in_text=False) for k in keys]
     columns += [
@@ -102,7 +103,8 @@ def _plan_labels(run, config_path, db, labelled, labels_path, baseline, width, a
         "half_width either side (PPI++ with the measured spreads and correlation of labels and metric); labels only: "
         "the labels alone; '-': more than the run's samples. Labels from " + source + "."
     )
-    emit(console(), [Table(f"run {data.id[:8]}: labels to settle each comparison", columns, records, [note])], fmt)
+    notes = [note, *used.lines(), *(f"warning: {n}" for n in turns_note(data))]
+    emit(console(), [Table(f"run {data.id[:8]}: labels to settle each comparison", columns, records, notes)], fmt)
 
 
 LABEL_NAMES = ("metric", "rubric", "baseline", "system", "reason")

@@ -17,7 +17,8 @@ LABELLED_HELP = (
 )
 LABELS_HELP = (
     "The people's labels for --labelled: a labels export (JSONL, ragassay labels export). Default: the labels "
-    "stored for the run (ragassay label, labels import)."
+    "stored (ragassay label, labels import) that count on each run: its own, and other runs' labels of the same "
+    "answers; a label whose answer changed is stale, never used."
 )
 
 
@@ -43,16 +44,52 @@ def labelled_specs(specs, config: dict | None = None):
     return labelled_of(((config or {}).get("evaluation") or {}).get("labelled"))
 
 
-def people_labels(stores, run_ids, labels_path: Path | None) -> tuple[list, str]:
-    """(labels, where from): the labels export ``labels_path``, else the labels each store keeps for its run
-    (``stores`` and ``run_ids`` side by side)."""
+def people_labels(sides, labelled, labels_path: Path | None) -> tuple[list, object]:
+    """(labels, :class:`ragassay.results.PeopleLabels`) of the ``labelled`` metrics' rubrics on each run of
+    ``sides`` ((store, run read with payloads) pairs): the labels that count there
+    (:func:`ragassay.labels.reuse.reusable_labels`: the same answer, even labelled on another run; a changed answer
+    is stale), from the labels export ``labels_path``, else from the stores. A rubric with no label used on any run
+    but some left out (stale, without a digest) is a ConfigError that says why."""
     from ..analysis.human_labels import read_label_export, stored_labels
-    from ..results import read_labels
+    from ..errors import ConfigError
+    from ..results import read_people
 
+    given = None
     if labels_path is not None:
-        return read_label_export(labels_path), f"labels file {labels_path.name}"
-    found = [label for store, run_id in zip(stores, run_ids) for label in read_labels(store, run_id)]
-    return stored_labels(found), "the labels in the results store"
+        given = [label.as_label() for label in read_label_export(labels_path)]
+    source = f"labels file {labels_path.name}" if labels_path is not None else "the labels in the results store"
+    people = read_people(sides, [x.rubric for x in labelled], given, source)
+    for entry in labelled:
+        runs = [r for r in people.runs if r.rubric == entry.rubric]
+        if not any(r.reuse.labels or r.reuse.stale or r.reuse.undigested or r.reuse.unmatched for r in runs):
+            known = ", ".join(_rubrics(sides, given)) or "- (no labels: label outputs with ragassay label)"
+            raise ConfigError(
+                f"--labelled {entry.metric}={entry.rubric}: no label of rubric {entry.rubric} in {source}. "
+                f"Its rubrics: {known}"
+            )
+        if not any(r.reuse.labels for r in runs):
+            why = "; ".join(f"{r.line()} ({r.reuse.unmatched} about answers the run does not have)" for r in runs)
+            raise ConfigError(
+                f"--labelled {entry.metric}={entry.rubric}: no label of {entry.rubric} in {source} counts on the "
+                f"run(s): {why}. Label the new answers (ragassay label), or give labels of these runs."
+            )
+    return stored_labels(people.labels), people
+
+
+def _rubrics(sides, given) -> list[str]:
+    """The rubrics of the labels at hand: the file's, else the stores' labels of the runs' samples."""
+    if given is not None:
+        return sorted({label.rubric for label in given})
+    found = set()
+    for store, run in sides:
+        if hasattr(store, "labels_of_samples"):
+            found |= {label.rubric for label in store.labels_of_samples(run.question_ids, None)}
+    return sorted(found)
+
+
+def reuse_lines(people) -> list[str]:
+    """What counted of people's labels, one line per run and rubric (used, reused from other runs, stale)."""
+    return [] if people is None else people.lines()
 
 
 def _interval(low_key: str, high_key: str, mean_key: str, sign: str = "+"):
@@ -78,9 +115,10 @@ PAIR_KEYS = (
 )  # fmt: skip
 
 
-def ppi_pairs_table(runs: list, *, gate: bool = False) -> Table:
+def ppi_pairs_table(runs: list, *, gate: bool = False, people=None) -> Table:
     """Every prediction-powered comparison of ``runs`` (:class:`ragassay.analysis.ppi_verdicts.PPIVerdicts`, or
-    the gate's pairs as one list when ``gate``): estimate and interval, labels used, lambda, judge-only."""
+    the gate's pairs as one list when ``gate``): estimate and interval, labels used, lambda, judge-only; with
+    ``people`` (:class:`ragassay.results.PeopleLabels`) the labels used, reused and stale on the system's run."""
     text = {"metric", "system", "verdict"}
     columns = [Column(key, numeric=key not in NAMES, in_text=key in text) for key in PAIR_KEYS]
     columns[PAIR_KEYS.index("estimate")] = Column("estimate", numeric=True, in_text=False)
@@ -98,9 +136,15 @@ def ppi_pairs_table(runs: list, *, gate: bool = False) -> Table:
     )
     pairs = runs if gate else [(v.run_id, p) for v in runs for p in v.pairs]
     rows = [{"run": run_id, **{k: getattr(p, k) for k in PAIR_KEYS if k != "run"}} for run_id, p in pairs]
-    return Table(
-        "prediction-powered verdicts (people's labels)", columns, rows, _legend(gate), id_columns=("metric", "system")
-    )
+    if people is not None:
+        columns += [Column(k, numeric=True, in_text=False) for k in REUSE_KEYS]
+        rows = [row | people.counts(row["run"], row["rubric"]) for row in rows]
+    warnings = dict.fromkeys(f"warning: {n}" for v in ([] if gate else runs) for n in v.notes)
+    notes = [*_legend(gate), *reuse_lines(people), *warnings]
+    return Table("prediction-powered verdicts (people's labels)", columns, rows, notes, id_columns=("metric", "system"))
+
+
+REUSE_KEYS = ("labels_used", "labels_reused", "labels_stale", "labels_undigested")
 
 
 def _legend(gate: bool) -> list[str]:

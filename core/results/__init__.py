@@ -10,7 +10,8 @@
 - :mod:`.model`: :class:`RunData` and its records (pure data, no store); :mod:`.scores`, its scores column by
   column; :mod:`.usage`, what each answer and score spent;
 - :mod:`.read`: :func:`read_run`, :func:`read_sample`, :func:`read_payloads`, :func:`read_labels` and
-  :func:`read_reusable_labels` (labels matched to a run's answers, from any run), and
+  :func:`read_reusable_labels` (labels matched to a run's answers, from any run), :mod:`.people`:
+  :func:`read_people` (the labels decisions use, per run and rubric), and
   :mod:`.headers`: :func:`read_run_headers` (every run's header, without its samples): the only readers of the
   store here, through :mod:`ragassay.store.protocols`;
 - above it, :func:`ragassay.load_run` gives the run as pandas DataFrames (:mod:`ragassay.present.frames`), and
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # pragma: no cover
     from .headers import RunHeader, read_run_headers
     from .model import OutputRecord, RunData, RunInfo, StoredRows
+    from .people import PeopleLabels, read_people
     from .read import read_labels, read_payloads, read_reusable_labels, read_run, read_sample
     from .scores import ScoreRecord, ScoreTable
     from .usage import Usage
@@ -33,6 +35,8 @@ if TYPE_CHECKING:  # pragma: no cover
 #: before its first call, and ``ragassay.notebook`` is imported by every run: PEP 562).
 _EXPORTS = {
     "OutputRecord": ".model",
+    "PeopleLabels": ".people",
+    "read_people": ".people",
     "RunData": ".model",
     "RunInfo": ".model",
     "RunHeader": ".headers",
@@ -50,6 +54,7 @@ _EXPORTS = {
 
 __all__ = [
     "OutputRecord",
+    "PeopleLabels",
     "RunData",
     "RunHeader",
     "RunInfo",
@@ -59,6 +64,7 @@ __all__ = [
     "Usage",
     "read_labels",
     "read_payloads",
+    "read_people",
     "read_reusable_labels",
     "read_run",
     "read_run_headers",

@@ -14,6 +14,7 @@ worst ones) with question and answer. pytest shows it without the helper's sourc
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -55,7 +56,7 @@ def assert_no_regression(
     from ..analysis.gate import INCONCLUSIVE, REGRESSION, GateSettings, aligned, gate_rows, margin_for, shared_clusters
 
     data = run.data(payloads=True)
-    other = data if isinstance(baseline, str) else baseline.data()
+    other = data if isinstance(baseline, str) else baseline.data(payloads=labelled is not None)
     pairs = _pairs(data, other, baseline, system)
     _known(data, metric)
     _known(other, metric)
@@ -93,9 +94,13 @@ def _labelled_regression(run, baseline, data, other, pairs, metric, rubric, labe
     from ..analysis.gate import REGRESSION
     from ..analysis.ppi_decisions import gate_pairs, run_pair_family
     from ..analysis.ppi_labels import Labelled
+    from ..analysis.ppi_verdicts import turns_note
 
     entry = Labelled(metric, rubric)
-    people = _people_labels(labels, [run] if isinstance(baseline, str) else [run, baseline])
+    sides = [(run, data)] if isinstance(baseline, str) else [(run, data), (baseline, other)]
+    people, used = _people_labels(labels, rubric, sides)
+    for note in turns_note(data):
+        warnings.warn(f"assert_no_regression(labelled={rubric!r}): {note}", stacklevel=3)
     if isinstance(baseline, str):
         found = run_pair_family(data, people, entry, pairs, settings)
     else:
@@ -106,7 +111,7 @@ def _labelled_regression(run, baseline, data, other, pairs, metric, rubric, labe
     fail_inconclusive = settings.on_inconclusive == "fail"
     failing = [p for p in found if p.verdict == REGRESSION or (p.verdict == "inconclusive" and fail_inconclusive)]
     if failing:
-        raise AssertionError("\n".join(_labelled_line(p, settings) for p in failing))
+        raise AssertionError("\n".join([*(_labelled_line(p, settings) for p in failing), *used.lines()]))
 
 
 def _margin_of(data, metric: str, settings) -> float:
@@ -115,21 +120,25 @@ def _margin_of(data, metric: str, settings) -> float:
     return margin_for(data, metric, settings)
 
 
-def _people_labels(labels: Any, runs: list) -> list:
-    """The labels ``labelled`` decides on: a labels export path, a list of labels, or (None) the runs' stored ones."""
+def _people_labels(labels: Any, rubric: str, sides: list) -> tuple[list, Any]:
+    """The labels ``labelled`` decides on, as :func:`ragassay.results.read_people` keeps them on each run of
+    ``sides`` ((Run, its data read with payloads)): from a labels export path or a list of labels, else (None) from
+    the runs' stores (every run's labels of the same answers); (labels, what counted)."""
+    import contextlib
     from pathlib import Path
 
-    from ..analysis.human_labels import HumanLabel, read_label_export
+    from ..analysis.human_labels import HumanLabel, read_label_export, stored_labels
+    from ..results import read_people
 
+    given, source = None, "the labels in the results store"
     if isinstance(labels, (str, Path)):
-        return read_label_export(Path(labels))
-    if labels is not None:
-        return [x if isinstance(x, HumanLabel) else HumanLabel.of(x) for x in labels]
-    found = []
-    for run in runs:
-        with run._store() as store:
-            found += [HumanLabel.of(x) for x in (store.labels(run.run_id) if hasattr(store, "labels") else [])]
-    return found
+        given, source = [x.as_label() for x in read_label_export(Path(labels))], f"labels file {Path(labels).name}"
+    elif labels is not None:
+        given, source = [x.as_label() if isinstance(x, HumanLabel) else x for x in labels], "the labels given"
+    with contextlib.ExitStack() as stack:
+        stores = [None if given is not None else stack.enter_context(run._store()) for run, _ in sides]
+        used = read_people([(store, data) for store, (_, data) in zip(stores, sides)], [rubric], given, source)
+    return stored_labels(used.labels), used
 
 
 def _labelled_line(p, settings) -> str:
