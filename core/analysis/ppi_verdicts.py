@@ -42,6 +42,7 @@ from .ppi_labels import Labelled, Matched, Scale, judge_scale, matched_items
 
 BETTER, WORSE, NO_DIFFERENCE, UNDECIDED = "better", "worse", "no detectable difference", "undecided"
 NEED = 2  # labelled and unlabelled samples a comparison needs
+FEW = 10  # fewer labelled samples than this: the normal interval is rough (docs/statistics.md, RAGChecker's data)
 METHOD = (
     "prediction-powered inference (PPI++, tuned lambda; Angelopoulos et al. 2023, arXiv:2311.01453): people's "
     "labels of a subset correct the metric on every sample; normal interval and z test from one z, Holm over the "
@@ -302,3 +303,15 @@ def turns_note(run) -> list[str]:
     """One warning line when ``run``'s samples are turns of conversations (:attr:`RunData.conversations`)."""
     count = getattr(run, "conversations", None)
     return [] if count is None else [INDEPENDENT_TURNS.format(n=count)]
+
+
+def few_labels_notes(pairs: Sequence[PPIPair]) -> list[str]:
+    """A note for each decided comparison that rests on fewer than :data:`FEW` labelled samples: its normal
+    interval's standard error comes from a handful of values (on RAGChecker's meta-evaluation data, intervals from
+    2 labels covered in about 6 draws of 10; docs/statistics.md)."""
+    return [
+        f"{p.system} vs {p.baseline} on {p.metric} rests on {p.labelled} labelled samples: an interval from fewer "
+        f"than {FEW} is rough; label more before trusting it"
+        for p in pairs
+        if p.estimate is not None and p.labelled < FEW
+    ]

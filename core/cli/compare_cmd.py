@@ -177,7 +177,7 @@ def _print_ppi(out, ppi: list, people, compact: bool) -> None:
 
     if not ppi:
         return
-    emit(out, list(_ppi_tables(ppi, people).values()), "rich", compact=compact)
+    emit(out, [t for t in _ppi_tables(ppi, people).values() if t.rows], "rich", compact=compact)
     for verdicts in ppi:
         for line in ppi_lines(verdicts):
             out.print(esc(line), highlight=False)

@@ -139,7 +139,11 @@ def ppi_pairs_table(runs: list, *, gate: bool = False, people=None) -> Table:
     if people is not None:
         columns += [Column(k, numeric=True, in_text=False) for k in REUSE_KEYS]
         rows = [row | people.counts(row["run"], row["rubric"]) for row in rows]
+    from ..analysis.ppi_verdicts import few_labels_notes
+
+    found = [p for _, p in pairs]
     warnings = dict.fromkeys(f"warning: {n}" for v in ([] if gate else runs) for n in v.notes)
+    warnings |= dict.fromkeys(f"warning: {n}" for n in few_labels_notes(found))
     notes = [*_legend(gate), *reuse_lines(people), *warnings]
     return Table("prediction-powered verdicts (people's labels)", columns, rows, notes, id_columns=("metric", "system"))
 

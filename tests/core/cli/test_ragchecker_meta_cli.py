@@ -153,3 +153,22 @@ def test_prediction_powered_pairwise_verdict_through_the_cli(tmp_path, items):
     assert (pair["judge_low"], pair["judge_high"]) == pytest.approx((expected.judge_only.low, expected.judge_only.high))
     decided = "worse" if expected.high < 0 else "better" if expected.low > 0 else "no detectable difference"
     assert pair["verdict"] == decided
+
+
+def test_a_verdict_on_a_handful_of_labels_is_flagged(tmp_path, items):
+    """Five labelled instances decide, but the output warns that an interval from fewer than 10 is rough (on this
+    data, intervals from 2 labels covered in about 6 draws of 10: docs/statistics.md); 10 instances do not warn."""
+    write_project(tmp_path)
+    run_id = _run(tmp_path / "positions.toml")
+    rows = labels(run_id, positions=True)
+    for count, warned in ((5, True), (10, False)):
+        chosen = {str(item["instance_id"]) for item in items[:count]}
+        path = tmp_path / f"first{count}.jsonl"
+        kept = [r for r in rows if r["rubric"] == "preference" and r["sample_id"] in chosen]
+        path.write_text("".join(json.dumps(r) + "\n" for r in kept), encoding="utf-8")
+        out = _invoke(
+            "compare", run_id, "--config", str(tmp_path / "positions.toml"), "--labelled",
+            "ragchecker_f1=preference", "--labels", str(path), "--format", "markdown", "--table", "ppi",
+        )  # fmt: skip
+        note = f"model2 vs model1 on ragchecker_f1 rests on {count} labelled samples"
+        assert (note in out) is warned, out
