@@ -222,9 +222,15 @@ def _signed(value) -> str:
 
 def decision_warnings(runs, families, calibration) -> list[str]:
     """:func:`calibration_warnings` for the judges that decide in ``runs`` (``families``: each run's deciding
-    columns, side by side), from the store's ``calibration`` (:class:`ragassay.results.calibration.Calibration`)."""
+    columns, side by side), from the store's ``calibration`` (:class:`ragassay.results.calibration.Calibration`,
+    or a function that reads it: called only when a model judge decides, so a comparison without one reads
+    nothing more from the store)."""
     deciding: dict[str, set[str]] = {}
     for run, family in zip(runs, families):
         for ident, columns in deciding_identities(run, family).items():
             deciding.setdefault(ident, set()).update(columns)
+    if not deciding:
+        return []
+    if callable(calibration):
+        calibration = calibration()
     return calibration_warnings(deciding, calibration.checks, calibration.calibrated)

@@ -113,6 +113,8 @@ def read_comparison(config_path: Path, db: str | None, runs, *, family=(), peopl
     prediction-powered verdicts (:func:`ragassay.analysis.ppi_decisions.ppi_compare`), one per run, on the labels
     that count on it (read with its answers: :func:`ragassay.results.read_people`). Returns (comparison,
     verdicts, :class:`ragassay.results.PeopleLabels` or None)."""
+    import functools
+
     from ..analysis.comparison import compare
     from ..results import read_run
     from ..results.calibration import read_calibration
@@ -127,16 +129,16 @@ def read_comparison(config_path: Path, db: str | None, runs, *, family=(), peopl
             data = [full.get(run.id, run) for run in data]
             entries = [e for found in wanted for e in found]
             labels, used = people_labels([(store, full[r.id]) for r in data if r.id in full], entries, people[1])
-        calibration = read_calibration(store)
+        calibration = functools.partial(read_calibration, store)  # read only when a model judge decides
+        if not any(wanted):
+            comparison = compare(data, family=list(family) or None, **settings)
+            warn_uncalibrated(data, [r.verdicts.family for r in comparison.runs], calibration)
+            return comparison, [], None
+        if family:
+            raise click.UsageError("with --labelled the labelled metrics decide: drop --decide")
+        warn_uncalibrated(data, [[e.metric for e in entries] for entries in wanted], calibration)
     finally:
         store.close()
-    if not any(wanted):
-        comparison = compare(data, family=list(family) or None, **settings)
-        warn_uncalibrated(data, [r.verdicts.family for r in comparison.runs], calibration)
-        return comparison, [], None
-    if family:
-        raise click.UsageError("with --labelled the labelled metrics decide: drop --decide")
-    warn_uncalibrated(data, [[e.metric for e in entries] for entries in wanted], calibration)
     return compare(data, family=[], **settings), _ppi(data, wanted, labels, used.source, settings), used
 
 

@@ -196,7 +196,7 @@ def _warn_uncalibrated(store, candidate, family, labelled) -> None:
     from .compare_cmd import warn_uncalibrated
 
     deciding = [e.metric for e in labelled] if labelled else (family or candidate.columns)
-    warn_uncalibrated([candidate], [deciding], read_calibration(store))
+    warn_uncalibrated([candidate], [deciding], lambda: read_calibration(store))
 
 
 def _failed_line(result) -> str:
