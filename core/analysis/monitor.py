@@ -37,7 +37,7 @@ METHOD = (
     "e-detector with weighted start times (Shin, Ramdas & Rinaldo 2024, E-detectors: a nonparametric framework for "
     "sequential change detection, NEJSDS 2(2); start weights summing to 1, so P(ever alarm | no change) <= alpha by "
     "Ville's inequality) over betting e-processes for bounded values (Waudby-Smith & Ramdas 2024, JRSS-B 86(1)); "
-    "change point: CUSUM argmax (Page 1954); change interval: empirical Bernstein (Maurer & Pontil 2009)"
+    "change point: CUSUM argmax (Page 1954); change interval: normal approximation since the change point"
 )
 
 
@@ -210,16 +210,20 @@ class Detector:
 
         :raises ragassay.errors.ConfigError: the state is not one this version wrote."""
         if not isinstance(state, dict) or state.get("format") != FORMAT:
-            raise ConfigError(f"watch state: format {state.get('format') if isinstance(state, dict) else None!r} "
-                              f"is not {FORMAT}; delete the state to start the detector afresh")
+            raise ConfigError(
+                f"watch state: format {state.get('format') if isinstance(state, dict) else None!r} "
+                f"is not {FORMAT}; delete the state to start the detector afresh"
+            )
         config = dict(state["config"])
         detector = cls(config.pop("metric"), config.pop("reference"), **config)
         detector._n, detector._unscored = int(state["n"]), int(state["unscored"])
         detector._total, detector._sum_sq = float(state["total"]), float(state["sum_sq"])
         detector._mixture = np.array(state["mixture"], dtype=np.float64)
         detector._segments = {name: np.array(value, dtype=np.float64) for name, value in state["segments"].items()}
-        detector._trackers = {key: {"worst": [list(e) for e in t["worst"]], "versions": {k: dict(v) for k, v in
-                                    t["versions"].items()}} for key, t in state["trackers"].items()}
+        detector._trackers = {
+            key: {"worst": [list(e) for e in t["worst"]], "versions": {k: dict(v) for k, v in t["versions"].items()}}
+            for key, t in state["trackers"].items()
+        }
         detector._totals = {key: dict(values) for key, values in state["totals"].items()}
         detector._cs = {key: float(value) for key, value in state["sequence"].items()}
         detector._fired = bool(state["fired"])
@@ -261,7 +265,7 @@ class Detector:
         seg = {name: float(value[side, k]) for name, value in self._segments.items()}
         low, high = self.value_range
         width = high - low
-        lower, upper = tr.bernstein_interval(seg["sum"], seg["sq"], seg["n"], self.alpha)
+        lower, upper = tr.normal_interval(seg["sum"], seg["sq"], seg["n"], self.alpha)
         dropped = side == ev.DOWN
         tracker = self._trackers.get(tr.segment_key(side, seg["start"]), {"worst": [], "versions": {}})
         return Alarm(

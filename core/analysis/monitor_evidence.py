@@ -114,4 +114,3 @@ def first_alarms(x: np.ndarray, reference: float, alpha: float, margin: float = 
             side[hit] = np.argmax(mixture.mean(axis=2)[hit] * np.asarray(SHARES), axis=1)
         total, sum_sq = moments_after(t + 1, total, sum_sq, x[:, t])
     return fired, side
-

@@ -7,10 +7,11 @@ kept on a tie) is the start that makes the bettor's evidence largest: the estima
 reports the start of the bettor that contributes most to the evidence when it fires.
 
 **How large** (``change``, ``low``, ``high``). The mean of the values since that start minus the reference, with
-the two-sided empirical-Bernstein interval of Maurer & Pontil (2009, *Empirical Bernstein bounds and sample
-variance penalization*, COLT, Theorem 4) at level 1 - alpha. The start was chosen from the same data, so the
-interval is conditional on it, not adjusted for the choice: read it as the size of the change, not as a second
-test.
+the normal-approximation interval mean +- z_{1 - alpha/2} s / sqrt(n) of those n values (s their standard
+deviation). It is an estimate, not a second test: the start was chosen from the same data (the one that makes
+the evidence largest), so the interval is conditional on it and leans away from 0; the guarantee is the alarm's,
+not the interval's. (A finite-sample empirical-Bernstein interval, :func:`bernstein_interval`, is too wide on the
+few dozen traces a large change needs to alarm: it often straddles 0 at the moment of an alarm.)
 
 **Which traces and versions.** Every live segment start keeps, in bounded memory, the :data:`WORST` most extreme
 traces since it began (lowest values for a drop, highest for a rise; the later one first on a tie) and the count
@@ -88,6 +89,19 @@ def suspects(since: dict[str, dict[str, int]], totals: dict[str, dict[str, int]]
     ranked = {key: sorted(values.items(), key=lambda item, key=key: order(key, *item)) for key, values in since.items()}
     keys = sorted(ranked, key=lambda key: order(key, *ranked[key][0]) if ranked[key] else (0.0, 0, ""))
     return {key: dict(ranked[key]) for key in keys if ranked[key]}
+
+
+def normal_interval(total: float, sq: float, n: float, alpha: float) -> tuple[float, float]:
+    """Two-sided (1 - alpha) normal-approximation interval for the mean of ``n`` values in [0, 1] with sum ``total``
+    and sum of squares ``sq`` (module docstring), clipped to [0, 1]; [0, 1] below 2 values."""
+    from statistics import NormalDist
+
+    if n < 2:
+        return 0.0, 1.0
+    mean = total / n
+    sd = math.sqrt(max((sq - n * mean * mean) / (n - 1), 0.0))
+    half = NormalDist().inv_cdf(1 - alpha / 2) * sd / math.sqrt(n)
+    return max(mean - half, 0.0), min(mean + half, 1.0)
 
 
 def bernstein_interval(total: float, sq: float, n: float, alpha: float) -> tuple[float, float]:
