@@ -9,7 +9,11 @@ alarm at the end of the day that fires (:mod:`ragassay.analysis.monitor_replay` 
 Delays are in traces, from the change to the alarm inclusive; "-" = not detected in at least half the streams.
 
     python benchmarks/watch_detection.py [--streams 1000] [--length 5000] [--per-day 500 250 1000] [--alpha 0.05]
-        [--long 20000]
+        [--long 20000] [--memory 1000000]
+
+``--memory N`` feeds one :class:`ragassay.analysis.monitor.Detector` N uniform values (a new version label every
+trace, so its counters hit their caps) and prints the memory it holds (tracemalloc, current) and its saved state's
+size at 1,000, 100,000 and N traces, and the time per trace.
 """
 
 from __future__ import annotations
@@ -37,7 +41,11 @@ def main() -> None:
     parser.add_argument("--per-day", type=int, nargs="+", default=[500, 250, 1000])
     parser.add_argument("--alpha", type=float, default=0.05)
     parser.add_argument("--long", type=int, default=20_000, help="length of the extra 2-point run (0: skip)")
+    parser.add_argument("--memory", type=int, default=0, help="traces for the memory run (0: skip)")
     args = parser.parse_args()
+    if args.memory:
+        memory(args.memory)
+        return
     print(f"{args.streams:,} streams of {args.length:,} traces, mean 0.8, alpha {args.alpha}")
     for per_day in args.per_day:
         null = simulate(0.0, streams=args.streams, length=args.length, alpha=args.alpha, per_day=per_day, seed=1)
@@ -59,6 +67,26 @@ def main() -> None:
             f"\n2 points over {args.long:,} traces ({args.long // args.per_day[0]} days at {args.per_day[0]} a day): "
             f"detector {median(d)} ({detected(d)}), daily window {median(w)} ({detected(w)})"
         )
+
+
+def memory(n: int) -> None:
+    import json
+    import time
+    import tracemalloc
+
+    from ragassay.analysis.monitor import Detector, Observation
+
+    rng = np.random.default_rng(0)
+    tracemalloc.start()
+    detector, started = Detector("m", 0.5), time.perf_counter()
+    for i in range(n):
+        detector.observe(Observation(float(rng.random()), float(i), f"t{i}", {"service.version": f"v{i}"}))
+        if i + 1 in (1_000, 100_000, n):
+            held = tracemalloc.get_traced_memory()[0]
+            size = len(json.dumps(detector.state()))
+            print(f"{i + 1:>9,} traces: {held / 1024:,.0f} KiB traced, state {size / 1024:,.1f} KiB")
+    tracemalloc.stop()
+    print(f"{(time.perf_counter() - started) / n * 1e6:.0f} us a trace (with tracemalloc on)")
 
 
 if __name__ == "__main__":
