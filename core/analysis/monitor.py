@@ -243,7 +243,7 @@ class Detector:
                 f"watch {self.metric}: trace {obs.trace_id} has value {value!r}, outside the declared range "
                 f"[{low}, {high}]; declare the metric's true range or fix the metric"
             )
-        return min(max((value - low) / (high - low), 0.0), 1.0)
+        return float(min(max((value - low) / (high - low), 0.0), 1.0))
 
     def _update_sequence(self, x: float) -> None:
         """One trace into the predictable plug-in empirical-Bernstein confidence sequence (Waudby-Smith & Ramdas
