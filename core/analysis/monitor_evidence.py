@@ -1,0 +1,116 @@
+"""The evidence of a change: an e-detector over bounded values whose probability of EVER alarming without a
+change is at most alpha, however long it watches.
+
+Values v in the metric's declared range [a, b] are rescaled to x = (v - a) / (b - a) in [0, 1]; the reference r and
+the margin d to m = (r - a) / (b - a) and d / (b - a). "No change" (the null) is: before every trace t, the
+conditional mean of x_t given the traces before it lies in the band [lo, hi] = [m - d, m + d] (no independence,
+no identical distribution, no variance assumed).
+
+**Bettors** (testing by betting, Waudby-Smith & Ramdas 2024, *Estimating means of bounded random variables by
+betting*, JRSS-B 86(1)). On the "down" side a bettor with stake lambda_t >= 0 multiplies her capital by
+F_t = 1 - lambda_t (x_t - lo); on the "up" side by F_t = 1 + lambda_t (x_t - hi). The stake is chosen from the
+traces before t only (predictable), and truncated so that F_t >= 1 - c (c = :data:`TRUNCATION`). Under the null
+E[F_t | past] = 1 - lambda_t (E[x_t | past] - lo) <= 1 (down; likewise up): every product of factors is a
+nonnegative supermartingale. There are K = len(:data:`SHIFTS`) bettors per side; bettor k aims at a change of
+delta_k beyond the band edge with the growth-rate-optimal stake of a shift delta over variance s2,
+lambda = delta / (s2 + delta^2) (the GRAPA form of Waudby-Smith & Ramdas 2024), s2 the running variance estimate
+of every trace so far (the same prior-smoothed estimate as :mod:`ragassay.analysis.sequential`). The stake
+depends on the past, never on when a change began, so every start time shares it (this is what keeps the memory
+O(K)).
+
+**E-detector with weighted starts** (Shin, Ramdas & Rinaldo 2024, *E-detectors: a nonparametric framework for
+sequential change detection*, New England Journal of Statistics in Data Science 2(2), arXiv:2203.03532; their
+Shiryaev-Roberts-style e-detector sums e-processes started at every time and bounds the average run length).
+Here the e-process started at trace j gets the weight w_j = H / ((j + H - 1)(j + H)) (H = :data:`SCALE`), which
+sums to 1 over j = 1, 2, ... (telescoping), and the detector is
+
+    M_t(k, side) = sum_{j <= t} w_j prod_{i = j..t} F_i(k, side),   so   M_t = (M_{t-1} + w_t) F_t   (M_0 = 0)
+    E_t = sum_side share_side (1/K) sum_k M_t(k, side)          alarm at the first t with E_t >= 1 / alpha
+
+**The false-alarm bound.** Let N_t(k, side) = M_t(k, side) + sum_{j > t} w_j (the starts not yet begun, each at its
+initial capital 1). Under the null, E[N_t | past] = (M_{t-1} + w_t) E[F_t | past] + sum_{j > t} w_j
+<= M_{t-1} + sum_{j >= t} w_j = N_{t-1}: a nonnegative supermartingale with N_0 = sum_j w_j = 1. The average
+sum_side share_side (1/K) sum_k N_t (shares summing to 1) is one too, starts at 1 and bounds E_t from above.
+Ville's inequality (Ville 1939, *Etude critique de la notion de collectif*) gives
+P(exists t: E_t >= 1/alpha) <= P(sup_t N_t >= 1/alpha) <= alpha: the probability of ever raising a false alarm,
+over an unbounded horizon, is at most alpha. (Shin et al. weight every start by 1 and control the average run
+length instead; summable weights turn that into the stronger "ever" bound, at a cost of log(1 / w_nu) in evidence
+for a change at trace nu: the delay grows like 2 log(nu / H) / growth beyond H traces. No procedure with an
+"ever" bound can keep a delay that does not grow at all: the start weights must sum to at most 1.)
+
+**Delay.** After a change of delta (in rescaled units, beyond the band edge) at trace nu, the best bettor's
+log-capital grows by about g = delta^2 / (2 (s2 + delta^2)) per trace, so the alarm comes after about
+(log(1/alpha) + log(2K) + log(1 / (w_nu g))) / g traces; docs give simulated delays against a daily fixed window.
+
+Pure functions over numpy arrays; :func:`first_alarms` runs many independent streams (rows) at once, with the same
+step that :class:`ragassay.analysis.monitor.Detector` takes on one.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+TRUNCATION = 0.5  # c: no factor below 1 - c
+SHIFTS = (0.01, 0.02, 0.04, 0.08, 0.16, 0.32)  # delta_k: the changes the bettors aim at, in units of the range
+SCALE = 2_000  # H: start weights are about flat over the first H traces, then fall like H / j^2
+SHARES = (0.5, 0.5)  # of the evidence (and of alpha) for the down and the up side
+DOWN, UP = 0, 1
+
+
+def start_weight(t: int, scale: int = SCALE) -> float:
+    """w_t, the weight of the e-process started at trace ``t`` (1-based); sum over t >= 1 is exactly 1."""
+    return scale / ((t + scale - 1) * (t + scale))
+
+
+def variance(count, sum_sq) -> np.ndarray:
+    """The prior-smoothed variance estimate after ``count`` traces: (1/4 + sum (x_i - mu_i)^2) / (count + 1)."""
+    return (0.25 + np.asarray(sum_sq, dtype=np.float64)) / (np.asarray(count, dtype=np.float64) + 1)
+
+
+def stakes(var: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    """The stakes lambda (rows, 2, K) of every bettor given each row's variance estimate ``var`` (rows,)."""
+    shifts = np.asarray(SHIFTS)
+    raw = shifts[None, :] / (np.asarray(var, dtype=np.float64)[:, None] + shifts[None, :] ** 2)
+    down_cap = TRUNCATION / (1.0 - lo) if lo < 1.0 else 0.0
+    up_cap = TRUNCATION / hi if hi > 0.0 else 0.0
+    return np.stack([np.minimum(raw, down_cap), np.minimum(raw, up_cap)], axis=1)
+
+
+def factors(x: np.ndarray, stake: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    """F_t (rows, 2, K) for each row's value ``x`` (rows,)."""
+    x = np.asarray(x, dtype=np.float64)[:, None]
+    return np.stack([1.0 - stake[:, DOWN] * (x - lo), 1.0 + stake[:, UP] * (x - hi)], axis=1)
+
+
+def evidence(mixture: np.ndarray) -> np.ndarray:
+    """E_t (rows,) from the mixtures M_t (rows, 2, K)."""
+    return (np.asarray(SHARES)[None, :] * mixture.mean(axis=2)).sum(axis=1)
+
+
+def moments_after(count: int, total, sum_sq, x):
+    """The running sums (``total``, ``sum_sq``) after adding trace number ``count`` (1-based) with value ``x``;
+    numbers or one per row alike."""
+    total = total + x
+    return total, sum_sq + (x - (0.5 + total) / (count + 1)) ** 2
+
+
+def first_alarms(x: np.ndarray, reference: float, alpha: float, margin: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    """For each row of ``x`` (rows, n; values in [0, 1], reference and margin in the same units): the 0-based index
+    of the trace at which the detector alarms (-1 when it never does) and the side (:data:`DOWN` / :data:`UP`,
+    -1 when none). The same steps as :class:`ragassay.analysis.monitor.Detector`."""
+    x = np.asarray(x, dtype=np.float64)
+    rows, n = x.shape
+    lo, hi = reference - margin, reference + margin
+    mixture = np.zeros((rows, 2, len(SHIFTS)))
+    total, sum_sq = np.zeros(rows), np.zeros(rows)
+    fired, side = np.full(rows, -1), np.full(rows, -1)
+    threshold = 1.0 / alpha
+    for t in range(n):
+        factor = factors(x[:, t], stakes(variance(t, sum_sq), lo, hi), lo, hi)
+        mixture = (mixture + start_weight(t + 1)) * factor
+        hit = (evidence(mixture) >= threshold) & (fired < 0)
+        if hit.any():
+            fired[hit] = t
+            side[hit] = np.argmax(mixture.mean(axis=2)[hit] * np.asarray(SHARES), axis=1)
+        total, sum_sq = moments_after(t + 1, total, sum_sq, x[:, t])
+    return fired, side
