@@ -1,7 +1,7 @@
 """Opening a watch session: the watch run (one per project and watch name, resumed), the reference of each watched
 column (a stored run's values, a window of stored traces scored now, or a fixed target) and its detector (restored
 from the stored progress, or new); a column whose component changed since the last session goes through
-:mod:`ragassay.watch.drift` instead of alarming on the change."""
+:mod:`ragassay.watch.judge_drift` instead of alarming on the change."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def open_run(session: Any) -> tuple[str, bool]:
 
 async def start_detectors(session: Any) -> None:
     """References and detectors, restored or set now; changed components recalibrated (drift)."""
-    from .drift import recalibrate
+    from .judge_drift import recalibrate
 
     state, plan = session.state, session.plan
     identities = plan.identities()
