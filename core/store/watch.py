@@ -71,7 +71,13 @@ class WatchTables:
     ) -> None:
         """In one transaction: the new samples ((question_id, sample JSON), appended to the run), the unit results
         (:class:`~ragassay.store.units.UnitResult`), one row per decided trace ((trace id, status, reason, start
-        seconds)) and the watch's progress. Retried whole on a transient error; all of it is stored or none."""
+        seconds)) and the watch's progress. Retried whole on a transient error; all of it is stored or none.
+        ``context``: the :class:`~ragassay.store.units.WriteContext` (None: no prices, no reuse keys)."""
+        if context is None:
+            from ..llm.pricing import PriceTable
+            from .units import WriteContext
+
+            context = WriteContext(PriceTable())
 
         def attempt() -> None:
             now = time.time()
