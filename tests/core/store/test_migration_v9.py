@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import pytest
 from sqlalchemy import create_engine, inspect
+from sqlalchemy.exc import IntegrityError
+
 
 from ragassay.models import MetricValue, RAGOutput, Sample
 from ragassay.store import SCHEMA_VERSION, open_store, store_url
@@ -39,7 +41,7 @@ def test_a_v8_store_gains_the_watch_tables_and_a_commit_is_all_or_nothing(tmp_pa
     store.commit_watch(
         "w", [("t1", sample.model_dump_json())], [_unit("t1")], None, [("t1", "scored", None, 1.0)], "{}"
     )
-    with pytest.raises(Exception):  # t1 again: the unit exists, so nothing of this commit is stored
+    with pytest.raises(IntegrityError):  # t1 again: the unit exists, so nothing of this commit is stored
         store.commit_watch(
             "w", [("t2", sample.model_dump_json())], [_unit("t1")], None, [("t2", "scored", None, 2.0)], '{"x": 1}'
         )

@@ -8,6 +8,7 @@ import json
 import sqlite3
 
 import pytest
+from watch_detector import statistics
 
 from ragassay.engine.project import Project
 from ragassay.traces.ingest import import_paths
@@ -15,7 +16,6 @@ from ragassay.watch import StopRule, watch
 
 from otlp_traces import openinference_trace, request
 from servers.openai_chat import OpenAIChatServer, Turn
-from watch_detector import statistics
 
 pytest.importorskip("openai")
 
