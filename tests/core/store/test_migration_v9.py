@@ -8,7 +8,6 @@ import pytest
 from sqlalchemy import create_engine, inspect
 from sqlalchemy.exc import IntegrityError
 
-
 from ragassay.models import MetricValue, RAGOutput, Sample
 from ragassay.store import SCHEMA_VERSION, open_store, store_url
 from ragassay.store.database import UnitResult
