@@ -251,7 +251,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("model layer", ("ragassay.llm",)),
     ("config", ("ragassay.config",)),
     ("store", ("ragassay.store",)),
-    ("engine", ("ragassay.engine", "ragassay.traces")),
+    ("engine", ("ragassay.engine", "ragassay.traces", "ragassay.watch")),
     ("read model", ("ragassay.results",)),
     ("analyses", ("ragassay.analysis",)),
     ("presentation", ("ragassay.present", "ragassay.unitxt")),

@@ -43,6 +43,7 @@ COMMAND_MODULES: dict[str, str] = {
     "traces": "traces_cmd",
     "judges": "judges_cmd",
     "qrels": "qrels_cmd",
+    "watch": "watch_cmd",
 }
 
 

@@ -21,6 +21,7 @@ from ..refs import ComponentRef
 from .analysis import AnalysisSection
 from .frontier_options import FrontierSettings
 from .sequential import SequentialSettings
+from .watch import WatchSection
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -305,6 +306,7 @@ class Config(BaseModel):
     gate: GateSection = Field(default_factory=GateSection)
     llm: LLMSection = Field(default_factory=LLMSection)
     analysis: AnalysisSection = Field(default_factory=AnalysisSection)
+    watch: WatchSection = Field(default_factory=WatchSection, description="Standing rules of ragassay watch.")
 
 
 @dataclasses.dataclass

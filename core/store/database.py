@@ -22,13 +22,14 @@ from .reads import RunReads
 from .traces import TraceTables
 from .units import StoredUnit, UnitResult, WriteContext
 from .urls import redact_config
+from .watch import WatchTables
 from .writes import write_batch
 
 SAMPLES_PER_INSERT = 2_000  # rows of run_samples per INSERT while a run is created
 KEYS_PER_QUERY = 400  # keys per IN list when reading units back in chunks (under every driver's limit)
 
 
-class ResultsStore(RunReads, LabelTables, TraceTables):
+class ResultsStore(RunReads, LabelTables, TraceTables, WatchTables):
     """The results database of a project: every protocol of :mod:`ragassay.store.protocols` (the read model's
     queries: :class:`~ragassay.store.reads.RunReads`; human labels: :class:`~ragassay.store.labels.LabelTables`;
     production traces: :class:`~ragassay.store.traces.TraceTables`).

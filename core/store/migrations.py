@@ -430,6 +430,38 @@ def _v8_answers(conn: Connection, rows: list) -> dict[tuple[str, str, str], str]
     return found
 
 
+def _v9_watch(conn: Connection) -> None:
+    """Version 9: ``watch_traces`` and ``watch_state`` (DDL as of version 9), and an index on
+    ``trace_spans.received_at`` (a watch looks for the traces that came since it last looked). New tables only."""
+    v9 = MetaData()
+    Table("runs", v9, Column("id", String(64), primary_key=True))  # referenced only, exists already
+    traces = Table(
+        "watch_traces",
+        v9,
+        Column("run_id", String(64), ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
+        Column("trace_id", String(32), primary_key=True),
+        Column("position", Integer, nullable=False),
+        Column("status", String(16), nullable=False),
+        Column("reason", Text),
+        Column("started_at", Float),
+        Column("decided_at", Float, nullable=False),
+    )
+    state = Table(
+        "watch_state",
+        v9,
+        Column("run_id", String(64), ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
+        Column("state_json", Text, nullable=False),
+        Column("updated_at", Float, nullable=False),
+    )
+    spans = Table("trace_spans", v9, Column("received_at", Float, nullable=False))  # exists already
+    Index("ix_watch_traces_position", traces.c.run_id, traces.c.position)
+    received = Index("ix_trace_spans_received", spans.c.received_at)
+    traces.create(conn, checkfirst=True)
+    state.create(conn, checkfirst=True)
+    if "ix_trace_spans_received" not in {i["name"] for i in inspect(conn).get_indexes("trace_spans")}:
+        received.create(conn)
+
+
 def _digest(value: str) -> str:
     return hashlib.sha256(value.encode("utf-8")).hexdigest()
 
@@ -444,6 +476,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
     (6, "labels: human labels on a run's items (ragassay label)", _v6_labels),
     (7, "reasoning tokens of outputs, metric values and judgements, kept apart for pricing", _v7_reasoning_tokens),
     (8, "labels: the digest of the answer(s) labelled, an active queue's labelling probability", _v8_label_digests),
+    (9, "ragassay watch: the traces it decided on and its progress", _v9_watch),
 ]
 
 

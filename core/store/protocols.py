@@ -6,7 +6,8 @@ that is not declared here (``tests/test_meta.py`` checks it).
   :func:`~ragassay.results.read_run_headers`) reads;
 - :class:`FastReads`: what a reader uses when a store has it (batches of rows, run versions, context texts by key);
 - :class:`LabelStore`: human labels (``ragassay label``, ``ragassay labels import``);
-- :class:`TraceStore`: production traces (``ragassay traces import`` / ``receive``, :func:`ragassay.read_traces`).
+- :class:`TraceStore`: production traces (``ragassay traces import`` / ``receive``, :func:`ragassay.read_traces`);
+- :class:`WatchStore`: what ``ragassay watch`` keeps with its run (the traces it decided on, its progress).
 
 :class:`~ragassay.store.ResultsStore` (SQLAlchemy: SQLite, PostgreSQL) implements them all. Another backend
 implements them too and is opened by URL scheme (:func:`ragassay.store.register_backend`); nothing outside
@@ -263,3 +264,38 @@ class TraceStore(Protocol):
     def read_spans(self, trace_ids: Sequence[str] | None = None) -> Iterator[tuple[str, str, dict[str, Any], str]]:
         """(trace id, span id, resource attributes, span JSON) of every stored span (of ``trace_ids`` only when
         given), ordered by trace id, then start, then span id: a trace's spans come together."""
+
+
+@runtime_checkable
+class WatchStore(Protocol):
+    """What ``ragassay watch`` keeps with its run (:mod:`ragassay.store.watch`): each batch it scores is committed
+    with the traces it decided on and its progress in one transaction, so a watcher killed at any moment, restarted,
+    loses no committed value and scores no committed trace again."""
+
+    def watch_pending(self, run_id: str, *, received_since: float, quiet_before: float, limit: int) -> list[str]:
+        """Ids of complete stored traces (a root span, a span received at or after ``received_since``, none after
+        ``quiet_before``) the watch has not decided on, oldest first, at most ``limit``."""
+
+    def watch_state(self, run_id: str) -> str | None:
+        """The watch's progress as stored (JSON), or None before its first commit."""
+
+    def set_watch_state(self, run_id: str, state_json: str) -> None:
+        """Replace the watch's progress alone."""
+
+    def commit_watch(
+        self,
+        run_id: str,
+        samples: Sequence[tuple[str, str]],
+        results: Sequence[Any],
+        context: Any,
+        decisions: Sequence[tuple[str, str, str | None, float | None]],
+        state_json: str,
+    ) -> None:
+        """Append ``samples`` to the run, store ``results``, record ``decisions`` ((trace id, status, reason,
+        start seconds)) and the progress ``state_json``, all in one transaction."""
+
+    def watch_counts(self, run_id: str) -> dict[str, int]:
+        """status -> how many traces the watch decided on with it."""
+
+    def watch_traces(self, run_id: str, status: str, *, last: int | None = None) -> list[tuple[str, str | None]]:
+        """(trace id, reason) of the traces decided with ``status`` in the order decided (only the ``last``)."""

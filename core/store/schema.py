@@ -43,7 +43,7 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 metadata = MetaData()
 
@@ -221,6 +221,29 @@ labels = Table(
     Column("probability", Float),  # v7: an active queue's probability of drawing the item; NULL otherwise
 )
 
+# Version 9: what ragassay watch decided per trace, and its progress (see ragassay.store.watch).
+watch_traces = Table(
+    "watch_traces",
+    metadata,
+    Column("run_id", String(64), ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
+    Column("trace_id", String(32), primary_key=True),
+    Column("position", Integer, nullable=False),  # the order in which the watch decided
+    Column("status", String(16), nullable=False),  # scored | unscored | unmapped | skipped | reference
+    Column("reason", Text),  # why it was not scored (budget, a mapping failure, the rule that left it out)
+    Column("started_at", Float),  # the trace's root span start, seconds since the epoch
+    Column("decided_at", Float, nullable=False),
+)
+
+watch_state = Table(
+    "watch_state",
+    metadata,
+    Column("run_id", String(64), ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
+    Column("state_json", Text, nullable=False),
+    Column("updated_at", Float, nullable=False),
+)
+
 Index("ix_outputs_run_system", outputs.c.run_id, outputs.c.system)
 Index("ix_outputs_reuse", outputs.c.system_key, outputs.c.sample_key)
 Index("ix_labels_run_rubric", labels.c.run_id, labels.c.rubric, labels.c.annotator)
+Index("ix_watch_traces_position", watch_traces.c.run_id, watch_traces.c.position)
+Index("ix_trace_spans_received", trace_spans.c.received_at)

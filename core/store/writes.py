@@ -65,6 +65,12 @@ def write_batch(
     healer(attempt, also_transient=_is_conflict if replace_existing else None)
 
 
+def write_in(conn: Any, run_id: str, results: Sequence[Any], context: Any, now: float) -> None:
+    """Write ``results`` inside the caller's transaction (a watch commits them with its own rows:
+    :mod:`ragassay.store.watch`); fresh units only, as a first write of :func:`write_batch`."""
+    _write(conn, run_id, results, context, now, replace=False)
+
+
 def _is_conflict(exc: BaseException) -> bool:
     """Whether a failed write lost a race with another writer of the same unit (worth retrying) rather than
     being wrong (a batch with a duplicate value fails at once)."""

@@ -105,7 +105,14 @@ def _span_of(run, system: str, question_id: str) -> tuple[str, str] | str:
 
 def _evaluation(run, score) -> dict[str, Any]:
     """The gen_ai.evaluation.* attributes and the evaluator's provenance of one score."""
-    spec = ((run.info.spec.get("metrics" if score.kind == "metric" else "judges") or {}).get(score.label)) or {}
+    return evaluation_attributes(run.info.spec, score)
+
+
+def evaluation_attributes(run_spec: dict, score) -> dict[str, Any]:
+    """The gen_ai.evaluation.* attributes and the evaluator's provenance of one score (anything with ``kind``,
+    ``label``, ``value``, ``verdict``, ``explanation``, ``unscored_reason``, ``judge_id`` and ``details``), under
+    the run's resolved spec ``run_spec`` (``ragassay watch`` sends its values as they are made)."""
+    spec = ((run_spec.get("metrics" if score.kind == "metric" else "judges") or {}).get(score.label)) or {}
     attributes: dict[str, Any] = {NAME: score.label, "ragassay.evaluation.kind": score.kind}
     attributes["ragassay.evaluator.name"] = spec.get("name") or score.label
     if spec.get("version"):

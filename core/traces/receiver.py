@@ -248,7 +248,8 @@ def _server(store: Any, host: str, port: int, max_bytes: int, stats: ReceiverSta
 
 
 class Receiver:
-    """A receiver served by uvicorn in a background thread (tests, benchmarks); ``port=0`` picks a free port.
+    """A receiver served by uvicorn in a background thread (tests, benchmarks, ``ragassay watch``); ``port=0`` picks a
+    free port; ``sock``: a socket already bound (:func:`ragassay.cli.listening.listen`).
 
     with Receiver(store) as receiver:
         post(receiver.url, ...)
@@ -262,10 +263,14 @@ class Receiver:
         port: int = 0,
         max_bytes: int = DEFAULT_MAX_BYTES,
         deadline_s: float = REQUEST_DEADLINE_S,
+        sock: Any = None,
     ):
         self.stats = ReceiverStats()
         self.server = _server(store, host, port, max_bytes, self.stats, deadline_s)
-        self.thread = threading.Thread(target=self.server.run, name="otlp-receiver", daemon=True)
+        sockets = None if sock is None else [sock]  # bound first by the caller (a busy port: a one-line error)
+        self.thread = threading.Thread(
+            target=lambda: self.server.run(sockets=sockets), name="otlp-receiver", daemon=True
+        )
 
     @property
     def url(self) -> str:

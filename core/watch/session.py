@@ -1,0 +1,225 @@
+"""One session of ``ragassay watch``: open (or resume) the watch run, then, look after look, take the complete
+traces the store holds that the watch has not decided on, score the selected ones, feed each watched value to its
+detector, and commit the batch (samples, values, decisions, progress) in one transaction; only then send the
+evaluation events and the alarms (an alarm is stored first, marked delivered after its sinks had it, so one raised
+just before a crash is delivered by the next session).
+
+Decisions per trace (``watch_traces.status``): ``scored``; ``unscored`` (reason ``budget``: the judge budget refused
+a call); ``unmapped`` (no question or answer, with the reason); ``skipped`` (not in the sample, or left out by
+``where``); ``failed`` (the replay failed); ``reference`` (scored for a reference window, not watched).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ..models import Sample
+from ..traces.model import Trace, Unmapped
+from .budget import RollingSpend
+from .detect import Monitors, Statistics
+from .plan import WatchPlan
+from .scoring import BUDGET, column_values, refused, score_samples
+from .sinks import Sinks
+from .source import FolderFeed, Selection, mapped, trace_sample, version_values
+
+
+@dataclasses.dataclass
+class WatchReport:
+    """What a session did (JSON with :meth:`as_dict`)."""
+
+    run_id: str
+    resumed: bool
+    decided: dict[str, int] = dataclasses.field(default_factory=dict)  # this session: status -> traces
+    alarms: list[dict[str, Any]] = dataclasses.field(default_factory=list)  # delivered in this session
+    notes: list[str] = dataclasses.field(default_factory=list)
+    totals: dict[str, int] = dataclasses.field(default_factory=dict)  # the whole watch run
+    budget: dict[str, Any] = dataclasses.field(default_factory=dict)
+    detectors: dict[str, Any] = dataclasses.field(default_factory=dict)
+    events_sent: int = 0
+    events_failed: int = 0
+
+    @property
+    def count(self) -> int:
+        return sum(self.decided.values())
+
+    def as_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+class WatchSession:
+    """See the module docstring. ``say`` prints a line (stderr); ``clock`` gives seconds since the epoch."""
+
+    def __init__(
+        self,
+        plan: WatchPlan,
+        store: Any,
+        statistics: Statistics,
+        *,
+        sinks: Sinks,
+        say: Callable[[str], None],
+        folder: FolderFeed | None = None,
+        clock: Callable[[], float] = time.time,
+    ):
+        self.plan, self.store, self.statistics = plan, store, statistics
+        self.rules = plan.rules
+        self.sinks, self.say, self.folder, self.clock = sinks, say, folder, clock
+        self.selection = Selection(self.rules.sample, dict(self.rules.where))
+        self.write_context = plan.write_context()
+        self.system_key = plan.system_key()
+        self.processor = plan.processor()
+        self.state: dict[str, Any] = {}
+        self.report: WatchReport | None = None
+        margin = self.rules.reference.margin if self.rules.reference is not None else 0.0
+        self.monitors = Monitors(
+            statistics, plan.watched(), alpha=self.rules.alpha, margin=margin, keys=self.rules.version_keys
+        )
+
+    # -- opening ---------------------------------------------------------------------------------------------
+
+    async def open(self) -> WatchReport:
+        """Find or create the watch run, restore its progress, set the references, handle a changed judge and
+        deliver alarms a crash left undelivered."""
+        from .opening import open_run, start_detectors
+
+        run_id, resumed = open_run(self)
+        self.report = WatchReport(run_id, resumed)
+        raw = self.store.watch_state(run_id)
+        self.state = json.loads(raw) if raw else {"since": self.clock(), "alarms": [], "drift": []}
+        self.spend = RollingSpend(self.rules.budget, self.state.get("spend"))
+        if self.folder is not None:
+            self.folder.seen.update(self.state.get("files") or {})
+        await start_detectors(self)
+        self.state["detectors"] = self.monitors.states()
+        self.store.set_watch_state(run_id, json.dumps(self.state))
+        self.redeliver()
+        return self.report
+
+    # -- the loop --------------------------------------------------------------------------------------------
+
+    async def look(self, limit: int) -> int:
+        """One look at the store: decide on at most ``limit`` complete traces; the number decided."""
+        if self.folder is not None:
+            self.folder.poll(self.store)
+        now = self.clock()
+        ids = self.store.watch_pending(
+            self.report.run_id,
+            received_since=self.state["since"],
+            quiet_before=now - self.rules.quiet_s,
+            limit=max(1, min(limit, self.rules.batch)),
+        )
+        if not ids:
+            return 0
+        found = mapped(self.store, ids, self.plan.mapping)
+        traces = sorted(found.values(), key=lambda t: (getattr(t, "start_ns", 0), t.trace_id))
+        await self.decide(traces)
+        return len(traces)
+
+    async def decide(self, traces: list[Trace | Unmapped], status: str = "scored") -> list[Any]:
+        """Score the selected ``traces``, feed the detectors (unless ``status`` is ``reference``), commit, then
+        send; returns the unit results."""
+        decisions: list[tuple[str, str, str | None, float | None]] = []
+        chosen: list[Trace] = []
+        for trace in traces:
+            if isinstance(trace, Unmapped):
+                decisions.append((trace.trace_id, "unmapped", trace.reason, None))
+                continue
+            reason = self.selection.reason(trace)
+            if reason is not None:
+                decisions.append((trace.trace_id, "skipped", reason, trace.start_ns / 1e9))
+            else:
+                chosen.append(trace)
+        results = await self._score(chosen) if chosen else []
+        alarms = []
+        for trace, result in zip(chosen, results):
+            decided = _status(result, status)
+            decisions.append((trace.trace_id, decided[0], decided[1], trace.start_ns / 1e9))
+            if status != "reference" and result.status == "ok":
+                alarms += self._observe(trace, result)
+        self._commit([trace_sample(t) for t in chosen], results, decisions, alarms)
+        self._count(decisions)
+        self._send(results)
+        self.redeliver()
+        return results
+
+    async def _score(self, traces: list[Trace]) -> list[Any]:
+        ledger = self.spend.ledger(self.clock(), self.write_context.prices)
+        samples = [trace_sample(t) for t in traces]
+        concurrency = self.plan.loaded.config.project.concurrency
+        results = await score_samples(self.processor, self.plan.system, self.system_key, samples, ledger, concurrency)
+        if ledger is not None:
+            spent = ledger.spent()
+            self.spend.add(self.clock(), int(spent["calls"]), float(spent["usd"]))
+        return results
+
+    def _observe(self, trace: Trace, result: Any) -> list[dict[str, Any]]:
+        from .alarms import alarm_record
+
+        attributes = version_values(trace, self.rules.version_keys)
+        found = []
+        for column, value in column_values(result).items():
+            alarm = self.monitors.observe(column, value, trace.start_ns / 1e9, trace.trace_id, attributes)
+            if alarm is not None:
+                reference = (self.state.get("references") or {}).get(column)
+                record = alarm_record(alarm, self.report.run_id, self.rules.name, reference)
+                found.append({**record, "delivered": False})
+        return found
+
+    def _commit(self, samples: list[Sample], results, decisions, alarms) -> None:
+        self.state["alarms"] = [*self.state.get("alarms", []), *alarms]
+        self.state["detectors"] = self.monitors.states()
+        self.state["spend"] = self.spend.state()
+        if self.folder is not None:
+            self.state["files"] = self.folder.state()
+        pairs = [(s.question_id, s.model_dump_json()) for s in samples]
+        self.store.commit_watch(
+            self.report.run_id, pairs, results, self.write_context, decisions, json.dumps(self.state)
+        )
+
+    def _count(self, decisions) -> None:
+        for _, status, _, _ in decisions:
+            self.report.decided[status] = self.report.decided.get(status, 0) + 1
+
+    def _send(self, results: list[Any]) -> None:
+        """The evaluation events of committed results, when ``[watch] otlp`` is set (a failure is said once)."""
+        if not self.rules.otlp or not results:
+            return
+        from .events import send_evaluations
+
+        try:
+            self.report.events_sent += send_evaluations(
+                self.report.run_id, self.plan.spec(), results, self.rules.otlp, self.rules.otlp_headers
+            )
+        except Exception as exc:  # noqa: BLE001 - the watch goes on; the events of this batch are counted
+            if not self.report.events_failed:
+                self.say(f"warning: evaluation events not sent to {self.rules.otlp}: {exc}")
+            self.report.events_failed += sum(len(r.metrics) + len(r.judgements) for r in results)
+
+    def redeliver(self) -> None:
+        """Send every stored alarm not delivered yet, then mark it delivered."""
+        pending = [record for record in self.state.get("alarms", []) if not record.get("delivered")]
+        for record in pending:
+            record["sinks"] = self.sinks.deliver(record)
+            record["delivered"] = True
+            self.report.alarms.append(record)
+        if pending:
+            self.store.set_watch_state(self.report.run_id, json.dumps(self.state))
+
+    def finish(self) -> WatchReport:
+        """The report of the session, with the run's totals, the budget spent and the detectors' summaries."""
+        self.report.totals = self.store.watch_counts(self.report.run_id)
+        self.report.budget = self.spend.report(self.clock())
+        self.report.detectors = self.monitors.summaries()
+        return self.report
+
+
+def _status(result: Any, status: str) -> tuple[str, str | None]:
+    """(decision, reason) of a scored trace."""
+    if result.status != "ok":
+        return "failed", result.error
+    if refused(result):
+        return "unscored", BUDGET
+    return status, None
