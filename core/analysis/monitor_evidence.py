@@ -71,8 +71,10 @@ def stakes(var: np.ndarray, lo: float, hi: float) -> np.ndarray:
     """The stakes lambda (rows, 2, K) of every bettor given each row's variance estimate ``var`` (rows,)."""
     shifts = np.asarray(SHIFTS)
     raw = shifts[None, :] / (np.asarray(var, dtype=np.float64)[:, None] + shifts[None, :] ** 2)
-    down_cap = TRUNCATION / (1.0 - lo) if lo < 1.0 else 0.0
-    up_cap = TRUNCATION / hi if hi > 0.0 else 0.0
+    # the cap keeps every factor >= 1 - c; with the band at the range's edge (lo = 1 down, hi = 0 up) no value can
+    # make the factor fall below 1, so any stake is safe and the bettor stakes its growth-optimal one
+    down_cap = TRUNCATION / (1.0 - lo) if lo < 1.0 else np.inf
+    up_cap = TRUNCATION / hi if hi > 0.0 else np.inf
     return np.stack([np.minimum(raw, down_cap), np.minimum(raw, up_cap)], axis=1)
 
 

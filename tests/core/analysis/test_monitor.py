@@ -158,3 +158,16 @@ def test_reference_from_a_stored_run():
     small, large = rng.random(100), rng.random(10_000)
     assert reference_uncertainty(large) < reference_uncertainty(small) < 0.5
     assert reference_uncertainty(small * 10, value_range=(0, 10)) == pytest.approx(10 * reference_uncertainty(small))
+
+
+def test_a_reference_at_the_top_of_the_range_still_detects_a_drop():
+    """Reference 1.0 with no margin (every answer right): the down side's band edge is the range's top, no value
+    can push a bettor's factor below 1, so it stakes fully, and a run of failures alarms; no failure, no alarm."""
+    from ragassay.analysis.monitor import Detector, Observation
+
+    steady, dropped = Detector("m", 1.0), Detector("m", 1.0)
+    for t in range(300):
+        assert steady.observe(Observation(1.0, float(t), f"s{t}", {})) is None
+    alarms = [dropped.observe(Observation(1.0 if t < 100 else 0.0, float(t), f"t{t}", {})) for t in range(300)]
+    fired = [t for t, alarm in enumerate(alarms) if alarm is not None]
+    assert len(fired) == 1 and 100 <= fired[0] < 300

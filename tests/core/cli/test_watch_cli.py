@@ -4,16 +4,8 @@ from __future__ import annotations
 
 import pytest
 from click.testing import CliRunner
-from watch_detector import statistics
 
-from ragassay.cli import watch_cmd
 from ragassay.cli.main import cli
-
-
-@pytest.fixture(autouse=True)
-def _detector(monkeypatch):
-    """The real monitor when installed, else the tests' stand-in (:mod:`watch_detector`)."""
-    monkeypatch.setattr(watch_cmd, "load_statistics", statistics)
 
 
 def _run(tmp_path, config: str, *args: str):

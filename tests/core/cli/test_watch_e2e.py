@@ -23,7 +23,6 @@ pytest.importorskip("opentelemetry.sdk.trace")
 pytest.importorskip("opentelemetry.exporter.otlp.proto.http")
 
 TESTS = Path(__file__).resolve().parents[2]
-LAUNCHER = TESTS / "watch_launcher.py"
 CONFIG = """
 [project]
 name = "faq"
@@ -36,8 +35,11 @@ poll_s = 0.05
 batch = 3
 reference = { target = { answer_relevance_token_recall = 0.9 } }
 """
-QUESTIONS = [f"Which river flows through the old town of city number {n}" for n in range(24)]
-PER_VERSION = 12
+PER_VERSION = 12  # traces of version 1 (good answers)
+DEGRADED = 40  # traces of version 2 (bad answers): the detector's evidence must pass 1/alpha, with the price of
+# its start weights (about log 2000 for a change this early: docs/watch.md), before it alarms
+TOTAL = PER_VERSION + DEGRADED
+QUESTIONS = [f"Which river flows through the old town of city number {n}" for n in range(TOTAL)]
 
 
 class Watcher:
@@ -45,7 +47,7 @@ class Watcher:
 
     def __init__(self, project: Path, *args: str):
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")])}
-        command = [sys.executable, str(LAUNCHER), "watch", "-c", str(project), "--port", "0", *args]
+        command = [sys.executable, "-m", "ragassay", "watch", "-c", str(project), "--port", "0", *args]
         self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
         self.lines: list[str] = []
         self.ready = threading.Event()
@@ -140,20 +142,20 @@ def test_watch_alarms_on_the_version_change_only_and_survives_sigkill(tmp_path):
         committed = _rows(tmp_path, "SELECT count(*) FROM watch_traces")[0][0]
         assert PER_VERSION // 2 <= committed == len(kept) and not posted
         assert not any("ALARM" in line for line in first.lines)
-        second = Watcher(tmp_path, "--traces", str(2 * PER_VERSION - committed), *webhook)
+        second = Watcher(tmp_path, "--traces", str(TOTAL - committed), *webhook)
         try:
-            _send(second.endpoint(), "2", range(PER_VERSION, 2 * PER_VERSION), lambda n: "I cannot say.")
+            _send(second.endpoint(), "2", range(PER_VERSION, TOTAL), lambda n: "I cannot say.")
             code = second.wait()
         finally:
             second.kill()
     assert code == 1, "\n".join(second.lines)
     outputs = _rows(tmp_path, "SELECT question_id FROM outputs")
-    assert len(outputs) == len(set(outputs)) == 2 * PER_VERSION  # every trace scored, none twice
-    assert _rows(tmp_path, "SELECT status, count(*) FROM watch_traces GROUP BY status") == [("scored", 24)]
+    assert len(outputs) == len(set(outputs)) == TOTAL  # every trace scored, none twice
+    assert _rows(tmp_path, "SELECT status, count(*) FROM watch_traces GROUP BY status") == [("scored", TOTAL)]
     values = set(
         _rows(tmp_path, "SELECT o.question_id, m.value FROM outputs o JOIN metric_values m ON m.output_id = o.id")
     )
-    assert kept <= values and len(values) == 2 * PER_VERSION  # nothing committed before the kill was lost
+    assert kept <= values and len(values) == TOTAL  # nothing committed before the kill was lost
     assert len(posted) == 1
     alarm = posted[0]
     assert alarm["metric"] == "answer_relevance_token_recall" and alarm["change"] < 0

@@ -8,8 +8,8 @@ import json
 import sqlite3
 
 import pytest
-from watch_detector import statistics
 
+from ragassay.cli.watch_cmd import load_statistics as statistics
 from ragassay.engine.project import Project
 from ragassay.traces.ingest import import_paths
 from ragassay.watch import StopRule, watch

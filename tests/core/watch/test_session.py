@@ -8,8 +8,8 @@ import json
 import sqlite3
 
 import pytest
-from watch_detector import statistics
 
+from ragassay.cli.watch_cmd import load_statistics as statistics
 from ragassay.engine.project import Project
 from ragassay.traces.ingest import import_paths
 from ragassay.watch import StopRule, watch
@@ -21,6 +21,7 @@ pytest.importorskip("opentelemetry.proto")
 QUESTION = "Which river flows through the old town of Prague"
 GOOD = "The river Vltava flows through the old town of Prague."
 BAD = "I cannot say."
+DEGRADED = 40
 CONFIG = """
 [project]
 name = "watched"
@@ -67,9 +68,11 @@ def test_a_degradation_after_a_version_change_raises_one_alarm_and_a_resume_scor
     _import(tmp_path, project, [(n, "1", GOOD) for n in range(1, 11)], "v1")
     before = watch(project, statistics(), stop=StopRule(traces=10), say=lines.append)
     assert before.decided == {"scored": 10} and before.alarms == []
-    _import(tmp_path, project, [(n, "2", BAD) for n in range(11, 21)], "v2")
-    after = watch(project, statistics(), stop=StopRule(traces=10), say=lines.append)
-    assert after.resumed and after.decided == {"scored": 10}
+    # enough degraded traces for the detector's evidence to pass 1/alpha (docs/watch.md: the price of its start
+    # weights, about log 2000, comes before a change this early can alarm)
+    _import(tmp_path, project, [(n, "2", BAD) for n in range(11, 11 + DEGRADED)], "v2")
+    after = watch(project, statistics(), stop=StopRule(traces=DEGRADED), say=lines.append)
+    assert after.resumed and after.decided == {"scored": DEGRADED}
     assert len(after.alarms) == 1
     alarm = after.alarms[0]
     assert alarm["metric"] == "answer_relevance_token_recall" and alarm["change"] < 0
@@ -79,8 +82,8 @@ def test_a_degradation_after_a_version_change_raises_one_alarm_and_a_resume_scor
     written = [json.loads(line) for line in (tmp_path / "alarms.jsonl").read_text().splitlines()]
     assert [w["text"] for w in written] == [alarm["text"]]
     outputs = _rows(tmp_path, f"SELECT question_id FROM outputs WHERE run_id = '{after.run_id}'")
-    assert len(outputs) == len(set(outputs)) == 20
+    assert len(outputs) == len(set(outputs)) == 10 + DEGRADED
     values = _rows(tmp_path, "SELECT count(*) FROM metric_values")
-    assert values == [(20,)]
+    assert values == [(10 + DEGRADED,)]
     samples = _rows(tmp_path, f"SELECT count(*) FROM run_samples WHERE run_id = '{after.run_id}'")
-    assert samples == [(20,)]
+    assert samples == [(10 + DEGRADED,)]
