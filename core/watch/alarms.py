@@ -71,10 +71,15 @@ def alarm_text(record: dict[str, Any]) -> str:
     return (
         f"ALARM [{record.get('watch')}] {record.get('metric')} {record.get('direction')}: change {_num(change)} "
         f"{interval}{reference}, started {_when(record.get('started_at'))}, fired {_when(record.get('fired_at'))} "
-        f"after {record.get('observations')} observations (alpha {record.get('alpha')}, {record.get('method')})"
+        f"after {record.get('observations')} observations (alpha {record.get('alpha')}, {_short(record.get('method'))})"
         + (f"; versions: {versions}" if versions else "")
         + (f"; worst traces: {shown}" if shown else "")
     )
+
+
+def _short(method: Any) -> str:
+    """The method's name without its citations (the record's ``method`` keeps them; docs/watch.md explains it)."""
+    return str(method or "?").split(" (", 1)[0]
 
 
 def _num(value: Any, sign: bool = True) -> str:
