@@ -22,16 +22,17 @@ valid however the stop was chosen. lambda is never tuned on the data (a lambda f
 the terms depend on each other).
 
 **pi.** Labels of an active queue carry their pi (for a difference: pi_A pi_B, or pi for one draw on both sides:
-:func:`.ppi_verdicts.drawn_difference`); pi_min is the smallest pi among the labels used. Labels of a random-order
-queue carry none: the labelled samples are then a uniformly random n of the N paired samples, and each is taken
-as labelled with pi = n / N, the design probability (exactly each sample's probability of being in a uniform
-subset of size n; the queue draws a fixed n rather than independent coins, which makes the terms slightly
-dependent: the simulation in tests/core/analysis/test_ppi_sequential.py checks coverage under that draw). What
-the guarantee covers: for the labels at hand, every prefix of the processing order at once. A team that labels
-in the processing order (each session continues where the last stopped, each sample labelled with a probability
-set beforehand) reads a longer prefix of one stream at every look, so every look is covered; a queue that
-spreads each session's labels over all samples (n grows, so pi = n / N changes every term) gives a new stream per
-look, each valid on its own.
+:func:`.ppi_verdicts.drawn_difference`); pi_min is the smallest pi among the labels used (labels store only the
+drawn samples' pi, so it stands in for the design's smallest, which B should strictly be fixed by). Labels of a
+random-order queue carry none: the labelled samples are then a uniformly random n of the N paired samples, and each
+is taken as labelled with pi = n / N, the design probability (exactly each sample's probability of being in a
+uniform subset of size n; the queue draws a fixed n rather than independent coins, which makes the terms slightly
+dependent: the simulation in tests/core/analysis/test_ppi_sequential.py checks coverage under that draw). What the
+guarantee covers: for the labels at hand, every prefix of the processing order at once. A team that labels in the
+processing order (each session continues where the last stopped, each sample labelled with a probability set
+beforehand) reads a longer prefix of one stream at every look, so every look is covered; a queue that spreads each
+session's labels over all samples (n grows, so pi = n / N changes every term) gives a new stream per look, each
+valid on its own.
 
 The comparisons of the labelled metrics are one family at alpha / m each (Bonferroni, as in a sequential run:
 :mod:`.sequential_replay`).

@@ -70,8 +70,8 @@ def decision_options(command):
     "--sequential",
     is_flag=True,
     help="With --labelled: also decide each labelled comparison anytime-valid (a confidence sequence over the "
-    "samples in the run's seeded order), so the verdict may be read after every labelling session "
-    "(docs/statistics.md, Checking while you label).",
+    "samples in the run's seeded order, valid at every sample count at once: it may be checked while labelling; "
+    "docs/statistics.md, Checking while you label).",
 )
 @click.option("--explain", is_flag=True, help="Explain the intervals, Holm p, Tarone's reduction and the MDE.")
 @click.option("--compact", is_flag=True, help="Plain text for CI logs: no box drawing, no colour.")
