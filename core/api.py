@@ -120,17 +120,13 @@ def _budget(budget: Any) -> Any:
 
 
 def _sequential(value: Any, configured: Any, labelled: Any = None) -> Any:
-    from .config.sequential import SequentialSettings
+    from .config.sequential import LABELLED_NOT_LIVE, SequentialSettings
     from .errors import ConfigError
 
     if value is None or value is False:
         return value  # None: as configured; False: off
     if labelled:
-        raise ConfigError(
-            "--sequential and [evaluation] labelled cannot go together: a sequential run stops on the judge's scores "
-            "while it runs, before anyone has labelled its outputs. Run without --sequential, then compare or gate "
-            "with the labels"
-        )
+        raise ConfigError(f"--sequential and [evaluation] labelled: {LABELLED_NOT_LIVE}")
     if value is True:
         return configured or SequentialSettings()
     return value if isinstance(value, SequentialSettings) else SequentialSettings.model_validate(value)

@@ -178,6 +178,20 @@ def bounds(
     return low * 2 * width - width, high * 2 * width - width
 
 
+def covers(
+    gains: np.ndarray, width: float, alpha: float, value: float | np.ndarray, margin: float | None = None
+) -> np.ndarray:
+    """Whether the confidence sequence of each row of ``gains`` (rows, n) still holds ``value`` (gain units; one
+    number, or one per row) after every t: (rows, n) booleans, False from the first t at which either side's
+    capital at ``value`` reached 2 / alpha (the sequence :func:`bounds` gives, read at one point)."""
+    x = _rows(gains, width)
+    bettors = _Bettors.of(x, alpha, width, margin)
+    threshold = math.log(2 / alpha)
+    m = np.clip(rescale(np.broadcast_to(np.asarray(value, dtype=np.float64), (len(x),)), width), 0.0, 1.0)
+    ever = [np.maximum.accumulate(bettors.log_capital(m, side), axis=1) for side in (1, -1)]
+    return (ever[0] < threshold) & (ever[1] < threshold)
+
+
 @dataclasses.dataclass(frozen=True)
 class _Bettors:
     """The bets of one comparison's rows: aGRAPA aimed at the lower side's and at the upper side's deciding

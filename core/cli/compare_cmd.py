@@ -60,9 +60,18 @@ def decision_options(command):
 @click.option("--all-columns", is_flag=True, help="Also show columns that carry no information (constant, zero).")
 @click.option(
     "--table",
-    type=click.Choice(["comparison", "pairs", "verdicts", "sequential", "latency", "variance", "ppi", "ppi-systems"]),
+    type=click.Choice(
+        ["comparison", "pairs", "verdicts", "sequential", "latency", "variance", "ppi", "ppi-systems", "ppi-sequential"]
+    ),
     default=None,
     help="The table csv writes (default: comparison); with markdown, only this table.",
+)
+@click.option(
+    "--sequential",
+    is_flag=True,
+    help="With --labelled: also decide each labelled comparison anytime-valid (a confidence sequence over the "
+    "samples in the run's seeded order, valid at every sample count at once: it may be checked while labelling; "
+    "docs/statistics.md, Checking while you label).",
 )
 @click.option("--explain", is_flag=True, help="Explain the intervals, Holm p, Tarone's reduction and the MDE.")
 @click.option("--compact", is_flag=True, help="Plain text for CI logs: no box drawing, no colour.")
@@ -75,7 +84,7 @@ def compare_command(runs: tuple[str, ...], config_path: Path, db: str | None, fm
     --against) on the samples both scored, over the declared decision family: one paired permutation test per
     pair and the interval that inverts it, Holm-adjusted (docs/statistics.md). With --labelled METRIC=RUBRIC, the
     labelled metrics decide on people's labels instead (prediction-powered verdicts; the other columns are
-    described, not decided).
+    described, not decided). --sequential adds their anytime-valid decisions (table ppi-sequential).
     """
     from .comparison_view import comparison_tables, data_of, print_comparison
     from .render import emit
@@ -87,7 +96,7 @@ def compare_command(runs: tuple[str, ...], config_path: Path, db: str | None, fm
     if against is not None and baseline not in (None, against):
         raise click.UsageError(f"--against {against} and --baseline {baseline} name two baselines; give one.")
     people = options.pop("labelled"), options.pop("labels_path")
-    comparison, ppi, used = read_comparison(
+    comparison, ppi, used, anytime = read_comparison(
         config_path, db, runs, baseline=against or baseline, people=people, **options
     )
     out = console(no_color=compact or None)
@@ -95,10 +104,12 @@ def compare_command(runs: tuple[str, ...], config_path: Path, db: str | None, fm
         quiet = {"conclude": False, "verdicts": False} if ppi else {}
         print_comparison(out, comparison, against=against, explain=explain, compact=compact, **quiet)
         _print_ppi(out, ppi, used, compact)
+        _print_anytime(out, anytime, compact)
         return
-    tables = comparison_tables(comparison, against) | _ppi_tables(ppi, used)
+    tables = comparison_tables(comparison, against) | _ppi_tables(ppi, used) | _anytime_tables(anytime)
     if fmt == "json":
         extra = {"ppi": _ppi_data(ppi), "ppi_labels": used.as_dicts()} if ppi else {}
+        extra |= {"ppi_sequential": _anytime_tables(anytime)["ppi-sequential"].records()} if anytime else {}
         emit(out, [], "json", data=data_of(comparison, tables) | extra)
         return
     name = table or ("comparison" if fmt == "csv" else None)
@@ -107,12 +118,15 @@ def compare_command(runs: tuple[str, ...], config_path: Path, db: str | None, fm
     emit(out, [tables[name]] if name else list(tables.values()), fmt)
 
 
-def read_comparison(config_path: Path, db: str | None, runs, *, family=(), people=((), None), **settings):
+def read_comparison(
+    config_path: Path, db: str | None, runs, *, family=(), people=((), None), sequential=False, **settings
+):
     """Read ``runs`` once and compare them (:func:`ragassay.analysis.comparison.compare`); with labelled metrics
     (``people``: ``--labelled`` and ``--labels``, else each run's ``[evaluation] labelled``), also their
     prediction-powered verdicts (:func:`ragassay.analysis.ppi_decisions.ppi_compare`), one per run, on the labels
-    that count on it (read with its answers: :func:`ragassay.results.read_people`). Returns (comparison,
-    verdicts, :class:`ragassay.results.PeopleLabels` or None)."""
+    that count on it (read with its answers: :func:`ragassay.results.read_people`); with ``sequential``, their
+    anytime-valid decisions too (:func:`ragassay.analysis.ppi_sequential.sequential_ppi`). Returns (comparison,
+    verdicts, :class:`ragassay.results.PeopleLabels` or None, anytime-valid decisions per run)."""
     import functools
 
     from ..analysis.comparison import compare
@@ -131,15 +145,22 @@ def read_comparison(config_path: Path, db: str | None, runs, *, family=(), peopl
             labels, used = people_labels([(store, full[r.id]) for r in data if r.id in full], entries, people[1])
         calibration = functools.partial(read_calibration, store)  # read only when a model judge decides
         if not any(wanted):
+            if sequential:
+                raise click.UsageError(
+                    "--sequential decides labelled metrics anytime-valid: give --labelled METRIC=RUBRIC (a "
+                    "sequential run's own decisions are shown without the flag)"
+                )
             comparison = compare(data, family=list(family) or None, **settings)
             warn_uncalibrated(data, [r.verdicts.family for r in comparison.runs], calibration)
-            return comparison, [], None
+            return comparison, [], None, []
         if family:
             raise click.UsageError("with --labelled the labelled metrics decide: drop --decide")
         warn_uncalibrated(data, [[e.metric for e in entries] for entries in wanted], calibration)
     finally:
         store.close()
-    return compare(data, family=[], **settings), _ppi(data, wanted, labels, used.source, settings), used
+    ppi = _ppi(data, wanted, labels, used.source, settings)
+    anytime = _anytime(data, wanted, labels, ppi, settings) if sequential else []
+    return compare(data, family=[], **settings), ppi, used, anytime
 
 
 def warn_uncalibrated(runs, families, calibration) -> None:
@@ -159,6 +180,36 @@ def _ppi(data, wanted, labels, source: str, settings: dict) -> list:
         for run, entries in zip(data, wanted)
         if entries
     ]
+
+
+def _anytime(data, wanted, labels, ppi: list, settings: dict) -> list:
+    """(run id, anytime-valid pairs, the run's fixed-n verdicts) for each run with labelled metrics."""
+    from ..analysis.ppi_sequential import sequential_ppi
+
+    fixed = iter(ppi)
+    return [
+        (run.id, sequential_ppi(run, labels, entries, baseline=settings.get("baseline"), alpha=settings["alpha"]),
+         next(fixed))
+        for run, entries in zip(data, wanted)
+        if entries
+    ]  # fmt: skip
+
+
+def _anytime_tables(anytime: list) -> dict:
+    from .ppi_sequential_view import ppi_sequential_table
+
+    return {"ppi-sequential": ppi_sequential_table(anytime)} if anytime else {}
+
+
+def _print_anytime(out, anytime: list, compact: bool) -> None:
+    from .ppi_sequential_view import ppi_sequential_lines
+    from .render import emit, esc
+
+    if not anytime:
+        return
+    emit(out, list(_anytime_tables(anytime).values()), "rich", compact=compact)
+    for line in ppi_sequential_lines(anytime):
+        out.print(esc(line), highlight=False)
 
 
 def _ppi_tables(ppi: list, people) -> dict:

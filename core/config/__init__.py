@@ -20,7 +20,7 @@ from ..llm.settings import LLMSection
 from ..refs import ComponentRef
 from .analysis import AnalysisSection
 from .frontier_options import FrontierSettings
-from .sequential import SequentialSettings
+from .sequential import LABELLED_NOT_LIVE, SequentialSettings
 from .watch import WatchSection
 
 if sys.version_info >= (3, 11):
@@ -237,10 +237,7 @@ class EvaluationSection(BaseModel):
     @model_validator(mode="after")
     def _labelled_not_sequential(self) -> EvaluationSection:
         if self.labelled and self.sequential is not None:
-            raise ValueError(
-                "labelled and sequential cannot go together: a sequential run stops on the judge's scores while it "
-                "runs, before anyone has labelled its outputs. Drop sequential (then compare or gate with the labels)"
-            )
+            raise ValueError(LABELLED_NOT_LIVE)
         return self
 
     @model_validator(mode="after")

@@ -57,6 +57,12 @@ class SequentialSettings(BaseModel):
     )
 
 
+LABELLED_NOT_LIVE = (
+    "labelled and sequential cannot go together in a run: a sequential run stops on the judge's scores while it "
+    "runs, before anyone has labelled its outputs. Run without sequential, label the outputs, then decide "
+    "anytime-valid on the labels with ragassay compare RUN --labelled METRIC=RUBRIC --sequential (a confidence "
+    "sequence valid at every sample count; docs/statistics.md, Checking while you label)"
+)
 SETTLED_DECISIONS = ("better", "worse", "non-inferior")  # a comparison that settled (docs/statistics.md, the rules)
 NOT_SETTLED, OPEN = "not settled", "open"  # reached the maximum sample count first; still open (an unfinished run)
 
