@@ -47,7 +47,7 @@ def open_run(session: Any) -> tuple[str, bool]:
 
 async def start_detectors(session: Any) -> None:
     """References and detectors, restored or set now; changed components recalibrated (drift)."""
-    from .judge_drift import recalibrate
+    from .recalibration import recalibrate
 
     state, plan = session.state, session.plan
     identities = plan.identities()
