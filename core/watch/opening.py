@@ -1,7 +1,7 @@
 """Opening a watch session: the watch run (one per project and watch name, resumed), the reference of each watched
 column (a stored run's values, a window of stored traces scored now, or a fixed target) and its detector (restored
 from the stored progress, or new); a column whose component changed since the last session goes through
-:mod:`ragassay.watch.judge_drift` instead of alarming on the change."""
+:mod:`ragassay.watch.recalibration` instead of alarming on the change."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """What a watch scores with, resolved from the project before anything runs: the ``trace_replay`` system (answers
 each trace with what it recorded), the watched metrics and judges (``[watch]``, else ``[evaluation]``), the mapping
 of the project's ``traces`` source, and the identity of each watched column (the digest of its component's resolved
-spec: a changed judge is a changed identity, :mod:`ragassay.watch.judge_drift`)."""
+spec: a changed judge is a changed identity, :mod:`ragassay.watch.recalibration`)."""
 
 from __future__ import annotations
 
@@ -81,7 +81,7 @@ class WatchPlan:
 
     def fingerprint(self) -> str:
         """One watch run per project and watch name: its fingerprint names them, not the components (a changed
-        judge goes on in the same run: :mod:`ragassay.watch.judge_drift`)."""
+        judge goes on in the same run: :mod:`ragassay.watch.recalibration`)."""
         return digest(json.dumps({"watch": self.rules.name, "project": self.loaded.config.project.name}))
 
     def identities(self) -> dict[str, str]:
