@@ -147,7 +147,7 @@ class Detector:
         index, self._n = self._n, self._n + 1
         stake = ev.stakes(np.array([ev.variance(index, self._sum_sq)]), self._lo, self._hi)
         factor = ev.factors(np.array([x]), stake, self._lo, self._hi)[0]
-        self._mixture = (self._mixture + ev.start_weight(self._n)) * factor
+        self._mixture = ev.grow(self._mixture, ev.start_weight(self._n), factor)
         tr.advance_segments(self._segments, index, float(obs.at), x, factor)
         tr.track(self._trackers, self._totals, self._segments, obs, index, self.version_keys)
         self._update_sequence(x)

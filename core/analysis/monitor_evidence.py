@@ -53,6 +53,7 @@ import numpy as np
 TRUNCATION = 0.5  # c: no factor below 1 - c
 SHIFTS = (0.01, 0.02, 0.04, 0.08, 0.16, 0.32)  # delta_k: the changes the bettors aim at, in units of the range
 SCALE = 2_000  # H: start weights are about flat over the first H traces, then fall like H / j^2
+CAP = 1e200  # a mixture is held at most here: it only grows past 1/alpha after the alarm, and must stay finite
 SHARES = (0.5, 0.5)  # of the evidence (and of alpha) for the down and the up side
 DOWN, UP = 0, 1
 
@@ -84,6 +85,12 @@ def factors(x: np.ndarray, stake: np.ndarray, lo: float, hi: float) -> np.ndarra
     return np.stack([1.0 - stake[:, DOWN] * (x - lo), 1.0 + stake[:, UP] * (x - hi)], axis=1)
 
 
+def grow(mixture: np.ndarray, weight: float, factor: np.ndarray) -> np.ndarray:
+    """M_t = (M_{t-1} + w_t) F_t, held at :data:`CAP`: far above any threshold 1/alpha, so no alarm changes, while
+    a long-shifted stream's evidence (which keeps growing after its alarm) stays a finite, storable number."""
+    return np.minimum((mixture + weight) * factor, CAP)
+
+
 def evidence(mixture: np.ndarray) -> np.ndarray:
     """E_t (rows,) from the mixtures M_t (rows, 2, K)."""
     return (np.asarray(SHARES)[None, :] * mixture.mean(axis=2)).sum(axis=1)
@@ -109,7 +116,7 @@ def first_alarms(x: np.ndarray, reference: float, alpha: float, margin: float = 
     threshold = 1.0 / alpha
     for t in range(n):
         factor = factors(x[:, t], stakes(variance(t, sum_sq), lo, hi), lo, hi)
-        mixture = (mixture + start_weight(t + 1)) * factor
+        mixture = grow(mixture, start_weight(t + 1), factor)
         hit = (evidence(mixture) >= threshold) & (fired < 0)
         if hit.any():
             fired[hit] = t

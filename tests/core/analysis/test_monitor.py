@@ -171,3 +171,22 @@ def test_a_reference_at_the_top_of_the_range_still_detects_a_drop():
     alarms = [dropped.observe(Observation(1.0 if t < 100 else 0.0, float(t), f"t{t}", {})) for t in range(300)]
     fired = [t for t, alarm in enumerate(alarms) if alarm is not None]
     assert len(fired) == 1 and 100 <= fired[0] < 300
+
+
+def test_a_long_shifted_stream_keeps_a_finite_storable_state():
+    """20,000 values at 0.6 against a 0.5 reference: the evidence keeps growing after the alarm, but is held at a
+    finite cap, so the state is strict JSON (no Infinity) and restores."""
+    import json
+    import random
+    import warnings
+
+    from ragassay.analysis.monitor import Detector, Observation
+
+    rng = random.Random(3)
+    detector = Detector("m", 0.5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an overflow in numpy would warn
+        fired = [detector.observe(Observation(float(rng.random() < 0.6), float(t), f"t{t}", {})) for t in range(20_000)]
+    assert sum(a is not None for a in fired) == 1
+    text = json.dumps(detector.state(), allow_nan=False)
+    assert Detector.restore(json.loads(text)).state() == detector.state()
