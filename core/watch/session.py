@@ -1,6 +1,7 @@
 """One session of ``ragassay watch``: open (or resume) the watch run, then, look after look, take the complete
 traces the store holds that the watch has not decided on, score the selected ones, feed each watched value to its
-detector, and commit the batch (samples, values, decisions, progress) in one transaction; only then send the
+detector (and to its metric's history per time bin, :mod:`.history`, which ``ragassay serve``'s live page draws), and
+commit the batch (samples, values, decisions, progress) in one transaction; only then send the
 evaluation events and the alarms (an alarm is stored first, marked delivered after its sinks had it, so one raised
 just before a crash is delivered by the next session).
 

@@ -23,6 +23,7 @@ from starlette.routing import Route
 from ..templating import render
 
 REFRESH_S = 15  # seconds between two reloads of a watch page
+SHOWN_TRACES = 5  # worst traces of an alarm shown at once (the others one click away)
 MAX_REFRESH_S = 3600
 
 
@@ -57,7 +58,9 @@ def watch_page(request):
     view = watch_view(record, time.time())
     charts = {track.column: metric_svg(track) for track in view.metrics}
     title = f"Watch {view.name} ({view.project})"
-    return render(request, "watch.html", title=title, view=view, charts=charts, refresh=refresh)
+    return render(
+        request, "watch.html", title=title, view=view, charts=charts, refresh=refresh, shown_traces=SHOWN_TRACES
+    )
 
 
 def _refresh(request) -> int:

@@ -110,7 +110,7 @@ def test_the_watch_page_shows_the_metric_the_alarm_with_its_version_and_traces_a
         assert "confidence sequence" in svg and "reference ± margin 0.05" in svg and "alarm" in svg
         # the alarm: metric, change with its interval, the degraded version first, the worst traces linked
         row = text[text.index("Alarms") : text.index("Judge spend")]
-        assert f"answer_relevance_token_recall worse {alarm['change']:+.3f}" in row
+        assert f"answer_relevance_token_recall worse: change {alarm['change']:+.3f}" in row
         assert f"[{alarm['low']:+.3f}, {alarm['high']:+.3f}]" in row
         assert f"service.version: {HOSTILE} (" in row
         suspects = list(alarm["versions"]["service.version"])
