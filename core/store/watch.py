@@ -5,7 +5,8 @@ A watch is one run that grows: each batch of traces it scores is committed in **
 samples (``run_samples``), its outputs, metric values and judgements (the ordinary rows, written by
 :func:`ragassay.store.writes.write_batch`'s own code), a row per trace it decided on in ``watch_traces`` (scored,
 unscored for budget, not mapped, left out by its rules) and its progress in ``watch_state`` (the detectors' states,
-the budget spent, the alarms). A watcher killed at any moment has committed a batch wholly or not at all: restarted,
+the budget spent, the alarms, each metric's bounded history per time bin for the live page of ``ragassay serve``:
+:mod:`ragassay.watch.history`). A watcher killed at any moment has committed a batch wholly or not at all: restarted,
 it finds the traces it had not committed among the pending ones again, and never one it committed.
 """
 

@@ -1,6 +1,7 @@
 """One session of ``ragassay watch``: open (or resume) the watch run, then, look after look, take the complete
 traces the store holds that the watch has not decided on, score the selected ones, feed each watched value to its
-detector, and commit the batch (samples, values, decisions, progress) in one transaction; only then send the
+detector (and to its metric's history per time bin, :mod:`.history`, which ``ragassay serve``'s live page draws), and
+commit the batch (samples, values, decisions, progress) in one transaction; only then send the
 evaluation events and the alarms (an alarm is stored first, marked delivered after its sinks had it, so one raised
 just before a crash is delivered by the next session).
 
@@ -21,6 +22,7 @@ from ..models import Sample
 from ..traces.model import Trace, Unmapped
 from .budget import RollingSpend
 from .detect import Monitors, Statistics
+from .history import History
 from .plan import WatchPlan
 from .scoring import BUDGET, column_values, refused, score_samples
 from .sinks import Sinks
@@ -90,6 +92,7 @@ class WatchSession:
         raw = self.store.watch_state(run_id)
         self.state = json.loads(raw) if raw else {"since": self.clock(), "alarms": [], "drift": []}
         self.spend = RollingSpend(self.rules.budget, self.state.get("spend"))
+        self.history = History(self.state.get("history"))
         if self.folder is not None:
             self.folder.seen.update(self.state.get("files") or {})
         await start_detectors(self)
@@ -161,6 +164,9 @@ class WatchSession:
         attributes = version_values(trace, self.rules.version_keys)
         found = []
         for column, value in column_values(result).items():
+            detector = self.monitors.detectors.get(column)
+            if detector is not None:
+                self.history.observe(column, float(value), trace.start_ns / 1e9, detector.summary)
             alarm = self.monitors.observe(column, value, trace.start_ns / 1e9, trace.trace_id, attributes)
             if alarm is not None:
                 reference = (self.state.get("references") or {}).get(column)
@@ -172,6 +178,8 @@ class WatchSession:
         self.state["alarms"] = [*self.state.get("alarms", []), *alarms]
         self.state["detectors"] = self.monitors.states()
         self.state["spend"] = self.spend.state()
+        self.state["history"] = self.history.state({c: d.summary for c, d in self.monitors.detectors.items()})
+        self.state["committed_at"] = self.clock()
         if self.folder is not None:
             self.state["files"] = self.folder.state()
         pairs = [(s.question_id, s.model_dump_json()) for s in samples]

@@ -3,7 +3,8 @@ computes a statistic), on the run as stored now. Each request asks the run's ver
 and the sections computed for that version (:mod:`.cache`), or reads and computes them again; the sample page
 reads only its sample (:func:`ragassay.results.read_sample`).
 
-- ``/``: the runs;
+- ``/``: the runs (and a line linking the watches);
+- ``/watch`` and ``/watch/{name}``: the live pages of ``ragassay watch`` (:mod:`.watch_page`);
 - ``/runs/{run}`` and ``/runs/{run}/{page}``: the sections registered through ``register_sections`` for that
   page (:class:`ragassay.present.sections.registered.Sections`). ragassay's own: verdicts, comparison, paired
   verdicts on the first page; ``breakdowns``: breakdowns with box plots, metric correlation, GRAMMAR; ``cost``:
@@ -29,6 +30,7 @@ from starlette.routing import Route
 from ..templating import render
 from . import sections as sections_of
 from .sections import page, settings_key
+from .watch_page import ROUTES as WATCH_ROUTES
 
 SETTINGS = ("baseline", "alpha", "seed")  # query parameters of every section page (as compare takes them)
 
@@ -36,8 +38,12 @@ SETTINGS = ("baseline", "alpha", "seed")  # query parameters of every section pa
 def runs_page(request):
     """Every stored run, newest first: state, systems, samples, outputs, failures (their headers only)."""
     from ...results import read_run_headers
+    from ...results.watches import read_watches
 
-    return render(request, "runs.html", title="ragassay runs", runs=read_run_headers(request.app.state.store))
+    store = request.app.state.store
+    return render(
+        request, "runs.html", title="ragassay runs", runs=read_run_headers(store), watches=read_watches(store)
+    )
 
 
 def _entry(request):
@@ -185,6 +191,7 @@ def conversation_page(request):
 
 ROUTES = [
     Route("/", runs_page, name="runs"),
+    *WATCH_ROUTES,
     Route("/runs/{run}", sections_page, name="run"),
     Route("/runs/{run}/failures", failures_page, name="failures"),
     Route("/runs/{run}/samples/{question_id:path}", sample_page, name="sample"),
