@@ -1,8 +1,9 @@
 """One session of ``ragassay watch``: open (or resume) the watch run, then, look after look, take the complete
-traces the store holds that the watch has not decided on, score the selected ones, feed each watched value to its
-detector, and commit the batch (samples, values, decisions, progress) in one transaction; only then send the
-evaluation events and the alarms (an alarm is stored first, marked delivered after its sinks had it, so one raised
-just before a crash is delivered by the next session).
+traces stored since the last look that the watch has not decided on (:mod:`ragassay.watch.tail`: a cursor kept
+with the progress, so a look's work does not grow with the stream), score the selected ones, feed each watched
+value to its detector, and commit the batch (samples, values, decisions, progress) in one transaction; only then
+send the evaluation events and the alarms (an alarm is stored first, marked delivered after its sinks had it, so
+one raised just before a crash is delivered by the next session).
 
 Decisions per trace (``watch_traces.status``): ``scored``; ``unscored`` (reason ``budget``: the judge budget refused
 a call); ``unmapped`` (no question or answer, with the reason); ``skipped`` (not in the sample, or left out by
@@ -25,6 +26,7 @@ from .plan import WatchPlan
 from .scoring import BUDGET, column_values, refused, score_samples
 from .sinks import Sinks
 from .source import FolderFeed, Selection, mapped, trace_sample, version_values
+from .tail import Tail
 
 
 @dataclasses.dataclass
@@ -90,6 +92,7 @@ class WatchSession:
         raw = self.store.watch_state(run_id)
         self.state = json.loads(raw) if raw else {"since": self.clock(), "alarms": [], "drift": []}
         self.spend = RollingSpend(self.rules.budget, self.state.get("spend"))
+        self.tail = Tail(self.state.get("tail"), self.state["since"])
         if self.folder is not None:
             self.folder.seen.update(self.state.get("files") or {})
         await start_detectors(self)
@@ -104,13 +107,9 @@ class WatchSession:
         """One look at the store: decide on at most ``limit`` complete traces; the number decided."""
         if self.folder is not None:
             self.folder.poll(self.store)
-        now = self.clock()
-        ids = self.store.watch_pending(
-            self.report.run_id,
-            received_since=self.state["since"],
-            quiet_before=now - self.rules.quiet_s,
-            limit=max(1, min(limit, self.rules.batch)),
-        )
+        limit = max(1, min(limit, self.rules.batch))
+        self.tail.read(self.store, self.report.run_id, limit)
+        ids = self.tail.complete(self.store, self.clock() - self.rules.quiet_s, limit)
         if not ids:
             return 0
         found = mapped(self.store, ids, self.plan.mapping)
@@ -139,6 +138,7 @@ class WatchSession:
             decisions.append((trace.trace_id, decided[0], decided[1], trace.start_ns / 1e9))
             if status != "reference" and result.status == "ok":
                 alarms += self._observe(trace, result)
+        self.tail.decided([decision[0] for decision in decisions])
         self._commit([trace_sample(t) for t in chosen], results, decisions, alarms)
         self._count(decisions)
         self._send(results)
@@ -172,6 +172,7 @@ class WatchSession:
         self.state["alarms"] = [*self.state.get("alarms", []), *alarms]
         self.state["detectors"] = self.monitors.states()
         self.state["spend"] = self.spend.state()
+        self.state["tail"] = self.tail.state()
         if self.folder is not None:
             self.state["files"] = self.folder.state()
         pairs = [(s.question_id, s.model_dump_json()) for s in samples]
