@@ -2,8 +2,8 @@
 traces stored since the last look that the watch has not decided on (:mod:`ragassay.watch.tail`: a cursor kept
 with the progress, so a look's work does not grow with the stream), score the selected ones, feed each watched
 value to its detector, and commit the batch (samples, values, decisions, progress) in one transaction; only then
-send the evaluation events and the alarms (an alarm is stored first, marked delivered after its sinks had it, so
-one raised just before a crash is delivered by the next session).
+send the evaluation events and the alarms (an alarm is stored first, marked delivered once every sink had it, so one
+raised just before a crash, or one a sink refused, is delivered by the next session).
 
 Decisions per trace (``watch_traces.status``): ``scored``; ``unscored`` (reason ``budget``: the judge budget refused
 a call); ``unmapped`` (no question or answer, with the reason); ``skipped`` (not in the sample, or left out by
@@ -98,7 +98,7 @@ class WatchSession:
         await start_detectors(self)
         self.state["detectors"] = self.monitors.states()
         self.store.set_watch_state(run_id, json.dumps(self.state))
-        self.redeliver()
+        self.redeliver(retry=True)
         return self.report
 
     # -- the loop --------------------------------------------------------------------------------------------
@@ -199,12 +199,18 @@ class WatchSession:
                 self.say(f"warning: evaluation events not sent to {self.rules.otlp}: {exc}")
             self.report.events_failed += sum(len(r.metrics) + len(r.judgements) for r in results)
 
-    def redeliver(self) -> None:
-        """Send every stored alarm not delivered yet, then mark it delivered."""
-        pending = [record for record in self.state.get("alarms", []) if not record.get("delivered")]
+    def redeliver(self, retry: bool = False) -> None:
+        """Send the stored alarms no sink has had yet; with ``retry`` (when a session opens) also those a sink
+        failed, to the sinks that failed only. An alarm is delivered once every sink had it."""
+        pending = [
+            record
+            for record in self.state.get("alarms", [])
+            if not record.get("delivered") and (retry or "sinks" not in record)
+        ]
         for record in pending:
-            record["sinks"] = self.sinks.deliver(record)
-            record["delivered"] = True
+            failed = {sink for sink, outcome in (record.get("sinks") or {}).items() if outcome != "ok"}
+            record["sinks"] = {**(record.get("sinks") or {}), **self.sinks.deliver(record, failed or None)}
+            record["delivered"] = all(outcome == "ok" for outcome in record["sinks"].values())
             self.report.alarms.append(record)
         if pending:
             self.store.set_watch_state(self.report.run_id, json.dumps(self.state))
