@@ -20,6 +20,7 @@ from typing import Any
 
 from ..models import Sample
 from ..traces.model import Trace, Unmapped
+from ..traces.reading import traces_read
 from .budget import RollingSpend
 from .detect import Monitors, Statistics
 from .plan import WatchPlan
@@ -149,7 +150,10 @@ class WatchSession:
         ledger = self.spend.ledger(self.clock(), self.write_context.prices)
         samples = [trace_sample(t) for t in traces]
         concurrency = self.plan.loaded.config.project.concurrency
-        results = await score_samples(self.processor, self.plan.system, self.system_key, samples, ledger, concurrency)
+        with traces_read(self.store, self.plan.mapping, {t.trace_id: t for t in traces}):  # trace_replay reads none
+            results = await score_samples(
+                self.processor, self.plan.system, self.system_key, samples, ledger, concurrency
+            )
         if ledger is not None:
             spent = ledger.spent()
             self.spend.add(self.clock(), int(spent["calls"]), float(spent["usd"]))
