@@ -137,8 +137,8 @@ def _chunks(ids: list[str], size: int = 500) -> list[list[str]]:
 def _append_samples(conn: Any, run_id: str, samples: Sequence[tuple[str, str]]) -> None:
     if not samples:
         return
-    c = t.run_samples.c
-    start = conn.execute(select(func.coalesce(func.max(c.position), -1)).where(c.run_id == run_id)).scalar() + 1
+    # the run's sample count is the next position (kept below): a key read, not a scan of the run's samples
+    start = conn.execute(select(func.coalesce(t.runs.c.sample_count, 0)).where(t.runs.c.id == run_id)).scalar()
     rows = [
         {"run_id": run_id, "question_id": qid, "position": start + i, "sample_json": raw}
         for i, (qid, raw) in enumerate(samples)
