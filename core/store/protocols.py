@@ -282,6 +282,10 @@ class WatchStore(Protocol):
     def watch_decided(self, run_id: str, trace_ids: Sequence[str]) -> set[str]:
         """Those of ``trace_ids`` the watch has decided on."""
 
+    def traces_location(self) -> str:
+        """Which database the store's traces are in (a digest): two stores with the same location read the same
+        traces (the watch hands ``trace_replay`` the traces it read: :func:`ragassay.traces.reading.traces_read`)."""
+
     def watch_state(self, run_id: str) -> str | None:
         """The watch's progress as stored (JSON), or None before its first commit."""
 

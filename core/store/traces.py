@@ -68,6 +68,12 @@ class TraceTables:
             traces, spans = _counts(conn)
         return traces - new[0], spans - new[1], traces, spans
 
+    def traces_location(self) -> str:
+        """Which database this store's traces are in (a digest of its URL): two stores with the same location
+        read the same traces."""
+        url = self.engine.url.render_as_string(hide_password=False)
+        return hashlib.sha256(url.encode("utf-8")).hexdigest()
+
     @healing_stream
     def read_spans(self, trace_ids: Sequence[str] | None = None) -> Iterator[tuple[str, str, dict[str, Any], str]]:
         """(trace id, span id, resource attributes, span JSON) per stored span, ordered by trace id, start and span

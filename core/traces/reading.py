@@ -76,8 +76,8 @@ _READ: contextvars.ContextVar[tuple[str, TraceMapping, Mapping[str, Any]] | None
 
 
 def _store_key(store: Any) -> str | None:
-    engine = getattr(store, "engine", None)
-    return None if engine is None else engine.url.render_as_string(hide_password=False)
+    location = getattr(store, "traces_location", None)
+    return None if location is None else location()
 
 
 @contextlib.contextmanager
