@@ -13,7 +13,8 @@ as OTLP protobuf files of ``--chunk`` traces, then, in a fresh project:
    watch's traces/s so far and the process's peak RSS (``ru_maxrss``) so far.
 
 Flat memory: the peak RSS after the last session is about the one after the first. Throughput: the watch's
-traces/s next to the import's.
+traces/s next to the import's, each also per CPU second (user + system time of the process: what a busy, shared
+machine changes least).
 
     python benchmarks/watch.py [--traces 1000000] [--chunk 100000] [--every 100000] [--batch 256]
 """
@@ -74,8 +75,8 @@ def write_project(root: Path, batch: int) -> Path:
     return root
 
 
-def timed(command: list[str], cwd: Path, echo: bool = False) -> tuple[float, float, str]:
-    """(wall seconds, peak RSS MiB, output) of one child process (its own rusage, from wait4)."""
+def timed(command: list[str], cwd: Path, echo: bool = False) -> tuple[float, float, str, float]:
+    """(wall seconds, peak RSS MiB, output, CPU seconds) of one child process (its own rusage, from wait4)."""
     start = time.perf_counter()
     child = subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     lines = []
@@ -87,7 +88,7 @@ def timed(command: list[str], cwd: Path, echo: bool = False) -> tuple[float, flo
     wall = time.perf_counter() - start
     if os.waitstatus_to_exitcode(status) not in (0, 1):  # 1: the watch raised an alarm
         raise SystemExit(f"{' '.join(command)} failed:\n{''.join(lines)[-3000:]}")
-    return wall, usage.ru_maxrss / 1024, "".join(lines)
+    return wall, usage.ru_maxrss / 1024, "".join(lines), usage.ru_utime + usage.ru_stime
 
 
 def worker(project_dir: Path, total: int, every: int) -> None:
@@ -103,10 +104,11 @@ def worker(project_dir: Path, total: int, every: int) -> None:
         report = watch(project, statistics, stop=StopRule(traces=min(every, total - decided)), say=lambda _: None)
         spent += time.perf_counter() - start
         decided, alarms = decided + report.count, alarms + len(report.alarms)
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        cpu, peak = usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
         print(
-            f"watch: {decided:>9,} traces decided, {decided / spent:7,.0f} traces/s, peak RSS {peak:6.0f} MiB, "
-            f"alarms {alarms}, this session {report.decided}",
+            f"watch: {decided:>9,} traces decided, {decided / spent:7,.0f} traces/s ({decided / cpu:,.0f} per CPU "
+            f"second), peak RSS {peak:6.0f} MiB, alarms {alarms}, this session {report.decided}",
             flush=True,
         )
 
@@ -134,17 +136,18 @@ def main() -> None:
         (root / "project").mkdir()
         project = write_project(root / "project", args.batch)
         ragassay = [sys.executable, "-m", "ragassay"]
-        timed([*ragassay, "watch", "-c", str(project), "--from-store", "--for", "0"], project)
-        wall, peak = 0.0, 0.0
+        timed([*ragassay, "watch", "-c", str(project), "--from-store", "--for", "0"], project)  # the watch run
+        wall, peak, cpu = 0.0, 0.0, 0.0
         for path in files:
-            took, rss, _ = timed([*ragassay, "traces", "import", str(path), "-c", str(project)], project)
-            wall, peak = wall + took, max(peak, rss)
-        print(f"import:     {n:,} traces in {wall:.1f} s, {n / wall:,.0f} traces/s, peak RSS {peak:.0f} MiB "
-              f"({len(files)} x ragassay traces import)", flush=True)  # fmt: skip
+            took, rss, _, used = timed([*ragassay, "traces", "import", str(path), "-c", str(project)], project)
+            wall, peak, cpu = wall + took, max(peak, rss), cpu + used
+        print(f"import:     {n:,} traces in {wall:.1f} s, {n / wall:,.0f} traces/s ({n / cpu:,.0f} per CPU second), "
+              f"peak RSS {peak:.0f} MiB ({len(files)} x ragassay traces import)", flush=True)  # fmt: skip
         command = [sys.executable, __file__, "--worker", str(project), str(n), str(args.every)]
-        wall, peak, output = timed(command, project, echo=True)
-        print(f"watch:      {n:,} traces in {wall:.1f} s (process), {n / wall:,.0f} traces/s, peak RSS {peak:.0f} MiB "
-              f"({len(METRICS)} lexical metrics, batch {args.batch})", flush=True)  # fmt: skip
+        wall, peak, _, cpu = timed(command, project, echo=True)
+        shape = f"{len(METRICS)} lexical metrics, batch {args.batch}"
+        print(f"watch:      {n:,} traces in {wall:.1f} s (process), {n / wall:,.0f} traces/s ({n / cpu:,.0f} per CPU "
+              f"second), peak RSS {peak:.0f} MiB ({shape})", flush=True)  # fmt: skip
 
 
 if __name__ == "__main__":
