@@ -137,7 +137,8 @@ class Detector:
 
     def observe(self, obs: Observation) -> Alarm | None:
         """Take one scored trace; return the :class:`Alarm` at the first trace where the evidence reaches 1 / alpha
-        (once: later traces still update :meth:`summary` but never alarm again until :meth:`restart`).
+        (once: later traces still update the mean and its confidence sequence of :meth:`summary`, not the
+        evidence, which stays at its value at the alarm, and never alarm again until :meth:`restart`).
 
         :raises ragassay.errors.DatasetError: the value lies outside the declared range."""
         x = self._rescaled(obs)
@@ -145,11 +146,12 @@ class Detector:
             self._unscored += 1
             return None
         index, self._n = self._n, self._n + 1
-        stake = ev.stakes(np.array([ev.variance(index, self._sum_sq)]), self._lo, self._hi)
-        factor = ev.factors(np.array([x]), stake, self._lo, self._hi)[0]
-        self._mixture = ev.grow(self._mixture, ev.start_weight(self._n), factor)
-        tr.advance_segments(self._segments, index, float(obs.at), x, factor)
-        tr.track(self._trackers, self._totals, self._segments, obs, index, self.version_keys)
+        if not self._fired:  # after its alarm the evidence stays as it was (it would grow without bound)
+            stake = ev.stakes(np.array([ev.variance(index, self._sum_sq)]), self._lo, self._hi)
+            factor = ev.factors(np.array([x]), stake, self._lo, self._hi)[0]
+            self._mixture = ev.grow(self._mixture, ev.start_weight(self._n), factor)
+            tr.advance_segments(self._segments, index, float(obs.at), x, factor)
+            tr.track(self._trackers, self._totals, self._segments, obs, index, self.version_keys)
         self._update_sequence(x)
         self._total, self._sum_sq = ev.moments_after(self._n, self._total, self._sum_sq, x)
         if self._fired or self._evidence() < 1.0 / self.alpha:

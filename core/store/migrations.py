@@ -462,6 +462,29 @@ def _v9_watch(conn: Connection) -> None:
         received.create(conn)
 
 
+def _v10_span_cursor(conn: Connection) -> None:
+    """Version 10: the index a watch's cursor pages through new spans by, ``(received_at, trace_id, span_id,
+    parent_span_id)`` (:mod:`ragassay.store.watch`), in place of the index on ``received_at`` alone (its prefix).
+    Indexes only."""
+    v10 = MetaData()
+    spans = Table(
+        "trace_spans",
+        v10,
+        Column("trace_id", String(32)),
+        Column("span_id", String(16)),
+        Column("parent_span_id", String(16)),
+        Column("received_at", Float),
+    )  # exists already
+    cursor = Index(
+        "ix_trace_spans_cursor", spans.c.received_at, spans.c.trace_id, spans.c.span_id, spans.c.parent_span_id
+    )
+    names = {i["name"] for i in inspect(conn).get_indexes("trace_spans")}
+    if "ix_trace_spans_cursor" not in names:
+        cursor.create(conn)
+    if "ix_trace_spans_received" in names:
+        Index("ix_trace_spans_received", spans.c.received_at).drop(conn)
+
+
 def _digest(value: str) -> str:
     return hashlib.sha256(value.encode("utf-8")).hexdigest()
 
@@ -477,6 +500,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
     (7, "reasoning tokens of outputs, metric values and judgements, kept apart for pricing", _v7_reasoning_tokens),
     (8, "labels: the digest of the answer(s) labelled, an active queue's labelling probability", _v8_label_digests),
     (9, "ragassay watch: the traces it decided on and its progress", _v9_watch),
+    (10, "the index a watch's cursor pages through new spans by", _v10_span_cursor),
 ]
 
 

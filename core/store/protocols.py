@@ -272,9 +272,19 @@ class WatchStore(Protocol):
     with the traces it decided on and its progress in one transaction, so a watcher killed at any moment, restarted,
     loses no committed value and scores no committed trace again."""
 
-    def watch_pending(self, run_id: str, *, received_since: float, quiet_before: float, limit: int) -> list[str]:
-        """Ids of complete stored traces (a root span, a span received at or after ``received_since``, none after
-        ``quiet_before``) the watch has not decided on, oldest first, at most ``limit``."""
+    def watch_spans_after(self, after: tuple[float, str, str], limit: int) -> list[tuple[float, str, str, bool]]:
+        """(received_at, trace id, span id, is root) of the spans stored after the cursor ``after`` (in that
+        order), at most ``limit``; a span stored later never sorts before a cursor already read."""
+
+    def trace_arrivals(self, trace_ids: Sequence[str]) -> dict[str, tuple[float, bool]]:
+        """trace id -> (when its last span was received, whether its root span is stored)."""
+
+    def watch_decided(self, run_id: str, trace_ids: Sequence[str]) -> set[str]:
+        """Those of ``trace_ids`` the watch has decided on."""
+
+    def traces_location(self) -> str:
+        """Which database the store's traces are in (a digest): two stores with the same location read the same
+        traces (the watch hands ``trace_replay`` the traces it read: :func:`ragassay.traces.reading.traces_read`)."""
 
     def watch_state(self, run_id: str) -> str | None:
         """The watch's progress as stored (JSON), or None before its first commit."""

@@ -43,7 +43,7 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 
 metadata = MetaData()
 
@@ -246,4 +246,11 @@ Index("ix_outputs_run_system", outputs.c.run_id, outputs.c.system)
 Index("ix_outputs_reuse", outputs.c.system_key, outputs.c.sample_key)
 Index("ix_labels_run_rubric", labels.c.run_id, labels.c.rubric, labels.c.annotator)
 Index("ix_watch_traces_position", watch_traces.c.run_id, watch_traces.c.position)
-Index("ix_trace_spans_received", trace_spans.c.received_at)
+# Version 10: the watch's cursor pages through spans in (received_at, trace_id, span_id) order (covering: parent)
+Index(
+    "ix_trace_spans_cursor",
+    trace_spans.c.received_at,
+    trace_spans.c.trace_id,
+    trace_spans.c.span_id,
+    trace_spans.c.parent_span_id,
+)

@@ -11,11 +11,12 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import math
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from sqlalchemy import Column, MetaData, Table, func, select, true
+from sqlalchemy import Column, Float, MetaData, Table, func, literal, select, text, true
 
 from . import schema as t
 from .healing import SQLITE_BUSY_TIMEOUT_MS, healing_stream
@@ -25,6 +26,8 @@ SPANS_PER_STATEMENT = 500  # rows per INSERT
 RESOURCE_CACHE = 4_096  # distinct resources kept decoded while reading
 IDS_PER_QUERY = 500  # trace ids per bulk read
 _STREAM = 2_000  # span rows fetched at a time by a streamed read
+#: PostgreSQL advisory lock key of span writers ("spans"): they take turns, so ``received_at`` follows commit order.
+SPANS_LOCK_KEY = 0x7370_616E_73
 
 
 def resource_key(attributes_json: str) -> str:
@@ -64,6 +67,12 @@ class TraceTables:
         with self.engine.connect() as conn:
             traces, spans = _counts(conn)
         return traces - new[0], spans - new[1], traces, spans
+
+    def traces_location(self) -> str:
+        """Which database this store's traces are in (a digest of its URL): two stores with the same location
+        read the same traces."""
+        url = self.engine.url.render_as_string(hide_password=False)
+        return hashlib.sha256(url.encode("utf-8")).hexdigest()
 
     @healing_stream
     def read_spans(self, trace_ids: Sequence[str] | None = None) -> Iterator[tuple[str, str, dict[str, Any], str]]:
@@ -168,14 +177,36 @@ def _span_rows(spans: Sequence[SpanRow], now: float) -> tuple[list[dict[str, Any
     return rows, resources
 
 
+def _lock_spans(conn: Any) -> None:
+    """PostgreSQL: take the span writers' advisory lock for the transaction (SQLite: its first write takes the
+    database's write lock); see :func:`_stamp`."""
+    if conn.dialect.name == "postgresql":
+        conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": SPANS_LOCK_KEY})
+
+
+def _stamp(conn: Any) -> float:
+    """The ``received_at`` of the spans a transaction stores, taken under the writers' lock (after
+    :func:`_lock_spans` and a first write): now, but always after every stored span's (a clock set back changes
+    nothing). So a transaction that commits later has a later stamp, and a reader that saw the spans up to a stamp
+    has seen every span that will ever be stored with that stamp or before: the watch's cursor
+    (:meth:`ragassay.store.watch.WatchTables.watch_spans_after`) never skips one."""
+    latest = conn.execute(select(func.max(t.trace_spans.c.received_at))).scalar()
+    now = time.time()
+    return now if latest is None or now > latest else math.nextafter(float(latest), math.inf)
+
+
 def _insert_spans(conn: Any, spans: Sequence[SpanRow], *, counts: bool) -> tuple[int, int]:
     """Insert spans (and their resources) not stored yet, in the caller's transaction; (new traces, new spans)
     when ``counts``, else (0, 0)."""
     insert = _insert(conn)
-    rows, resources = _span_rows(spans, time.time())
+    rows, resources = _span_rows(spans, 0.0)
+    _lock_spans(conn)
     if resources:
         statement = insert(t.trace_resources).on_conflict_do_nothing(index_elements=["key"])
         conn.execute(statement, [{"key": k, "attributes_json": v} for k, v in sorted(resources.items())])
+    stamp = _stamp(conn)
+    for row in rows:
+        row["received_at"] = stamp
     trace_ids = sorted({row["trace_id"] for row in rows})
     before = _spans_of(conn, trace_ids) if counts else (0, 0)
     statement = insert(t.trace_spans).on_conflict_do_nothing(index_elements=["trace_id", "span_id"])
@@ -255,6 +286,7 @@ def _switch_spans(conn: Any, *, counts: bool) -> tuple[int, int]:
     write lock is taken before anything is counted); (new traces, new spans)."""
     insert = _insert(conn)
     staged, resources = _STAGED_SPANS.c, _STAGED_RESOURCES.c
+    _lock_spans(conn)
     conn.execute(
         insert(t.trace_resources)
         .from_select(["key", "attributes_json"], select(resources.key, resources.attributes_json).where(true()))
@@ -266,11 +298,11 @@ def _switch_spans(conn: Any, *, counts: bool) -> tuple[int, int]:
         ids = select(staged.trace_id).distinct().where(~stored).subquery()
         new_traces = conn.execute(select(func.count()).select_from(ids)).scalar()
     columns = [c.name for c in t.trace_spans.columns]
+    stamp = literal(_stamp(conn), Float)  # the spans are received when they are switched in, not when staged
+    picked = (stamp.label(n) if n == "received_at" else staged[n] for n in columns)
     copied = conn.execute(
         insert(t.trace_spans)
-        .from_select(
-            columns, select(*(staged[n] for n in columns)).where(true()).order_by(staged.trace_id, staged.span_id)
-        )
+        .from_select(columns, select(*picked).where(true()).order_by(staged.trace_id, staged.span_id))
         .on_conflict_do_nothing(index_elements=["trace_id", "span_id"])
     )  # in the store's key order: the fastest way into its index
     return new_traces, copied.rowcount

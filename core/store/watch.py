@@ -16,7 +16,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import func, insert, select, tuple_, update
 
 from . import schema as t
 from .healing import healing
@@ -29,24 +29,44 @@ class WatchTables:
     engine: Any
 
     @healing
-    def watch_pending(self, run_id: str, *, received_since: float, quiet_before: float, limit: int) -> list[str]:
-        """Ids of stored traces the watch ``run_id`` has not decided on, that are complete: a root span stored, a
-        span received at or after ``received_since`` and none after ``quiet_before``; oldest (last span) first."""
-        s, w = t.trace_spans.c, t.watch_traces.c
-        decided = select(w.trace_id).where(w.run_id == run_id, w.trace_id == s.trace_id).exists()
-        fresh = select(s.trace_id).where(s.received_at >= received_since).distinct().subquery()
-        last = func.max(s.received_at)
-        roots = func.sum((s.parent_span_id.is_(None)).cast(t.Integer))
+    def watch_spans_after(self, after: tuple[float, str, str], limit: int) -> list[tuple[float, str, str, bool]]:
+        """(received_at, trace id, span id, is root) of the stored spans after the cursor ``after`` in the order
+        (received_at, trace id, span id), at most ``limit`` (a range of the ``ix_trace_spans_cursor`` index: the
+        work is the page's, whatever the number stored). Spans are stamped in commit order
+        (:func:`ragassay.store.traces._stamp`), so a span stored later is never before a cursor already read."""
+        s = t.trace_spans.c
         query = (
-            select(s.trace_id, last)
-            .where(s.trace_id.in_(select(fresh.c.trace_id)), ~decided)
-            .group_by(s.trace_id)
-            .having(roots > 0, last <= quiet_before)
-            .order_by(last, s.trace_id)
+            select(s.received_at, s.trace_id, s.span_id, s.parent_span_id.is_(None))
+            .where(tuple_(s.received_at, s.trace_id, s.span_id) > tuple_(*after))
+            .order_by(s.received_at, s.trace_id, s.span_id)
             .limit(limit)
         )
         with self.engine.connect() as conn:
-            return [row[0] for row in conn.execute(query)]
+            return [(float(r[0]), r[1], r[2], bool(r[3])) for r in conn.execute(query)]
+
+    @healing
+    def trace_arrivals(self, trace_ids: Sequence[str]) -> dict[str, tuple[float, bool]]:
+        """trace id -> (when its last span was received, whether its root span is stored), for those stored."""
+        s = t.trace_spans.c
+        roots = func.sum(s.parent_span_id.is_(None).cast(t.Integer))
+        found: dict[str, tuple[float, bool]] = {}
+        with self.engine.connect() as conn:
+            for chunk in _chunks(sorted(set(trace_ids))):
+                query = select(s.trace_id, func.max(s.received_at), roots).where(s.trace_id.in_(chunk))
+                for trace_id, last, root in conn.execute(query.group_by(s.trace_id)):
+                    found[trace_id] = (float(last), bool(root))
+        return found
+
+    @healing
+    def watch_decided(self, run_id: str, trace_ids: Sequence[str]) -> set[str]:
+        """Those of ``trace_ids`` the watch ``run_id`` has decided on (any status)."""
+        w = t.watch_traces.c
+        found: set[str] = set()
+        with self.engine.connect() as conn:
+            for chunk in _chunks(sorted(set(trace_ids))):
+                query = select(w.trace_id).where(w.run_id == run_id, w.trace_id.in_(chunk))
+                found.update(row[0] for row in conn.execute(query))
+        return found
 
     @healing
     def watch_state(self, run_id: str) -> str | None:
@@ -111,11 +131,15 @@ class WatchTables:
         return [(row[0], row[1]) for row in rows]
 
 
+def _chunks(ids: list[str], size: int = 500) -> list[list[str]]:
+    return [ids[i : i + size] for i in range(0, len(ids), size)]
+
+
 def _append_samples(conn: Any, run_id: str, samples: Sequence[tuple[str, str]]) -> None:
     if not samples:
         return
-    c = t.run_samples.c
-    start = conn.execute(select(func.coalesce(func.max(c.position), -1)).where(c.run_id == run_id)).scalar() + 1
+    # the run's sample count is the next position (kept below): a key read, not a scan of the run's samples
+    start = conn.execute(select(func.coalesce(t.runs.c.sample_count, 0)).where(t.runs.c.id == run_id)).scalar()
     rows = [
         {"run_id": run_id, "question_id": qid, "position": start + i, "sample_json": raw}
         for i, (qid, raw) in enumerate(samples)

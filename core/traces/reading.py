@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import warnings
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -68,6 +70,36 @@ def _mapped(trace_id: str, spans: list, resources: dict, mapping: TraceMapping) 
         return Unmapped(trace_id=trace_id, reason=str(exc))
 
 
+_READ: contextvars.ContextVar[tuple[str, TraceMapping, Mapping[str, Any]] | None] = contextvars.ContextVar(
+    "ragassay_traces_read", default=None
+)
+
+
+def _store_key(store: Any) -> str | None:
+    location = getattr(store, "traces_location", None)
+    return None if location is None else location()
+
+
+@contextlib.contextmanager
+def traces_read(store: Any, mapping: TraceMapping, traces: Mapping[str, Trace | Unmapped]) -> Iterator[None]:
+    """Within the block (and the tasks it starts), a :class:`TraceLookup` of the same store and mapping takes
+    ``traces`` (trace id -> as just read and mapped) instead of reading them again: ``ragassay watch`` scores the
+    traces it has just read, and the ``trace_replay`` system looks each up for its answer."""
+    key = _store_key(store)
+    token = _READ.set(None if key is None else (key, mapping, traces))
+    try:
+        yield
+    finally:
+        _READ.reset(token)
+
+
+def _already_read(store: Any, mapping: TraceMapping, trace_ids: list[str]) -> dict[str, Trace | Unmapped]:
+    known = _READ.get()
+    if known is None or known[1] != mapping or known[0] != _store_key(store):
+        return {}
+    return {trace_id: known[2][trace_id] for trace_id in trace_ids if trace_id in known[2]}
+
+
 class TraceLookup:
     """Stored traces looked up by id in bulk and mapped, on one store kept open until :meth:`close`: for a reader
     that needs many traces in an order of its own (``trace_replay`` answers samples in the run's order).
@@ -81,9 +113,13 @@ class TraceLookup:
         self.store, self.owned = open_traces_store(project_or_store)
 
     def lookup(self, trace_ids: list[str]) -> dict[str, Trace | Unmapped]:
-        """Trace id -> its :class:`Trace`, or :class:`Unmapped` with the reason; ids not stored are absent."""
-        found = fetch_traces(self.store, trace_ids)
-        return {trace_id: _mapped(trace_id, *found[trace_id], self.mapping) for trace_id in found}
+        """Trace id -> its :class:`Trace`, or :class:`Unmapped` with the reason; ids not stored are absent. Within
+        :func:`traces_read` of this store and mapping, the traces read there are taken as they are."""
+        ready = _already_read(self.store, self.mapping, trace_ids)
+        rest = [trace_id for trace_id in trace_ids if trace_id not in ready]
+        found = fetch_traces(self.store, rest) if rest else {}
+        ready.update({trace_id: _mapped(trace_id, *found[trace_id], self.mapping) for trace_id in found})
+        return ready
 
     def close(self) -> None:
         """Release the store when this lookup opened it."""

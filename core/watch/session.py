@@ -1,9 +1,10 @@
 """One session of ``ragassay watch``: open (or resume) the watch run, then, look after look, take the complete
-traces the store holds that the watch has not decided on, score the selected ones, feed each watched value to its
-detector (and to its metric's history per time bin, :mod:`.history`, which ``ragassay serve``'s live page draws), and
-commit the batch (samples, values, decisions, progress) in one transaction; only then send the
-evaluation events and the alarms (an alarm is stored first, marked delivered after its sinks had it, so one raised
-just before a crash is delivered by the next session).
+traces stored since the last look that the watch has not decided on (:mod:`ragassay.watch.tail`: a cursor kept
+with the progress, so a look's work does not grow with the stream), score the selected ones, feed each watched
+value to its detector (and to its metric's history per time bin, :mod:`.history`, which ``ragassay serve``'s live
+page draws), and commit the batch (samples, values, decisions, progress) in one transaction; only then send the
+evaluation events and the alarms (an alarm is stored first, marked delivered once every sink had it, so one raised
+just before a crash, or one a sink refused, is delivered by the next session).
 
 Decisions per trace (``watch_traces.status``): ``scored``; ``unscored`` (reason ``budget``: the judge budget refused
 a call); ``unmapped`` (no question or answer, with the reason); ``skipped`` (not in the sample, or left out by
@@ -20,6 +21,7 @@ from typing import Any
 
 from ..models import Sample
 from ..traces.model import Trace, Unmapped
+from ..traces.reading import traces_read
 from .budget import RollingSpend
 from .detect import Monitors, Statistics
 from .history import History
@@ -27,6 +29,7 @@ from .plan import WatchPlan
 from .scoring import BUDGET, column_values, refused, score_samples
 from .sinks import Sinks
 from .source import FolderFeed, Selection, mapped, trace_sample, version_values
+from .tail import Tail
 
 
 @dataclasses.dataclass
@@ -93,12 +96,13 @@ class WatchSession:
         self.state = json.loads(raw) if raw else {"since": self.clock(), "alarms": [], "drift": []}
         self.spend = RollingSpend(self.rules.budget, self.state.get("spend"))
         self.history = History(self.state.get("history"))
+        self.tail = Tail(self.state.get("tail"), self.state["since"])
         if self.folder is not None:
             self.folder.seen.update(self.state.get("files") or {})
         await start_detectors(self)
         self.state["detectors"] = self.monitors.states()
         self.store.set_watch_state(run_id, json.dumps(self.state))
-        self.redeliver()
+        self.redeliver(retry=True)
         return self.report
 
     # -- the loop --------------------------------------------------------------------------------------------
@@ -107,13 +111,9 @@ class WatchSession:
         """One look at the store: decide on at most ``limit`` complete traces; the number decided."""
         if self.folder is not None:
             self.folder.poll(self.store)
-        now = self.clock()
-        ids = self.store.watch_pending(
-            self.report.run_id,
-            received_since=self.state["since"],
-            quiet_before=now - self.rules.quiet_s,
-            limit=max(1, min(limit, self.rules.batch)),
-        )
+        limit = max(1, min(limit, self.rules.batch))
+        self.tail.read(self.store, self.report.run_id, limit)
+        ids = self.tail.complete(self.store, self.clock() - self.rules.quiet_s, limit)
         if not ids:
             return 0
         found = mapped(self.store, ids, self.plan.mapping)
@@ -142,6 +142,7 @@ class WatchSession:
             decisions.append((trace.trace_id, decided[0], decided[1], trace.start_ns / 1e9))
             if status != "reference" and result.status == "ok":
                 alarms += self._observe(trace, result)
+        self.tail.decided([decision[0] for decision in decisions])
         self._commit([trace_sample(t) for t in chosen], results, decisions, alarms)
         self._count(decisions)
         self._send(results)
@@ -152,7 +153,10 @@ class WatchSession:
         ledger = self.spend.ledger(self.clock(), self.write_context.prices)
         samples = [trace_sample(t) for t in traces]
         concurrency = self.plan.loaded.config.project.concurrency
-        results = await score_samples(self.processor, self.plan.system, self.system_key, samples, ledger, concurrency)
+        with traces_read(self.store, self.plan.mapping, {t.trace_id: t for t in traces}):  # trace_replay reads none
+            results = await score_samples(
+                self.processor, self.plan.system, self.system_key, samples, ledger, concurrency
+            )
         if ledger is not None:
             spent = ledger.spent()
             self.spend.add(self.clock(), int(spent["calls"]), float(spent["usd"]))
@@ -180,6 +184,7 @@ class WatchSession:
         self.state["spend"] = self.spend.state()
         self.state["history"] = self.history.state({c: d.summary for c, d in self.monitors.detectors.items()})
         self.state["committed_at"] = self.clock()
+        self.state["tail"] = self.tail.state()
         if self.folder is not None:
             self.state["files"] = self.folder.state()
         pairs = [(s.question_id, s.model_dump_json()) for s in samples]
@@ -206,12 +211,18 @@ class WatchSession:
                 self.say(f"warning: evaluation events not sent to {self.rules.otlp}: {exc}")
             self.report.events_failed += sum(len(r.metrics) + len(r.judgements) for r in results)
 
-    def redeliver(self) -> None:
-        """Send every stored alarm not delivered yet, then mark it delivered."""
-        pending = [record for record in self.state.get("alarms", []) if not record.get("delivered")]
+    def redeliver(self, retry: bool = False) -> None:
+        """Send the stored alarms no sink has had yet; with ``retry`` (when a session opens) also those a sink
+        failed, to the sinks that failed only. An alarm is delivered once every sink had it."""
+        pending = [
+            record
+            for record in self.state.get("alarms", [])
+            if not record.get("delivered") and (retry or "sinks" not in record)
+        ]
         for record in pending:
-            record["sinks"] = self.sinks.deliver(record)
-            record["delivered"] = True
+            failed = {sink for sink, outcome in (record.get("sinks") or {}).items() if outcome != "ok"}
+            record["sinks"] = {**(record.get("sinks") or {}), **self.sinks.deliver(record, failed or None)}
+            record["delivered"] = all(outcome == "ok" for outcome in record["sinks"].values())
             self.report.alarms.append(record)
         if pending:
             self.store.set_watch_state(self.report.run_id, json.dumps(self.state))

@@ -1,6 +1,7 @@
 """Where alarms go: a line on stderr, a JSON line in a file, a webhook (POST JSON, bounded retries with backoff, a
 timeout per attempt) and an OTLP ``ragassay.watch.alarm`` event. A sink that fails is said on stderr and recorded
-on the alarm (``sinks``: what reached where); it never stops the watch."""
+on the alarm (``sinks``: what reached where); it never stops the watch, and the alarm stays undelivered: the next
+session sends it again to the sinks it did not reach (:meth:`ragassay.watch.WatchSession.redeliver`)."""
 
 from __future__ import annotations
 
@@ -36,17 +37,18 @@ class Sinks:
         self.otlp_headers = otlp_headers or {}
         self.sleep = sleep
 
-    def deliver(self, record: dict[str, Any]) -> dict[str, str]:
-        """Send ``record`` everywhere; sink -> "ok" or why it failed."""
+    def deliver(self, record: dict[str, Any], only: set[str] | None = None) -> dict[str, str]:
+        """Send ``record`` to every sink (``only``: to these); sink -> "ok" or why it failed."""
         outcome: dict[str, str] = {}
-        if self.settings.stderr:
+        wanted = lambda sink: only is None or sink in only  # noqa: E731
+        if self.settings.stderr and wanted("stderr"):
             self.say(record["text"])
             outcome["stderr"] = "ok"
-        if self.jsonl is not None:
+        if self.jsonl is not None and wanted("jsonl"):
             outcome["jsonl"] = self._append(record)
-        if self.settings.webhook:
+        if self.settings.webhook and wanted("webhook"):
             outcome["webhook"] = self._post(record)
-        if self.otlp:
+        if self.otlp and wanted("otlp"):
             outcome["otlp"] = self._event(record)
         for sink, result in outcome.items():
             if result != "ok":
@@ -57,7 +59,7 @@ class Sinks:
         try:
             self.jsonl.parent.mkdir(parents=True, exist_ok=True)
             with self.jsonl.open("a", encoding="utf-8") as out:
-                out.write(json.dumps(_sent(record), sort_keys=True, ensure_ascii=False) + "\n")
+                out.write(json.dumps(_sent(record), ensure_ascii=False) + "\n")  # suspects stay first
         except OSError as exc:
             return f"{self.jsonl}: {exc}"
         return "ok"
@@ -114,7 +116,7 @@ def send_alarm_event(record: dict[str, Any], endpoint: str, *, headers: dict[str
         "ragassay.watch.metric": str(record.get("metric")),
         "ragassay.watch.direction": str(record.get("direction")),
         "ragassay.watch.text": record["text"],
-        "ragassay.watch.alarm": json.dumps(_sent(record), sort_keys=True),
+        "ragassay.watch.alarm": json.dumps(_sent(record)),  # not sorted: the first suspect stays first
     }
     for key in ("change", "low", "high", "started_at", "fired_at"):
         if record.get(key) is not None:

@@ -1,6 +1,6 @@
 """Where a watch's traces come from, and what each becomes: every source ends in the results store's traces table
 (the OTLP receiver writes it, ``--from-folder`` imports new files into it, ``--from-store`` reads what another
-receiver wrote), which the watch tails for complete traces (:meth:`ragassay.store.watch.WatchTables.watch_pending`);
+receiver wrote), which the watch tails for complete traces (:mod:`ragassay.watch.tail`);
 a complete trace, mapped (:func:`ragassay.traces.map_trace`), is selected by the rules (``sample``, ``where``) and
 becomes a sample as the ``traces`` dataset source makes it (question id: the trace id)."""
 
