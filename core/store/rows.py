@@ -41,6 +41,7 @@ def output_row(run_id: str, r: Any, now: float, prices: Any, texts: dict[str, st
 
 
 _NO_USAGE: dict[str, Any] = {}  # no model call: the usage columns keep their defaults (0, NULL)
+_DETAILS_JSON = json.JSONEncoder(sort_keys=True)  # json.dumps(details, sort_keys=True), its encoder made once
 
 
 def by_columns(rows: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
@@ -77,7 +78,7 @@ def metric_row(output_id: int | None, m: MetricValue, context: Any) -> dict[str,
         "repeat": m.repeat,
         "value": m.value,
         "unscored_reason": m.unscored_reason,
-        "details_json": json.dumps(m.details, sort_keys=True) if m.details else None,
+        "details_json": _DETAILS_JSON.encode(m.details) if m.details else None,
         "metric_key": context.metric_keys.get(m.metric),
         **usage_row(m.usage, context.prices),
     }
@@ -93,7 +94,7 @@ def judgement_row(output_id: int | None, j: Judgement, context: Any) -> dict[str
         "score": j.score,
         "explanation": j.explanation,
         "judge_id": j.judge_id,
-        "details_json": json.dumps(j.details, sort_keys=True) if j.details else None,
+        "details_json": _DETAILS_JSON.encode(j.details) if j.details else None,
         "judge_key": context.judge_keys.get(j.judge),
         **usage_row(j.usage, context.prices),
     }
