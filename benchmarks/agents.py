@@ -11,7 +11,9 @@ only (what storing costs); (d) without trajectories, every metric listed (what t
 Every run is a fresh process; the modes alternate (the order reversed every other round), ``--repeats`` times
 (default 3), and the figures are the medians: the run's wall time (config load, dataset read, run loop, every
 output and value stored), the run loop's time, the CPU time of the run (this process), the driver's peak RSS,
-and the overhead share (a - b) / a of the run time (goal: under 10%), also per trajectory step.
+and the overhead share (a - b) / a of the run time (goal: under 10%), also per trajectory step; and, steadier on a
+busy machine, the median of the round-by-round differences (the two runs of a round are adjacent) with their
+range.
 
 ``agent`` (not part of the default): the same comparison for a system that does real work per step. The
 shipped ``decomposing_agent`` (Self-Ask: a decomposition call, one BM25 retrieval per hop over a corpus of
@@ -303,6 +305,15 @@ def share(med: dict, mode: str, base: str, key: str) -> str:
     return f"{extra:+.2f} s = {extra / med[mode][key]:.1%}"
 
 
+def paired(results: dict[str, list[dict]], mode: str, base: str, key: str = "run_s") -> str:
+    """The round-by-round differences ``mode - base`` (the two runs of a round are adjacent): their median, as a
+    share of ``mode``'s median, and their range; steadier than the difference of the medians on a busy machine."""
+    extra = [a[key] - b[key] for a, b in zip(results[mode], results[base])]
+    middle = statistics.median(extra)
+    whole = statistics.median(r[key] for r in results[mode])
+    return f"{middle:+.2f} s = {middle / whole:.1%} (rounds: {min(extra):+.2f} to {max(extra):+.2f} s)"
+
+
 def metric_costs(args: argparse.Namespace) -> None:
     """Each trajectory metric's score() over the prebuilt outputs, in this process (no runner, no store)."""
     from ragassay import Sample, ScoringUnit
@@ -494,6 +505,8 @@ def agent_part(args: argparse.Namespace) -> None:
         print(f"median {mode:<11}: run {med[mode]['run_s']:.2f} s, loop {med[mode]['loop_s']:.2f} s, CPU "
               f"{med[mode]['cpu_s']:.2f} s, peak RSS {med[mode]['rss_peak'] / MIB:.0f} MiB; "
               f"means: {quality}")  # fmt: skip
+    print(f"paired by round (e - f): run time {paired(results, 'agent', 'agent_plain')}, CPU time "
+          f"{paired(results, 'agent', 'agent_plain', 'cpu_s')}")  # fmt: skip
     steps = statistics.median(r["steps"] for r in results["agent"])
     per_step = (med["agent"]["run_s"] - med["agent_plain"]["run_s"]) / (args.samples * steps)
     print(f"storing and scoring trajectories (e - f): {share(med, 'agent', 'agent_plain', 'run_s')} of the run time "
@@ -510,10 +523,13 @@ def instant_part(args: argparse.Namespace) -> None:
         print(f"   {mode}: {what}")
     print(f"   lexical: {', '.join(LEXICAL)}")
     print(f"   trajectory: {', '.join(m if isinstance(m, str) else m['name'] for m in TRAJECTORY)}")
-    med = medians(run_modes(args, list(MODES)))
+    results = run_modes(args, list(MODES))
+    med = medians(results)
     for mode in MODES:
         print(f"median {mode:<10}: run {med[mode]['run_s']:.2f} s, loop {med[mode]['loop_s']:.2f} s, CPU "
               f"{med[mode]['cpu_s']:.2f} s, peak RSS {med[mode]['rss_peak'] / MIB:.0f} MiB")  # fmt: skip
+    print(f"paired by round (a - b): run time {paired(results, 'trajectory', 'plain')}, CPU time "
+          f"{paired(results, 'trajectory', 'plain', 'cpu_s')}")  # fmt: skip
     per_step = (med["trajectory"]["run_s"] - med["plain"]["run_s"]) / (args.samples * args.steps)
     print(f"storing and scoring trajectories (a - b): {share(med, 'trajectory', 'plain', 'run_s')} of the run time "
           f"(goal: under 10%), {share(med, 'trajectory', 'plain', 'loop_s')} of the run loop, "
