@@ -66,6 +66,7 @@ _EXPORTS = {
     "MetricValue": "ragassay.models",
     "Unscored": "ragassay.models",
     "MetricResult": "ragassay.models",
+    "ScoringUnit": "ragassay.models",
     "ComponentSpec": "ragassay.models",
     "SystemSpec": "ragassay.models",
     # component references

@@ -9,7 +9,7 @@ or judge can require (``Metric.requires``).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -288,6 +288,33 @@ class MetricResult(BaseModel):
 
     value: float = Field(description="The score (finite, within the metric's declared value_range).")
     details: dict[str, Any] = Field(default_factory=dict, description="Metric-specific breakdown (JSON).")
+
+
+class ScoringUnit:
+    """One output of one sample as a run scores it: its metrics score it one after another, and what several of
+    them derive alike from the pair (the per-hop matching of the hop metrics, the tool calls compared by the
+    trajectory metrics) is computed once, by the first that asks :meth:`shared`.
+
+    A metric that derives such a value defines ``score_unit(unit) -> float | MetricResult | Unscored``, which a
+    run calls in place of ``ascore`` (docs/plugins.md, Declared capabilities); its ``score(sample, output)``
+    returns ``self.score_unit(ScoringUnit(sample, output))``, a unit of its own. A unit lives for one scoring of
+    one output and is never reused for another: a shared value depends on the sample, the output and its key
+    only (options that change it belong in the key), and is read only.
+    """
+
+    __slots__ = ("sample", "output", "_shared")
+
+    def __init__(self, sample: Sample, output: RAGOutput) -> None:
+        self.sample = sample
+        self.output = output
+        self._shared: dict[Any, Any] = {}
+
+    def shared(self, key: Hashable, compute: Callable[[], Any]) -> Any:
+        """``compute()``, called once per ``key`` in this unit (name the key after its module: ``("hops",
+        "matches", k)``); the value is shared by every metric of the unit that asks with the same key."""
+        if key not in self._shared:
+            self._shared[key] = compute()
+        return self._shared[key]
 
 
 class MetricValue(BaseModel):

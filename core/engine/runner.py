@@ -34,6 +34,7 @@ from ..errors import ConfigError, RagassayError
 from ..llm.budget import Budget, BudgetLedger, using
 from ..registry import Registry
 from ..sampling import partial_text
+from ..store.protocols import SettlingWriter
 from ..store.units import StoredUnit, UnitResult, WriteContext
 from .executor import Executor, LocalExecutor
 from .flushing import WriteBuffer, with_quiet_writes
@@ -439,6 +440,8 @@ class Runner:
             processor = UnitProcessor(self.scorers, built, self.repeats, no_answer_reasons(self.plan.systems))
             stream = self._local_batches(processor, todo)
         buffer = WriteBuffer(lambda results: self.store.write_units(run_id, results, self.write_context))
+        # a store that settles results into rows: the buffer holds rows, the outputs and values are freed at once
+        settle = self.store.settle_units if isinstance(self.store, SettlingWriter) else None
         try:
             async with contextlib.aclosing(with_quiet_writes(stream, buffer)) as items:  # ragassay.engine.flushing
                 async for results, stored in items:
@@ -447,7 +450,7 @@ class Runner:
                         self._count(summary, digest_)
                         self.on_result(result if isinstance(result, UnitResult) else digest_.as_result())
                     if not stored:
-                        buffer.add(results)
+                        buffer.add(settle(results, self.write_context) if settle else results)
                     due = batches is not None and batches.seen(results)
                     if due or buffer.required():
                         buffer.flush()

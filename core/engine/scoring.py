@@ -7,6 +7,9 @@ Rules that make every stored value trustworthy:
   with ``error: ...`` (never guessed, never NaN);
 - a :class:`DerivedMetric` gets the values of its inputs for the same unit (computed now or stored earlier);
 - model calls made while a metric or judge works are recorded as that value's evaluation cost;
+- the metrics score the output one after another within one :class:`~ragassay.models.ScoringUnit`: a metric that
+  defines ``score_unit(unit)`` is called with it, and what it computes through ``unit.shared`` is computed once
+  for the output (the per-hop matching, the compared tool calls), never reused for another output;
 - on the output of a system that gives no answer (``RAGSystem.answers = False``), a metric or judge that reads
   the answer (``uses_answer``) is not called: it is stored as unscored with the reason (``no_answer``), never
   as the score of an empty answer;
@@ -26,7 +29,7 @@ from ..components import DerivedMetric, Judge, Metric
 from ..llm.budget import BudgetExhausted
 from ..llm.meter import UsageMeter, metering
 from ..llm.repeats import repeating
-from ..models import Judgement, MetricResult, MetricValue, RAGOutput, Sample, Unscored
+from ..models import Judgement, MetricResult, MetricValue, RAGOutput, Sample, ScoringUnit, Unscored
 
 TOLERANCE = 1e-9
 
@@ -85,6 +88,7 @@ class Scorers:
         values: dict[str, float | None] = dict(known or {})
         metric_values: list[MetricValue] = []
         judgements: list[Judgement] = []
+        unit = ScoringUnit(sample, output)  # the values the metrics of this output share, then dropped
         with metering() as meter:  # one meter per unit; the scorers below run one after another
             try:
                 for label, metric in self.metrics:
@@ -94,7 +98,7 @@ class Scorers:
                     if no_answer is not None and metric.uses_answer:
                         value = MetricValue(metric=label, value=None, unscored_reason=no_answer)
                     elif not isinstance(value, MetricValue):
-                        value = await metric_value(label, metric, sample, output, values, meter)
+                        value = await metric_value(label, metric, sample, output, values, meter, unit)
                     values[label] = value.value
                     metric_values.append(value)
                 for label, judge in self.judges:
@@ -171,16 +175,26 @@ async def metric_value(
     output: RAGOutput,
     values: Mapping[str, float | None],
     meter: UsageMeter | None = None,
+    unit: ScoringUnit | None = None,
 ) -> MetricValue:
-    """One metric's value for one output, validated (see the module docstring)."""
-    if isinstance(metric, DerivedMetric):
-        inputs = {name: values.get(name) for name in metric.inputs()}
-        return _checked(label, metric, await _metered(lambda: _call(metric.derive, inputs), meter))
-    return _checked(label, metric, await _metered(lambda: metric.ascore(sample, output), meter))
-
-
-async def _call(function: Callable[..., Any], *args: Any) -> Any:
-    return function(*args)
+    """One metric's value for one output, validated (see the module docstring); ``unit``: the
+    :class:`~ragassay.models.ScoringUnit` of ``sample`` and ``output`` that the run's metrics share, for a metric
+    that defines ``score_unit`` (without it, such a metric scores with a unit of its own)."""
+    if meter is None:
+        with metering() as fresh:
+            return await metric_value(label, metric, sample, output, values, fresh, unit)
+    inputs = {name: values.get(name) for name in metric.inputs()} if isinstance(metric, DerivedMetric) else None
+    meter.usage = None
+    try:
+        if inputs is not None:
+            result: Any = metric.derive(inputs)
+        elif unit is not None and hasattr(metric, "score_unit"):
+            result = metric.score_unit(unit)
+        else:
+            result = await metric.ascore(sample, output)
+    except Exception as exc:  # noqa: BLE001 - recorded as unscored with the reason
+        result = exc
+    return _checked(label, metric, (result, meter.usage))
 
 
 async def _metered(call: Callable[[], Awaitable[Any]], meter: UsageMeter | None) -> tuple[Any, Any]:
@@ -199,9 +213,11 @@ async def _metered(call: Callable[[], Awaitable[Any]], meter: UsageMeter | None)
 
 def _checked(label: str, metric: Metric, outcome: tuple[Any, Any]) -> MetricValue:
     result, usage = outcome
-    base = {"metric": label, "usage": usage}
-    if type(result) is float and _in_range(result, metric.value_range):  # the common case
+    if type(result) is float and _in_range(result, metric.value_range):  # the common cases
         return MetricValue(metric=label, value=result, usage=usage)
+    if type(result) is MetricResult and _in_range(result.value, metric.value_range):
+        return MetricValue(metric=label, value=result.value, details=result.details, usage=usage)
+    base = {"metric": label, "usage": usage}
     if isinstance(result, Exception):
         return MetricValue(**base, value=None, unscored_reason=f"error: {describe(result)}")
     if isinstance(result, Unscored):

@@ -19,6 +19,7 @@ from .healing import Healer, healing
 from .labels import LabelTables
 from .lease import live_holders, run_state
 from .reads import RunReads
+from .rows import settled
 from .traces import TraceTables
 from .units import StoredUnit, UnitResult, WriteContext
 from .urls import redact_config
@@ -335,6 +336,11 @@ class ResultsStore(RunReads, LabelTables, TraceTables, WatchTables):
             raw = conn.execute(select(t.outputs.c.output_json).where(t.outputs.c.id == output_id)).scalar_one()
             keys = keys_of(raw)
             return unpack(raw, fetch_texts(conn, keys) if keys else {})
+
+    def settle_units(self, results: Sequence[UnitResult], context: WriteContext) -> list[UnitResult]:
+        """``results`` settled into the rows :meth:`write_units` writes for them (:func:`ragassay.store.rows.settled`):
+        what a run keeps until their batch is written."""
+        return [settled(result, context) for result in results]
 
     def write_units(
         self,

@@ -2,6 +2,8 @@
 that is not declared here (``tests/test_meta.py`` checks it).
 
 - :class:`ResultsWriter`: what a run writes (and the :class:`RunLease` a writer hands out);
+- :class:`SettlingWriter`: what a run uses when a writer has it (results turned into rows as they come, so that a
+  run buffers rows until the batch is written, not the outputs and values as objects);
 - :class:`ResultsReader`: what the read model (:func:`ragassay.results.read_run`, :func:`~ragassay.results.read_sample`,
   :func:`~ragassay.results.read_run_headers`) reads;
 - :class:`FastReads`: what a reader uses when a store has it (batches of rows, run versions, context texts by key);
@@ -131,6 +133,17 @@ class ResultsWriter(Protocol):
 
     def close(self) -> None:
         """Release connections, files and threads."""
+
+
+@runtime_checkable
+class SettlingWriter(Protocol):
+    """A writer that turns unit results into its rows before their batch is written (the SQLAlchemy store): a run
+    then keeps those rows until the write, not the outputs and values as objects. Optional: a run buffers the
+    results as they are for a writer without it."""
+
+    def settle_units(self, results: Sequence[Any], context: Any) -> list[Any]:
+        """``results`` as this writer writes them: :meth:`ResultsWriter.write_units` takes the list in their place
+        and stores the same rows."""
 
 
 @runtime_checkable

@@ -1,8 +1,10 @@
 """Table rows from result models: what :meth:`ResultsStore.write_units` inserts for outputs, metric values and
-judgements (with their evaluation-cost columns)."""
+judgements (with their evaluation-cost columns), and a unit result settled into those rows before its batch is
+written (:func:`settled`)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -16,6 +18,9 @@ def output_row(run_id: str, r: Any, now: float, prices: Any, texts: dict[str, st
 
     ``texts``: with a dict, the output's contexts are stored by key (:func:`ragassay.store.contexts.pack`) and
     their texts added to it for the caller to store in ``context_texts``; without, inline (other backends)."""
+    if r.rows is not None:  # settled: the row made then, with this write's run and time
+        texts.update(r.rows.texts)  # type: ignore[union-attr]  # settled only by stores that pass texts
+        return {**r.rows.output, "run_id": run_id, "created_at": now}
     out = r.output
     if out is None:
         raw = None
@@ -42,6 +47,7 @@ def output_row(run_id: str, r: Any, now: float, prices: Any, texts: dict[str, st
 
 
 _NO_USAGE: dict[str, Any] = {}  # no model call: the usage columns keep their defaults (0, NULL)
+_DETAILS_JSON = json.JSONEncoder(sort_keys=True)  # json.dumps(details, sort_keys=True), its encoder made once
 
 
 def by_columns(rows: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
@@ -79,7 +85,7 @@ def metric_row(output_id: int | None, m: MetricValue, context: Any) -> dict[str,
         "repeat": m.repeat,
         "value": m.value,
         "unscored_reason": m.unscored_reason,
-        "details_json": json.dumps(m.details, sort_keys=True) if m.details else None,
+        "details_json": _DETAILS_JSON.encode(m.details) if m.details else None,
         "metric_key": context.metric_keys.get(m.metric),
         **usage_row(m.usage, context.prices),
     }
@@ -95,7 +101,58 @@ def judgement_row(output_id: int | None, j: Judgement, context: Any) -> dict[str
         "score": j.score,
         "explanation": j.explanation,
         "judge_id": j.judge_id,
-        "details_json": json.dumps(j.details, sort_keys=True) if j.details else None,
+        "details_json": _DETAILS_JSON.encode(j.details) if j.details else None,
         "judge_key": context.judge_keys.get(j.judge),
         **usage_row(j.usage, context.prices),
     }
+
+
+@dataclasses.dataclass
+class UnitRows:
+    """A unit result as rows (:func:`settled`): the ``outputs`` row of a fresh output (its run id and time set when
+    written) with the context texts it refers to, and its ``metric_values`` and ``judgements`` rows (their output
+    id set when written)."""
+
+    output: dict[str, Any] | None
+    texts: dict[str, str]
+    metrics: list[dict[str, Any]]
+    judgements: list[dict[str, Any]]
+
+
+def settled(result: Any, context: Any) -> Any:
+    """``result`` (a :class:`~ragassay.store.units.UnitResult`) with its output and values replaced by the rows
+    :func:`~ragassay.store.writes.write_batch` writes for them, made now by the same functions: what a run keeps
+    until the batch is written, so that the output (its trajectory) and the values (their details) are not kept
+    alive as objects meanwhile. Writing it stores the same rows as writing ``result``."""
+    texts: dict[str, str] = {}
+    output = output_row("", result, 0.0, context.prices, texts) if result.output_id is None else None
+    rows = UnitRows(
+        output,
+        texts,
+        [metric_row(None, m, context) for m in result.metrics],
+        [judgement_row(None, j, context) for j in result.judgements],
+    )
+    return dataclasses.replace(result, output=None, metrics=[], judgements=[], rows=rows)
+
+
+def value_rows(output_id: int | None, result: Any, context: Any) -> tuple[list[dict], list[dict]]:
+    """The ``metric_values`` and ``judgements`` rows of ``result`` for output ``output_id``."""
+    if result.rows is not None:
+        return (
+            [{**row, "output_id": output_id} for row in result.rows.metrics],
+            [{**row, "output_id": output_id} for row in result.rows.judgements],
+        )
+    return (
+        [metric_row(output_id, m, context) for m in result.metrics],
+        [judgement_row(output_id, j, context) for j in result.judgements],
+    )
+
+
+def value_pairs(result: Any) -> tuple[list[tuple[str, int]], list[tuple[str, int]]]:
+    """The (metric, repeat) and (judge, repeat) pairs ``result`` writes, sorted."""
+    if result.rows is not None:
+        metrics = {(row["metric"], row["repeat"]) for row in result.rows.metrics}
+        return sorted(metrics), sorted({(row["judge"], row["repeat"]) for row in result.rows.judgements})
+    return sorted({(v.metric, v.repeat) for v in result.metrics}), sorted(
+        {(v.judge, v.repeat) for v in result.judgements}
+    )

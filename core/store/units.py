@@ -28,6 +28,9 @@ class UnitResult:
     system_key: str | None = None  # the resolved system spec (without its name) and the corpus
     sample_key: str | None = None  # the sample as given
     reused_from: int | None = None  # id of the output this one is a copy of
+    #: the result's rows, made by a store that settles results before their batch is written
+    #: (:class:`~ragassay.store.protocols.SettlingWriter`); ``output``, ``metrics`` and ``judgements`` are then empty
+    rows: Any = None
 
 
 @dataclasses.dataclass

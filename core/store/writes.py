@@ -33,7 +33,7 @@ from sqlalchemy.exc import IntegrityError
 from . import schema as t
 from .contexts import store_texts
 from .healing import Healer
-from .rows import by_columns, judgement_row, metric_row, output_row
+from .rows import by_columns, output_row, value_pairs, value_rows
 
 _KEYS_PER_STATEMENT = 400  # (system, question_id) pairs per IN list: far below every driver's parameter limit
 
@@ -98,9 +98,10 @@ def _write(conn: Any, run_id: str, results: Sequence[Any], context: Any, now: fl
                 _delete_values(conn, result)
     ids = _insert_outputs(conn, run_id, fresh, context, now)
     owner = [r.output_id if r.output_id is not None else ids[id(r)] for r in results]
-    for rows in by_columns([metric_row(o, m, context) for o, r in zip(owner, results) for m in r.metrics]):
+    values = [value_rows(o, r, context) for o, r in zip(owner, results)]
+    for rows in by_columns([row for metrics, _ in values for row in metrics]):
         conn.execute(insert(t.metric_values), rows)
-    for rows in by_columns([judgement_row(o, j, context) for o, r in zip(owner, results) for j in r.judgements]):
+    for rows in by_columns([row for _, judgements in values for row in judgements]):
         conn.execute(insert(t.judgements), rows)
     conn.execute(update(t.runs).where(t.runs.c.id == run_id).values(updated_at=now))
 
@@ -131,8 +132,7 @@ def _insert_outputs(conn: Any, run_id: str, fresh: list[Any], context: Any, now:
 def _delete_values(conn: Any, result: Any) -> None:
     """Delete the stored metric values and judgements that ``result`` (on a stored output) writes again."""
     m, j = t.metric_values.c, t.judgements.c
-    metrics = sorted({(v.metric, v.repeat) for v in result.metrics})
-    judges = sorted({(v.judge, v.repeat) for v in result.judgements})
+    metrics, judges = value_pairs(result)
     if metrics:
         conn.execute(
             delete(t.metric_values).where(m.output_id == result.output_id, tuple_(m.metric, m.repeat).in_(metrics))

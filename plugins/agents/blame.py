@@ -27,10 +27,10 @@ from __future__ import annotations
 
 import dataclasses
 
-from ragassay import Metric, MetricResult, RAGOutput, Sample, Step, Unscored, answer_tokens, hookimpl
+from ragassay import Metric, MetricResult, RAGOutput, Sample, ScoringUnit, Step, Unscored, answer_tokens, hookimpl
 from ragassay.plugins.lexical_metrics import contains_tokens, usable_references
 
-from .hops import HopMatch, output_matches, sample_hops
+from .hops import HopMatch, sample_hops, unit_matches
 
 BLAMES = ("ok", "missed_hop", "tool_error", "no_answer", "unsupported_answer")
 
@@ -156,13 +156,18 @@ class StepBlame(Metric):
     )
 
     def score(self, sample: Sample, output: RAGOutput) -> MetricResult | Unscored:
+        return self.score_unit(ScoringUnit(sample, output))
+
+    def score_unit(self, unit: ScoringUnit) -> MetricResult | Unscored:
+        """The verdict, with the hop matching of the per-hop metrics of the unit (:func:`.hops.unit_matches`)."""
+        sample, output = unit.sample, unit.output
         problem = sample_hops(sample)
         if problem is not None:
             return problem
         references = usable_references(sample)
         if isinstance(references, Unscored):
             return Unscored(reason=f"{references.reason}: an answer cannot be told supported")
-        matches = output_matches(sample, output)
+        matches = unit_matches(unit)
         if isinstance(matches, Unscored):
             return matches
         verdict = _earliest(missed_hop(sample, output, matches), tool_error(output))

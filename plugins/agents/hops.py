@@ -27,12 +27,12 @@ that did not retrieve (``retrieved`` False) or has contexts without ids.
 
 from __future__ import annotations
 
-import dataclasses
-import itertools
+from itertools import zip_longest
+from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragassay import Metric, MetricResult, RAGOutput, Sample, Unscored, hookimpl, reciprocal_rank
+from ragassay import Metric, MetricResult, RAGOutput, Sample, ScoringUnit, Unscored, hookimpl, reciprocal_rank
 from ragassay.plugins.ir_metrics import CutOff
 
 SOURCE = (
@@ -49,23 +49,23 @@ class HopOptions(BaseModel):
     k: CutOff = Field(None, description="Read the first k positions of each retrieval step ('all' or None: all).")
 
 
-@dataclasses.dataclass(frozen=True)
-class Retrieval:
+class Retrieval(NamedTuple):
     """One retrieval step as the hop metrics read it: its id (None for a non-agent output's contexts), its
-    position in the trajectory, and for each retrieved position the ids that name it (context and document)."""
+    position in the trajectory, for each retrieved position the ids that name it (context and document), and
+    every id the step retrieved (the union of ``ranked``). Built by :func:`retrieval`."""
 
     step_id: str | None
     index: int | None
     ranked: tuple[frozenset[str], ...]
-    #: every id the step retrieved (the union of ``ranked``)
-    ids: frozenset[str] = dataclasses.field(init=False, compare=False, repr=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "ids", frozenset().union(*self.ranked))
+    ids: frozenset[str]
 
 
-@dataclasses.dataclass(frozen=True)
-class HopMatch:
+def retrieval(step_id: str | None, index: int | None, ranked: tuple[frozenset[str], ...]) -> Retrieval:
+    """The :class:`Retrieval` of a step with these ranked positions."""
+    return Retrieval(step_id, index, ranked, frozenset().union(*ranked))
+
+
+class HopMatch(NamedTuple):
     """How well the retrievals served one hop: the best step's recall, precision and rr."""
 
     index: int
@@ -92,22 +92,29 @@ class HopMatch:
         }
 
 
-def _position(context_id: str | None, document_id: str | None) -> frozenset[str]:
-    if context_id and document_id:
-        return frozenset((context_id, document_id))
-    return frozenset((context_id,) if context_id else (document_id,) if document_id else ())
+_NO_IDS: frozenset[str] = frozenset()
 
 
 def _positions(context_ids: list[str], document_ids: list[str], k: int | None) -> tuple[frozenset[str], ...]:
-    pairs = itertools.zip_longest(context_ids[:k], document_ids[:k])
-    return tuple(_position(context_id, document_id) for context_id, document_id in pairs)
+    """For each of the first ``k`` positions, the ids that name it: its context id and its document id (either
+    may be missing)."""
+    if k is not None:
+        context_ids, document_ids = context_ids[:k], document_ids[:k]
+    if not document_ids:
+        return tuple([frozenset((c,)) if c else _NO_IDS for c in context_ids])
+    pairs = (
+        zip(context_ids, document_ids)
+        if len(context_ids) == len(document_ids)
+        else zip_longest(context_ids, document_ids)
+    )
+    return tuple([frozenset((c, d)) if c and d else frozenset((c or d,)) if c or d else _NO_IDS for c, d in pairs])
 
 
 def retrievals(output: RAGOutput, k: int | None = None) -> list[Retrieval] | Unscored:
     """The retrieval steps of an output (see the module docstring), or why they cannot be read."""
     if output.trajectory:
         return [
-            Retrieval(step.id, i, _positions(step.context_ids, step.document_ids, k))
+            retrieval(step.id, i, _positions(step.context_ids, step.document_ids, k))
             for i, step in enumerate(output.trajectory)
             if step.kind == "retrieval"
         ]
@@ -115,7 +122,7 @@ def retrievals(output: RAGOutput, k: int | None = None) -> list[Retrieval] | Uns
         return Unscored(reason="system did not retrieve (retrieved=False) and has no trajectory")
     if output.contexts and not output.context_ids:
         return Unscored(reason="output has contexts but no context_ids to match against the hops' gold")
-    return [Retrieval(None, None, _positions(output.context_ids, output.context_document_ids, k))]
+    return [retrieval(None, None, _positions(output.context_ids, output.context_document_ids, k))]
 
 
 def sample_hops(sample: Sample) -> Unscored | None:
@@ -177,6 +184,12 @@ def output_matches(sample: Sample, output: RAGOutput, k: int | None = None) -> l
     return steps if isinstance(steps, Unscored) else match_hops(sample, steps)
 
 
+def unit_matches(unit: ScoringUnit, k: int | None = None) -> list[HopMatch] | Unscored:
+    """:func:`output_matches` of the unit's sample and output, computed once per unit and ``k`` for every metric
+    that asks (the hop metrics and ``step_blame``); the list is read only."""
+    return unit.shared(("hops", "matches", k), lambda: output_matches(unit.sample, unit.output, k))
+
+
 def hop_details(matches: list[HopMatch]) -> dict:
     """``details`` shared by the per-hop metrics: the hops and the first hop no retrieval found."""
     first = next((m.index for m in matches if not m.found), None)
@@ -194,10 +207,14 @@ class _HopMetric(Metric):
     source = SOURCE
 
     def score(self, sample: Sample, output: RAGOutput) -> MetricResult | Unscored:
-        problem = sample_hops(sample)
+        return self.score_unit(ScoringUnit(sample, output))
+
+    def score_unit(self, unit: ScoringUnit) -> MetricResult | Unscored:
+        """The value, with the hop matching shared by the unit's metrics (:func:`unit_matches`)."""
+        problem = sample_hops(unit.sample)
         if problem is not None:
             return problem
-        matches = output_matches(sample, output, self.options.k)
+        matches = unit_matches(unit, self.options.k)
         if isinstance(matches, Unscored):
             return matches
         return MetricResult(value=self.aggregate(matches), details=hop_details(matches))

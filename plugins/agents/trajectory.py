@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import Field
 
-from ragassay import Metric, MetricResult, RAGOutput, Sample, ToolCall, Unscored, hookimpl
+from ragassay import Metric, MetricResult, RAGOutput, Sample, ScoringUnit, ToolCall, Unscored, hookimpl
 
 from .trajectory_calls import (
     CallOptions,
@@ -23,11 +23,11 @@ from .trajectory_calls import (
     MadeCall,
     MatchMode,
     call_row,
-    compared_calls,
     jsonable,
     needs_expected,
     needs_trajectory,
     pairing,
+    unit_calls,
 )
 from .trajectory_efficiency import StepEfficiency, TokenEfficiency
 from .trajectory_loops import LoopFree
@@ -35,11 +35,27 @@ from .trajectory_loops import LoopFree
 CALLS_REQUIRE = frozenset({"expected_tool_calls", "trajectory"})
 
 
-def _inputs(sample: Sample, output: RAGOutput, options: CallOptions) -> ComparedCalls | Unscored:
-    missing = needs_expected(sample) or needs_trajectory(output)
+def _inputs(unit: ScoringUnit, options: CallOptions) -> ComparedCalls | Unscored:
+    missing = needs_expected(unit.sample) or needs_trajectory(unit.output)
     if missing is not None:
         return missing
-    return compared_calls(sample, output, options.count_retrievals)
+    return unit_calls(unit, options.count_retrievals)
+
+
+class _CallsMetric(Metric):
+    """A metric that compares the made tool calls with the expected ones: ``score_unit`` shares the comparison
+    (:func:`.trajectory_calls.unit_calls`) with the unit's other such metrics."""
+
+    def score(self, sample: Sample, output: RAGOutput) -> MetricResult | Unscored:
+        return self.score_unit(ScoringUnit(sample, output))
+
+    def score_unit(self, unit: ScoringUnit) -> MetricResult | Unscored:
+        """The value from the unit's compared calls (unscored without expected calls or a trajectory)."""
+        found = _inputs(unit, self.options)
+        return found if isinstance(found, Unscored) else self.compare(found)
+
+    def compare(self, found: ComparedCalls) -> MetricResult | Unscored:
+        raise NotImplementedError
 
 
 def _name_lcs(expected: Sequence[ToolCall], made: Sequence[MadeCall]) -> dict[int, int]:
@@ -94,7 +110,7 @@ class ToolCorrectnessOptions(CallOptions):
     )
 
 
-class ToolCorrectness(Metric):
+class ToolCorrectness(_CallsMetric):
     """Share of the expected tool calls that the trajectory made, matched by tool name.
 
     Formula: |M| / |E|, E the expected calls, M a maximum one-to-one matching of expected to made calls with the
@@ -114,10 +130,7 @@ class ToolCorrectness(Metric):
     formula = "|expected calls matched by name (one-to-one; ordered: LCS of names)| / |expected calls|"
     source = "DeepEval ToolCorrectnessMetric (should_consider_ordering); MLflow ToolCallCorrectness (expectations)"
 
-    def score(self, sample: Sample, output: RAGOutput) -> MetricResult | Unscored:
-        found = _inputs(sample, output, self.options)
-        if isinstance(found, Unscored):
-            return found
+    def compare(self, found: ComparedCalls) -> MetricResult | Unscored:
         expected, made = found.expected, found.made
         pairs = _name_lcs(expected, made) if self.options.ordered else found.by_name()
         details = {
@@ -129,7 +142,7 @@ class ToolCorrectness(Metric):
         return MetricResult(value=len(pairs) / len(expected), details=details)
 
 
-class ArgumentCorrectness(Metric):
+class ArgumentCorrectness(_CallsMetric):
     """Of the expected calls made (matched by name), the share whose arguments match the expected ones.
 
     Formula: |A| / |M|: M pairs expected and made calls by name one-to-one, preferring pairs whose arguments match
@@ -149,10 +162,7 @@ class ArgumentCorrectness(Metric):
     formula = "|name-matched calls whose arguments match| / |expected calls matched by name|"
     source = "DeepEval ToolCorrectnessMetric (INPUT_PARAMETERS); agentevals tool_args_match_mode"
 
-    def score(self, sample: Sample, output: RAGOutput) -> MetricResult | Unscored:
-        found = _inputs(sample, output, self.options)
-        if isinstance(found, Unscored):
-            return found
+    def compare(self, found: ComparedCalls) -> MetricResult | Unscored:
         expected, made = found.expected, found.made
         full = found.matching(self.options)
         rest_e = [e for e in range(len(expected)) if e not in full]
@@ -192,7 +202,7 @@ def _batches(made: Sequence[MadeCall]) -> list[list[int]]:
     return groups
 
 
-class TrajectoryMatch(Metric):
+class TrajectoryMatch(_CallsMetric):
     """1 when the trajectory's tool calls match the expected ones in the configured ``mode``, else 0.
 
     Modes (LangChain agentevals ``create_trajectory_match_evaluator``, ``trajectory_match_mode``; README "Agent
@@ -215,10 +225,7 @@ class TrajectoryMatch(Metric):
     formula = "1 if the made calls match the expected ones (strict | unordered | subset | superset), else 0"
     source = "LangChain agentevals create_trajectory_match_evaluator, trajectory_match_mode and tool_args_match_mode"
 
-    def score(self, sample: Sample, output: RAGOutput) -> MetricResult | Unscored:
-        found = _inputs(sample, output, self.options)
-        if isinstance(found, Unscored):
-            return found
+    def compare(self, found: ComparedCalls) -> MetricResult | Unscored:
         expected, made = found.expected, found.made
         if self.options.mode == "strict":
             matched, pairs = self._strict(found)

@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragassay import RAGOutput, Sample, Step, ToolCall, Unscored
+from ragassay import RAGOutput, Sample, ScoringUnit, Step, ToolCall, Unscored
 
 ArgsMode = Literal["exact", "ignore", "subset", "superset"]
 MatchMode = Literal["strict", "unordered", "subset", "superset"]
@@ -239,3 +239,10 @@ class ComparedCalls:
 def compared_calls(sample: Sample, output: RAGOutput, count_retrievals: bool) -> ComparedCalls:
     """The sample's expected calls and the output's made calls (retrieval steps too with ``count_retrievals``)."""
     return ComparedCalls(list(sample.expected_tool_calls), made_calls(output.trajectory, count_retrievals))
+
+
+def unit_calls(unit: ScoringUnit, count_retrievals: bool) -> ComparedCalls:
+    """:func:`compared_calls` of the unit's sample and output, made once per unit for every metric that compares
+    calls (their argument comparisons and pairings too, once per set of options)."""
+    key = ("trajectory_calls", "compared", count_retrievals)
+    return unit.shared(key, lambda: compared_calls(unit.sample, unit.output, count_retrievals))

@@ -19,9 +19,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragassay import Metric, MetricResult, RAGOutput, Sample, Unscored
+from ragassay import Metric, MetricResult, RAGOutput, Sample, ScoringUnit, Unscored
 
-from .trajectory_calls import compared_calls, needs_expected, needs_trajectory
+from .trajectory_calls import needs_expected, needs_trajectory, unit_calls
 
 
 class StepEfficiencyOptions(BaseModel):
@@ -63,6 +63,11 @@ class StepEfficiency(Metric):
         return cls.requires
 
     def score(self, sample: Sample, output: RAGOutput) -> MetricResult | Unscored:
+        return self.score_unit(ScoringUnit(sample, output))
+
+    def score_unit(self, unit: ScoringUnit) -> MetricResult | Unscored:
+        """The value, counting the tool calls the unit's call metrics compare (:func:`.trajectory_calls.unit_calls`)."""
+        sample, output = unit.sample, unit.output
         if (missing := needs_trajectory(output)) is not None:
             return missing
         if self.options.steps == "retrievals":
@@ -74,7 +79,7 @@ class StepEfficiency(Metric):
             if (missing := needs_expected(sample)) is not None:
                 return missing
             needed = len(sample.expected_tool_calls)
-            taken = [(c.index, c.step) for c in compared_calls(sample, output, self.options.count_retrievals).made]
+            taken = [(c.index, c.step) for c in unit_calls(unit, self.options.count_retrievals).made]
         details = {
             "steps": self.options.steps,
             "needed": needed,

@@ -36,10 +36,14 @@ class LoopOptions(BaseModel):
     max_cycle: int = Field(3, ge=1, le=20, description="Longest cycle (in actions) looked for.")
 
 
+#: the canonical JSON of a call's arguments: json.dumps(arguments, sort_keys=True, default=str, ensure_ascii=False)
+_ARGUMENTS_JSON = json.JSONEncoder(sort_keys=True, default=str, ensure_ascii=False)
+
+
 def signature(step: Step) -> str:
     """What makes two actions the same: ``tool <name> <arguments JSON>`` or ``retrieval <normalised query>``."""
     if step.kind == "tool_call":
-        arguments = json.dumps(step.arguments or {}, sort_keys=True, default=str, ensure_ascii=False)
+        arguments = _ARGUMENTS_JSON.encode(step.arguments or {})
         return f"tool {step.name} {arguments}"
     return "retrieval " + " ".join((step.query or "").lower().split())
 
