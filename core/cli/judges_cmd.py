@@ -15,6 +15,45 @@ from .help_text import ListsWholeSentences
 from .render import Column, Table, emit
 
 
+def agreement_options(margin_help: str):
+    """The options ``choose`` and ``check`` share: where the labels come from, the rubric, the margin (its help
+    says what it bounds), the agreement statistic and its bootstrap."""
+    options = [
+        click.option(
+            "--labels",
+            type=FilePath("a labels export (JSONL, one label per line)"),
+            default=None,
+            help="People's labels from a labels export (JSONL) instead of those stored for RUN.",
+        ),
+        click.option(
+            "--rubric", default=None, help="The rubric, by NAME or rubric FILE (default: the labels' only rubric)."
+        ),
+        click.option("--margin", type=click.FloatRange(min=0.0), default=0.05, show_default=True, help=margin_help),
+        click.option(
+            "--statistic",
+            type=click.Choice(["kappa", "weighted_kappa_quadratic", "spearman"]),
+            default=None,
+            help="Agreement statistic (default: kappa for binary, weighted_kappa_quadratic for ordinal rubrics).",
+        ),
+        click.option(
+            "--judge-threshold", type=float, default=0.5, show_default=True, help="A score >= this is 'correct'."
+        ),
+        click.option(
+            "--resamples", type=click.IntRange(min=2), default=2000, show_default=True, help="Bootstrap resamples."
+        ),
+        click.option(
+            "--seed", type=int, default=0, show_default=True, help="Bootstrap seed (same seed, same intervals)."
+        ),
+    ]
+
+    def apply(command):
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return apply
+
+
 @click.group("judges", cls=ListsWholeSentences)
 def judges_group() -> None:
     """Compare judge configurations against people's labels (docs/judges.md)."""
@@ -24,31 +63,9 @@ def judges_group() -> None:
 @click.argument("run")
 @config_option
 @db_option
-@click.option(
-    "--labels",
-    type=FilePath("a labels export (JSONL, one label per line)"),
-    default=None,
-    help="People's labels from a labels export (JSONL) instead of those stored for RUN.",
-)
-@click.option("--rubric", default=None, help="The rubric, by NAME or rubric FILE (default: the labels' only rubric).")
 @click.option("--judge", "judges", multiple=True, help="Judge configurations to compare (default: every judge).")
 @click.option("--metric", "metrics", multiple=True, help="Also compare a metric as a judge: NAME:THRESHOLD.")
-@click.option(
-    "--margin",
-    type=click.FloatRange(min=0.0),
-    default=0.05,
-    show_default=True,
-    help="Non-inferiority margin: the agreement a cheaper judge may lose to the best.",
-)
-@click.option(
-    "--statistic",
-    type=click.Choice(["kappa", "weighted_kappa_quadratic", "spearman"]),
-    default=None,
-    help="Agreement statistic (default: kappa for binary, weighted_kappa_quadratic for ordinal rubrics).",
-)
-@click.option("--judge-threshold", type=float, default=0.5, show_default=True, help="A score >= this is 'correct'.")
-@click.option("--resamples", type=click.IntRange(min=2), default=2000, show_default=True, help="Bootstrap resamples.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed (same seed, same intervals).")
+@agreement_options("Non-inferiority margin: the agreement a cheaper judge may lose to the best.")
 @format_option
 def choose_command(
     run: str,
@@ -175,29 +192,7 @@ def _table(result, source: str) -> Table:
     help="A run holding a new judge's judgements of RUN's labelled outputs: compare with it instead of "
     "re-judging with the configured judge.",
 )
-@click.option(
-    "--labels",
-    type=FilePath("a labels export (JSONL, one label per line)"),
-    default=None,
-    help="People's labels from a labels export (JSONL) instead of those stored for RUN.",
-)
-@click.option("--rubric", default=None, help="The rubric, by NAME or rubric FILE (default: the labels' only rubric).")
-@click.option(
-    "--margin",
-    type=click.FloatRange(min=0.0),
-    default=0.05,
-    show_default=True,
-    help="The agreement the new judge may lose before it counts as a drop.",
-)
-@click.option(
-    "--statistic",
-    type=click.Choice(["kappa", "weighted_kappa_quadratic", "spearman"]),
-    default=None,
-    help="Agreement statistic (default: kappa for binary, weighted_kappa_quadratic for ordinal rubrics).",
-)
-@click.option("--judge-threshold", type=float, default=0.5, show_default=True, help="A score >= this is 'correct'.")
-@click.option("--resamples", type=click.IntRange(min=2), default=2000, show_default=True, help="Bootstrap resamples.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed (same seed, same intervals).")
+@agreement_options("The agreement the new judge may lose before it counts as a drop.")
 @format_option
 @click.pass_context
 def check_command(ctx: click.Context, run: str, config_path: Path, db: str | None, **options) -> None:
