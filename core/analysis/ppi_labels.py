@@ -110,11 +110,6 @@ def _matched(item: tuple, group: list[HumanLabel], run) -> Matched:
     return Matched(value, next(iter(probabilities)), draws)
 
 
-def matched_labels(labels: Iterable[HumanLabel], run, rubric: str) -> dict[tuple, float]:
-    """:func:`matched_items` as item -> the mean of the annotators' latest labels of it."""
-    return {item: m.value for item, m in matched_items(labels, run, rubric).items()}
-
-
 @dataclasses.dataclass(frozen=True)
 class Scale:
     """The fixed map of a metric's values onto a rubric's scale: ``offset + factor * value``."""

@@ -3,7 +3,7 @@ judge's scores on every sample (``compare``/``gate``/``plan --labelled METRIC=RU
 the judge errs").
 
 For system B against baseline A on the samples both scored, with f the metric (on the rubric's scale,
-:func:`ragassay.analysis.ppi_labels.judge_scale`) and y the labels (:func:`~.ppi_labels.matched_labels`):
+:func:`ragassay.analysis.ppi_labels.judge_scale`) and y the labels (:func:`~.ppi_labels.matched_items`):
 
 - binary and ordinal rubrics: Y = y_B - y_A on the samples where both answers are labelled, f = f_B - f_A; the
   other paired samples are the unlabelled ones;

@@ -12,7 +12,7 @@ from ragassay.analysis.gate_summary import markdown_summary
 from ragassay.analysis.human_labels import HumanLabel, rubric_of
 from ragassay.analysis.ppi import ppi_mean
 from ragassay.analysis.ppi_decisions import ppi_gate
-from ragassay.analysis.ppi_labels import judge_scale, matched_labels, parse_labelled
+from ragassay.analysis.ppi_labels import judge_scale, matched_items, parse_labelled
 from ragassay.errors import ConfigError
 from ragassay.results import read_run
 
@@ -86,7 +86,8 @@ def test_matched_labels_take_each_annotators_latest_and_only_this_runs_outputs(r
         label("cand-run", "q002", "other", 1.0),  # not a system of the run
         label("cand-run", "q003", "s", 1.0, rubric="faithful"),
     ]
-    assert matched_labels(labels, candidate, "correct") == {("s", "q001"): 0.5}
+    matched = matched_items(labels, candidate, "correct")
+    assert {item: m.value for item, m in matched.items()} == {("s", "q001"): 0.5}
 
 
 def test_the_scale_map_sends_the_metric_range_onto_the_rubric_best_to_best(runs):
