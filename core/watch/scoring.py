@@ -26,23 +26,32 @@ async def score_samples(
     samples: Sequence[Sample],
     ledger: BudgetLedger | None,
     concurrency: int,
+    raws: Sequence[str] | None = None,
 ) -> list[UnitResult]:
     """One unit result per sample, in order. Under a budget the samples are scored one after another (the traces
-    that get the calls are the first ones, the same on every run); otherwise ``concurrency`` at a time."""
+    that get the calls are the first ones, the same on every run); otherwise ``concurrency`` at a time.
+    ``raws``: each sample's JSON when the caller has it (it keys the sample)."""
     limit = asyncio.Semaphore(1 if ledger is not None else concurrency)
+    raws = raws if raws is not None else [sample.model_dump_json() for sample in samples]
 
-    async def one(sample: Sample) -> UnitResult:
+    async def one(sample: Sample, raw: str) -> UnitResult:
         async with limit:
-            return await score_sample(processor, system, system_key, sample, ledger)
+            return await score_sample(processor, system, system_key, sample, ledger, raw)
 
     with using(ledger):
-        return list(await asyncio.gather(*(one(sample) for sample in samples)))
+        return list(await asyncio.gather(*(one(sample, raw) for sample, raw in zip(samples, raws, strict=True))))
 
 
 async def score_sample(
-    processor: UnitProcessor, system: Any, system_key: str, sample: Sample, ledger: BudgetLedger | None
+    processor: UnitProcessor,
+    system: Any,
+    system_key: str,
+    sample: Sample,
+    ledger: BudgetLedger | None,
+    raw: str | None = None,
 ) -> UnitResult:
-    raw = sample.model_dump_json()
+    """The unit result of ``sample`` (``raw``: its JSON, made here when not given)."""
+    raw = sample.model_dump_json() if raw is None else raw
     item = WorkItem(sample, hashlib.sha256(raw.encode()).hexdigest(), system_key, [(system, None)])
     results = await processor.process(item, ItemInputs())
     if not results:  # the answer's own call was refused (trace_replay makes none)

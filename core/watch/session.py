@@ -135,7 +135,9 @@ class WatchSession:
                 decisions.append((trace.trace_id, "skipped", reason, trace.start_ns / 1e9))
             else:
                 chosen.append(trace)
-        results = await self._score(chosen) if chosen else []
+        samples = [trace_sample(t) for t in chosen]
+        raws = [s.model_dump_json() for s in samples]  # hashed for the sample key, stored with the run
+        results = await self._score(chosen, samples, raws) if chosen else []
         alarms = []
         for trace, result in zip(chosen, results):
             decided = _status(result, status)
@@ -143,19 +145,18 @@ class WatchSession:
             if status != "reference" and result.status == "ok":
                 alarms += self._observe(trace, result)
         self.tail.decided([decision[0] for decision in decisions])
-        self._commit([trace_sample(t) for t in chosen], results, decisions, alarms)
+        self._commit([(s.question_id, raw) for s, raw in zip(samples, raws)], results, decisions, alarms)
         self._count(decisions)
         self._send(results)
         self.redeliver()
         return results
 
-    async def _score(self, traces: list[Trace]) -> list[Any]:
+    async def _score(self, traces: list[Trace], samples: list[Sample], raws: list[str]) -> list[Any]:
         ledger = self.spend.ledger(self.clock(), self.write_context.prices)
-        samples = [trace_sample(t) for t in traces]
         concurrency = self.plan.loaded.config.project.concurrency
         with traces_read(self.store, self.plan.mapping, {t.trace_id: t for t in traces}):  # trace_replay reads none
             results = await score_samples(
-                self.processor, self.plan.system, self.system_key, samples, ledger, concurrency
+                self.processor, self.plan.system, self.system_key, samples, ledger, concurrency, raws
             )
         if ledger is not None:
             spent = ledger.spent()
@@ -178,7 +179,8 @@ class WatchSession:
                 found.append({**record, "delivered": False})
         return found
 
-    def _commit(self, samples: list[Sample], results, decisions, alarms) -> None:
+    def _commit(self, samples: list[tuple[str, str]], results, decisions, alarms) -> None:
+        """Store ``samples`` ((question id, sample JSON)), the results, decisions and alarms with the progress."""
         self.state["alarms"] = [*self.state.get("alarms", []), *alarms]
         self.state["detectors"] = self.monitors.states()
         self.state["spend"] = self.spend.state()
@@ -187,9 +189,8 @@ class WatchSession:
         self.state["tail"] = self.tail.state()
         if self.folder is not None:
             self.state["files"] = self.folder.state()
-        pairs = [(s.question_id, s.model_dump_json()) for s in samples]
         self.store.commit_watch(
-            self.report.run_id, pairs, results, self.write_context, decisions, json.dumps(self.state)
+            self.report.run_id, samples, results, self.write_context, decisions, json.dumps(self.state)
         )
 
     def _count(self, decisions) -> None:
