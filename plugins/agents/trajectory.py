@@ -78,22 +78,9 @@ def _name_lcs(expected: Sequence[ToolCall], made: Sequence[MadeCall]) -> dict[in
 
 
 def _expected_rows(found: ComparedCalls, pairs: dict[int, int]) -> list[dict]:
-    """One row per expected call: its arguments and those of the made call paired with it (``pairs``), if any."""
-    made, rows = found.made, []
-    for index, call in enumerate(found.expected):
-        m = pairs.get(index)
-        paired = None if m is None else made[m]
-        rows.append(
-            {
-                "index": index,
-                "name": call.name,
-                "expected_arguments": found.expected_json(index),
-                "step": None if paired is None else paired.step.id,
-                "step_index": None if paired is None else paired.index,
-                "arguments": None if paired is None else found.made_json(m),
-            }
-        )
-    return rows
+    """One row per expected call, with the made call paired with it (``pairs``), if any (:meth:`ComparedCalls.row`)."""
+    row, get = found.row, pairs.get
+    return [row(e, get(e)) for e in range(len(found.expected))]
 
 
 def _extra(found: ComparedCalls, pairs: dict[int, int]) -> list[dict[str, Any]]:

@@ -199,11 +199,12 @@ class ComparedCalls:
     def __init__(self, expected: list[ToolCall], made: list[MadeCall]) -> None:
         self.expected = expected
         self.made = made
-        self.expected_arguments = [dict(call.arguments) for call in expected]
+        self.expected_arguments = [call.arguments for call in expected]
         self._fits: dict[tuple, dict[tuple[int, int], bool]] = {}
         self._pairings: dict[tuple, dict[int, int]] = {}
         self._expected_json: list[dict[str, Any] | None] = [None] * len(expected)
         self._made_json: list[dict[str, Any] | None] = [None] * len(made)
+        self._rows: dict[tuple[int, int | None], dict[str, Any]] = {}
 
     def same_name(self, e: int, m: int) -> bool:
         """Whether expected call ``e`` and made call ``m`` name the same tool."""
@@ -253,6 +254,23 @@ class ComparedCalls:
         if found is None:
             found = self._made_json[m] = jsonable(self.made[m].arguments)
         return found
+
+    def row(self, e: int, m: int | None) -> dict[str, Any]:
+        """Expected call ``e`` as a details row, with made call ``m`` paired with it (None: unpaired): index, name,
+        expected arguments, the made call's step id, 0-based index in the trajectory and arguments; a fresh dict
+        (its argument dicts are shared, read only)."""
+        found = self._rows.get((e, m))
+        if found is None:
+            paired = None if m is None else self.made[m]
+            found = self._rows[(e, m)] = {
+                "index": e,
+                "name": self.expected[e].name,
+                "expected_arguments": self.expected_json(e),
+                "step": None if paired is None else paired.step.id,
+                "step_index": None if paired is None else paired.index,
+                "arguments": None if m is None else self.made_json(m),
+            }
+        return dict(found)
 
 
 def compared_calls(sample: Sample, output: RAGOutput, count_retrievals: bool) -> ComparedCalls:
