@@ -100,7 +100,7 @@ def _positions(context_ids: list[str], document_ids: list[str], k: int | None) -
     may be missing)."""
     if k is not None:
         context_ids, document_ids = context_ids[:k], document_ids[:k]
-    if not document_ids:
+    if not document_ids or document_ids == context_ids:  # one id names each position
         return tuple([frozenset((c,)) if c else _NO_IDS for c in context_ids])
     pairs = (
         zip(context_ids, document_ids)
@@ -152,12 +152,10 @@ def match_hops(sample: Sample, steps: list[Retrieval]) -> list[HopMatch]:
     """Each hop of ``sample`` (with gold) against the retrieval steps: its best step and that step's scores."""
     matches = []
     for hop in sample.hops:
-        gold = tuple(dict.fromkeys(g for g in hop.reference_context_ids if g))
+        gold = tuple(dict.fromkeys(filter(None, hop.reference_context_ids)))
         wanted = frozenset(gold)
         best, best_key = None, (0.0, 0.0, 0.0)
-        for step in steps:
-            if step.ids.isdisjoint(wanted):
-                continue  # recall 0: never a hop's best step
+        for step in [s for s in steps if not s.ids.isdisjoint(wanted)]:  # recall 0: never a hop's best step
             recall, precision, rr = _scores(wanted, step)
             if (recall, rr, precision) > best_key:
                 best, best_key = step, (recall, rr, precision)

@@ -23,7 +23,6 @@ from .trajectory_calls import (
     MadeCall,
     MatchMode,
     call_row,
-    jsonable,
     needs_expected,
     needs_trajectory,
     pairing,
@@ -78,26 +77,15 @@ def _name_lcs(expected: Sequence[ToolCall], made: Sequence[MadeCall]) -> dict[in
     return pairs
 
 
-def _expected_rows(expected: Sequence[ToolCall], made: Sequence[MadeCall], pairs: dict[int, int]) -> list[dict]:
-    rows = []
-    for index, call in enumerate(expected):
-        found = made[pairs[index]] if index in pairs else None
-        rows.append(
-            {
-                "index": index,
-                "name": call.name,
-                "expected_arguments": jsonable(call.arguments),
-                "step": None if found is None else found.step.id,
-                "step_index": None if found is None else found.index,
-                "arguments": None if found is None else jsonable(found.arguments),
-            }
-        )
-    return rows
+def _expected_rows(found: ComparedCalls, pairs: dict[int, int]) -> list[dict]:
+    """One row per expected call, with the made call paired with it (``pairs``), if any (:meth:`ComparedCalls.row`)."""
+    row, get = found.row, pairs.get
+    return [row(e, get(e)) for e in range(len(found.expected))]
 
 
-def _extra(made: Sequence[MadeCall], pairs: dict[int, int]) -> list[dict[str, Any]]:
+def _extra(found: ComparedCalls, pairs: dict[int, int]) -> list[dict[str, Any]]:
     used = set(pairs.values())
-    return [{**call_row(c), "arguments": jsonable(c.arguments)} for m, c in enumerate(made) if m not in used]
+    return [{**call_row(c), "arguments": found.made_json(m)} for m, c in enumerate(found.made) if m not in used]
 
 
 class ToolCorrectnessOptions(CallOptions):
@@ -134,8 +122,8 @@ class ToolCorrectness(_CallsMetric):
         expected, made = found.expected, found.made
         pairs = _name_lcs(expected, made) if self.options.ordered else found.by_name()
         details = {
-            "expected": _expected_rows(expected, made, pairs),
-            "extra_calls": _extra(made, pairs),
+            "expected": _expected_rows(found, pairs),
+            "extra_calls": _extra(found, pairs),
             "ordered": self.options.ordered,
             "calls": len(made),
         }
@@ -165,11 +153,14 @@ class ArgumentCorrectness(_CallsMetric):
     def compare(self, found: ComparedCalls) -> MetricResult | Unscored:
         expected, made = found.expected, found.made
         full = found.matching(self.options)
+        paired = set(full.values())
         rest_e = [e for e in range(len(expected)) if e not in full]
-        rest_m = [m for m in range(len(made)) if m not in set(full.values())]
+        rest_m = [m for m in range(len(made)) if m not in paired]
         by_name = pairing(rest_e, rest_m, lambda e, m: expected[rest_e[e]].name == made[rest_m[m]].name)
         pairs = {**full, **{rest_e[e]: rest_m[m] for e, m in by_name.items()}}
-        rows = [{**row, "match": row["index"] in full} for row in _expected_rows(expected, made, pairs)]
+        rows = _expected_rows(found, pairs)
+        for row in rows:
+            row["match"] = row["index"] in full
         details = {"calls": rows, "args_mode": self.options.args_mode}
         if not pairs:
             return Unscored(reason="no expected tool was called: no arguments to compare", details=details)
@@ -237,8 +228,8 @@ class TrajectoryMatch(_CallsMetric):
         details = {
             "mode": self.options.mode,
             "args_mode": self.options.args_mode,
-            "expected": _expected_rows(expected, made, pairs),
-            "extra_calls": _extra(made, pairs),
+            "expected": _expected_rows(found, pairs),
+            "extra_calls": _extra(found, pairs),
         }
         return MetricResult(value=float(matched), details=details)
 
@@ -249,13 +240,16 @@ class TrajectoryMatch(_CallsMetric):
         pairs: dict[int, int] = {}
         start, ok = 0, len(made) == len(expected)
         for group in groups:
-            slice_ = list(range(start, min(start + len(group), len(expected))))
             if len(group) == 1:  # one call against at most one expected call: the pairing is that comparison
-                found = {0: 0} if slice_ and fits(slice_[0], group[0]) else {}
+                if start < len(expected) and fits(start, group[0]):
+                    pairs[start] = group[0]
+                else:
+                    ok = False
             else:
+                slice_ = list(range(start, min(start + len(group), len(expected))))
                 found = pairing(slice_, group, self._fits(fits, slice_, group))
-            pairs.update({slice_[e]: group[m] for e, m in found.items()})
-            ok = ok and len(found) == len(group)
+                pairs.update({slice_[e]: group[m] for e, m in found.items()})
+                ok = ok and len(found) == len(group)
             start += len(group)
         return ok, pairs
 

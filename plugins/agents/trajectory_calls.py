@@ -20,8 +20,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -54,8 +53,7 @@ class CallOptions(BaseModel):
     )
 
 
-@dataclass(frozen=True)
-class MadeCall:
+class MadeCall(NamedTuple):
     """A call of the trajectory: the step it comes from, its position in the trajectory, name and arguments."""
 
     step: Step
@@ -129,13 +127,14 @@ def pairing(expected: Sequence[Any], made: Sequence[Any], fits: Callable[[int, i
     each expected call in turn takes the first free made call that fits, else frees one along an augmenting path;
     deterministic."""
     owner: dict[int, int] = {}  # made index -> expected index
+    candidates = range(len(made))
 
     def place(e: int, seen: set[int]) -> bool:
-        free = next((m for m in range(len(made)) if m not in owner and m not in seen and fits(e, m)), None)
-        if free is not None:
-            owner[free] = e
-            return True
-        for m in range(len(made)):
+        for m in candidates:
+            if m not in owner and m not in seen and fits(e, m):
+                owner[m] = e
+                return True
+        for m in candidates:
             if m in seen or not fits(e, m):
                 continue
             seen.add(m)
@@ -193,15 +192,19 @@ def _args_key(options: CallOptions) -> tuple:
 
 
 class ComparedCalls:
-    """The expected and made calls of one (sample, output) (:func:`compared_calls`), with their argument comparisons
-    and pairings computed once per set of options. Read only; pairings are copies."""
+    """The expected and made calls of one (sample, output) (:func:`compared_calls`), with their argument comparisons,
+    pairings and arguments as stored JSON (:func:`jsonable`) computed once per set of options. Read only (the
+    JSON arguments too: the details rows of the unit's metrics share them); pairings are copies."""
 
     def __init__(self, expected: list[ToolCall], made: list[MadeCall]) -> None:
         self.expected = expected
         self.made = made
-        self.expected_arguments = [dict(call.arguments) for call in expected]
+        self.expected_arguments = [call.arguments for call in expected]
         self._fits: dict[tuple, dict[tuple[int, int], bool]] = {}
         self._pairings: dict[tuple, dict[int, int]] = {}
+        self._expected_json: list[dict[str, Any] | None] = [None] * len(expected)
+        self._made_json: list[dict[str, Any] | None] = [None] * len(made)
+        self._rows: dict[tuple[int, int | None], dict[str, Any]] = {}
 
     def same_name(self, e: int, m: int) -> bool:
         """Whether expected call ``e`` and made call ``m`` name the same tool."""
@@ -210,13 +213,16 @@ class ComparedCalls:
     def fits(self, options: CallOptions) -> Callable[[int, int], bool]:
         """``fits(e, m)``: :func:`calls_match` of made call ``m`` and expected call ``e`` under ``options``."""
         cache = self._fits.setdefault(_args_key(options), {})
+        matchers: dict[str, Callable[[dict, dict], bool]] = {}  # tool name -> its args_matcher under options
 
         def fits(e: int, m: int) -> bool:
             found = cache.get((e, m))
             if found is None:
-                made, expected = self.made[m], self.expected[e]
-                arguments = self.expected_arguments[e]
-                found = made.name == expected.name and args_matcher(options, made.name)(made.arguments, arguments)
+                name = self.made[m].name
+                found = name == self.expected[e].name
+                if found:
+                    matcher = matchers.get(name) or matchers.setdefault(name, args_matcher(options, name))
+                    found = matcher(self.made[m].arguments, self.expected_arguments[e])
                 cache[(e, m)] = found
             return found
 
@@ -234,6 +240,37 @@ class ComparedCalls:
         if key not in self._pairings:
             self._pairings[key] = pairing(self.expected, self.made, self.fits(options))
         return dict(self._pairings[key])
+
+    def expected_json(self, e: int) -> dict[str, Any]:
+        """:func:`jsonable` of expected call ``e``'s arguments (read only)."""
+        found = self._expected_json[e]
+        if found is None:
+            found = self._expected_json[e] = jsonable(self.expected[e].arguments)
+        return found
+
+    def made_json(self, m: int) -> dict[str, Any]:
+        """:func:`jsonable` of made call ``m``'s arguments (read only)."""
+        found = self._made_json[m]
+        if found is None:
+            found = self._made_json[m] = jsonable(self.made[m].arguments)
+        return found
+
+    def row(self, e: int, m: int | None) -> dict[str, Any]:
+        """Expected call ``e`` as a details row, with made call ``m`` paired with it (None: unpaired): index, name,
+        expected arguments, the made call's step id, 0-based index in the trajectory and arguments; a fresh dict
+        (its argument dicts are shared, read only)."""
+        found = self._rows.get((e, m))
+        if found is None:
+            paired = None if m is None else self.made[m]
+            found = self._rows[(e, m)] = {
+                "index": e,
+                "name": self.expected[e].name,
+                "expected_arguments": self.expected_json(e),
+                "step": None if paired is None else paired.step.id,
+                "step_index": None if paired is None else paired.index,
+                "arguments": None if m is None else self.made_json(m),
+            }
+        return dict(found)
 
 
 def compared_calls(sample: Sample, output: RAGOutput, count_retrievals: bool) -> ComparedCalls:
