@@ -128,24 +128,27 @@ def pairing(expected: Sequence[Any], made: Sequence[Any], fits: Callable[[int, i
     deterministic."""
     owner: dict[int, int] = {}  # made index -> expected index
     candidates = range(len(made))
-
-    def place(e: int, seen: set[int]) -> bool:
-        for m in candidates:
-            if m not in owner and m not in seen and fits(e, m):
-                owner[m] = e
-                return True
-        for m in candidates:
-            if m in seen or not fits(e, m):
-                continue
-            seen.add(m)
-            if place(owner[m], seen):
-                owner[m] = e
-                return True
-        return False
-
     for e in range(len(expected)):
-        place(e, set())
+        _place(e, set(), owner, candidates, fits)
     return {e: m for m, e in sorted(owner.items())}
+
+
+def _place(e: int, seen: set[int], owner: dict[int, int], candidates: range, fits: Callable[[int, int], bool]) -> bool:
+    """Give expected call ``e`` a made call in ``owner`` (made -> expected): a free one that fits, else one whose
+    owner can move along an augmenting path. A module function, not a closure calling itself: such a closure is a
+    reference cycle that only the garbage collector frees, with everything it holds."""
+    for m in candidates:
+        if m not in owner and m not in seen and fits(e, m):
+            owner[m] = e
+            return True
+    for m in candidates:
+        if m in seen or not fits(e, m):
+            continue
+        seen.add(m)
+        if _place(owner[m], seen, owner, candidates, fits):
+            owner[m] = e
+            return True
+    return False
 
 
 def call_row(made: MadeCall) -> dict[str, Any]:
