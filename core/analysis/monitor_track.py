@@ -61,18 +61,14 @@ def advance_segments(segments: list[list[list]], index: int, at: float, x: float
     """One trace (0-based ``index``, time ``at``, rescaled value ``x``, factors (2, K)) into every CUSUM, in place."""
     squared = x * x
     for side, (row, factors) in enumerate(zip(segments, factor)):
-        fresh = None  # the segment that starts here (its sums from 0.0)
-        for segment, f in zip(row, factors):
-            if segment[0] < 1.0:  # C_{t-1} < 1: max(C_{t-1}, 1) = 1
+        fresh = None  # a segment that starts here, less its C_t: its sums from 0.0
+        for k, (cusum, start, start_at, total, sq, n, key) in enumerate(row):
+            if cusum < 1.0:  # C_{t-1} < 1: C_t = max(C_{t-1}, 1) F_t = F_t
                 if fresh is None:
-                    fresh = [1.0, float(index), at, 0.0 + x, 0.0 + squared, 1.0, segment_key(side, index)]
-                segment[:] = fresh
-                segment[0] = f
+                    fresh = (float(index), at, 0.0 + x, 0.0 + squared, 1.0, segment_key(side, index))
+                row[k] = [factors[k], *fresh]
             else:
-                segment[0] *= f
-                segment[3] += x
-                segment[4] += squared
-                segment[5] += 1.0
+                row[k] = [cusum * factors[k], start, start_at, total + x, sq + squared, n + 1.0, key]
 
 
 def segment_key(side: int, start: float) -> str:
