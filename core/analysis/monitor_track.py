@@ -49,11 +49,8 @@ def segments_from(fields: dict[str, list[list[float]]]) -> list[list[list]]:
     """The segments that :func:`segment_fields` gave ``fields``."""
     columns = [fields[name] for name in SEGMENT_FIELDS]
     return [
-        [
-            [float(column[side][k]) for column in columns] + [segment_key(side, column_starts[k])]
-            for k in range(len(row))
-        ]
-        for side, (row, column_starts) in enumerate(zip(columns[0], fields["start"]))
+        [[float(column[side][k]) for column in columns] + [segment_key(side, start)] for k, start in enumerate(starts)]
+        for side, starts in enumerate(fields["start"])
     ]
 
 
