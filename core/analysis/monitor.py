@@ -115,6 +115,7 @@ class Detector:
             raise ConfigError(f"watch {metric}: margin {margin} must be >= 0 and below the range's width")
         self.metric, self.alpha, self.direction, self.margin = metric, float(alpha), direction, float(margin)
         self.value_range = (low, high)
+        self._tolerance = float(8 * np.finfo(np.float64).eps * max(abs(low), abs(high), 1.0))  # beyond the range
         self.version_keys = tuple(version_keys)
         self.restart(reference)
 
@@ -128,7 +129,7 @@ class Detector:
         self._lo = (reference - self.margin - low) / width
         self._hi = (reference + self.margin - low) / width
         self._n, self._unscored, self._total, self._sum_sq = 0, 0, 0.0, 0.0
-        self._mixture = np.zeros((2, len(ev.SHIFTS)))
+        self._mixture = [[0.0] * len(ev.SHIFTS) for _ in range(2)]
         self._segments = tr.new_segments((2, len(ev.SHIFTS)))
         self._trackers: dict = {}
         self._totals: dict = {}
@@ -147,9 +148,8 @@ class Detector:
             return None
         index, self._n = self._n, self._n + 1
         if not self._fired:  # after its alarm the evidence stays as it was (it would grow without bound)
-            stake = ev.stakes(np.array([ev.variance(index, self._sum_sq)]), self._lo, self._hi)
-            factor = ev.factors(np.array([x]), stake, self._lo, self._hi)[0]
-            self._mixture = ev.grow(self._mixture, ev.start_weight(self._n), factor)
+            variance, weight = ev.variance(index, self._sum_sq), ev.start_weight(self._n)
+            factor, self._mixture = ev.step(self._mixture, variance, x, self._lo, self._hi, weight)
             tr.advance_segments(self._segments, index, float(obs.at), x, factor)
             tr.track(self._trackers, self._totals, self._segments, obs, index, self.version_keys)
         self._update_sequence(x)
@@ -198,8 +198,8 @@ class Detector:
             "unscored": self._unscored,
             "total": self._total,
             "sum_sq": self._sum_sq,
-            "mixture": self._mixture.tolist(),
-            "segments": {name: value.tolist() for name, value in self._segments.items()},
+            "mixture": [list(row) for row in self._mixture],
+            "segments": tr.segment_fields(self._segments),
             "trackers": self._trackers,
             "totals": self._totals,
             "sequence": dict(self._cs),
@@ -220,8 +220,8 @@ class Detector:
         detector = cls(config.pop("metric"), config.pop("reference"), **config)
         detector._n, detector._unscored = int(state["n"]), int(state["unscored"])
         detector._total, detector._sum_sq = float(state["total"]), float(state["sum_sq"])
-        detector._mixture = np.array(state["mixture"], dtype=np.float64)
-        detector._segments = {name: np.array(value, dtype=np.float64) for name, value in state["segments"].items()}
+        detector._mixture = _floats(state["mixture"])
+        detector._segments = tr.segments_from(state["segments"])
         detector._trackers = {
             key: {"worst": [list(e) for e in t["worst"]], "versions": {k: dict(v) for k, v in t["versions"].items()}}
             for key, t in state["trackers"].items()
@@ -232,15 +232,14 @@ class Detector:
         return detector
 
     def _evidence(self) -> float:
-        return float(ev.evidence(self._mixture[None])[0])
+        return ev.evidence_of(self._mixture)
 
     def _rescaled(self, obs: Observation) -> float | None:
         value = obs.value
         if value is None or (isinstance(value, float) and math.isnan(value)):
             return None
         low, high = self.value_range
-        tolerance = 8 * np.finfo(np.float64).eps * max(abs(low), abs(high), 1.0)
-        if not (math.isfinite(value) and low - tolerance <= value <= high + tolerance):
+        if not (math.isfinite(value) and low - self._tolerance <= value <= high + self._tolerance):
             raise DatasetError(
                 f"watch {self.metric}: trace {obs.trace_id} has value {value!r}, outside the declared range "
                 f"[{low}, {high}]; declare the metric's true range or fix the metric"
@@ -254,7 +253,7 @@ class Detector:
         psi_E(l) = (-log(1 - l) - l) / 4; intersected over time."""
         i, cs, log_term = self._n, self._cs, math.log(2.0 / self.alpha)
         mean_before = (0.5 + self._total) / i
-        lam = min(math.sqrt(2.0 * log_term / (float(ev.variance(i - 1, self._sum_sq)) * i * math.log1p(i))), 0.5)
+        lam = min(math.sqrt(2.0 * log_term / (ev.variance(i - 1, self._sum_sq) * i * math.log1p(i))), 0.5)
         cs["lam"] += lam
         cs["lam_x"] += lam * x
         cs["penalty"] += 4.0 * (x - mean_before) ** 2 * (-math.log1p(-lam) - lam) / 4.0
@@ -262,9 +261,10 @@ class Detector:
         cs["low"], cs["high"] = max(cs["low"], center - half), min(cs["high"], center + half)
 
     def _alarm(self, obs: Observation) -> Alarm:
-        side = int(np.argmax(self._mixture.mean(axis=1) * np.asarray(ev.SHARES)))
-        k = int(np.argmax(self._mixture[side]))
-        seg = {name: float(value[side, k]) for name, value in self._segments.items()}
+        mixture = np.array(self._mixture)
+        side = int(np.argmax(mixture.mean(axis=1) * np.asarray(ev.SHARES)))
+        k = int(np.argmax(mixture[side]))
+        seg = dict(zip(tr.SEGMENT_FIELDS, self._segments[side][k]))
         low, high = self.value_range
         width = high - low
         lower, upper = tr.normal_interval(seg["sum"], seg["sq"], seg["n"], self.alpha)
@@ -292,6 +292,11 @@ def _scored(values: Sequence[float], what: str) -> np.ndarray:
     if not scored.size:
         raise DatasetError(f"{what} has no scored value; pick a run or window with scored values of the metric")
     return scored
+
+
+def _floats(rows: list[list[float]]) -> list[list[float]]:
+    """A stored (2, K) nest of numbers as float lists."""
+    return [[float(value) for value in row] for row in rows]
 
 
 def _range(value_range, metric: str = "watch") -> tuple[float, float]:

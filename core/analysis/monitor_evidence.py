@@ -43,10 +43,13 @@ log-capital grows by about g = delta^2 / (2 (s2 + delta^2)) per trace, so the al
 (log(1/alpha) + log(2K) + log(1 / (w_nu g))) / g traces; docs give simulated delays against a daily fixed window.
 
 Pure functions over numpy arrays; :func:`first_alarms` runs many independent streams (rows) at once, with the same
-step that :class:`ragassay.analysis.monitor.Detector` takes on one.
+step that :class:`ragassay.analysis.monitor.Detector` takes on one, where :func:`step` and :func:`evidence_of` do
+those operations, in the same order, on plain floats (numpy costs more than the arithmetic on a dozen numbers).
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -55,6 +58,7 @@ SHIFTS = (0.01, 0.02, 0.04, 0.08, 0.16, 0.32)  # delta_k: the changes the bettor
 SCALE = 2_000  # H: start weights are about flat over the first H traces, then fall like H / j^2
 CAP = 1e200  # a mixture is held at most here: it only grows past 1/alpha after the alarm, and must stay finite
 SHARES = (0.5, 0.5)  # of the evidence (and of alpha) for the down and the up side
+SQUARES = tuple(shift * shift for shift in SHIFTS)  # delta_k^2
 DOWN, UP = 0, 1
 
 
@@ -63,19 +67,23 @@ def start_weight(t: int, scale: int = SCALE) -> float:
     return scale / ((t + scale - 1) * (t + scale))
 
 
-def variance(count, sum_sq) -> np.ndarray:
-    """The prior-smoothed variance estimate after ``count`` traces: (1/4 + sum (x_i - mu_i)^2) / (count + 1)."""
-    return (0.25 + np.asarray(sum_sq, dtype=np.float64)) / (np.asarray(count, dtype=np.float64) + 1)
+def variance(count, sum_sq):
+    """The prior-smoothed variance estimate after ``count`` traces: (1/4 + sum (x_i - mu_i)^2) / (count + 1);
+    a number for numbers, an array for one ``sum_sq`` per row."""
+    return (0.25 + sum_sq) / (count + 1)
+
+
+def caps(lo: float, hi: float) -> tuple[float, float]:
+    """The largest stakes (down, up) that keep every factor >= 1 - c; with the band at the range's edge (lo = 1
+    down, hi = 0 up) no value can make the factor fall below 1, so any stake is safe (the cap is infinite) and the
+    bettor stakes its growth-optimal one."""
+    return (TRUNCATION / (1.0 - lo) if lo < 1.0 else math.inf), (TRUNCATION / hi if hi > 0.0 else math.inf)
 
 
 def stakes(var: np.ndarray, lo: float, hi: float) -> np.ndarray:
     """The stakes lambda (rows, 2, K) of every bettor given each row's variance estimate ``var`` (rows,)."""
-    shifts = np.asarray(SHIFTS)
-    raw = shifts[None, :] / (np.asarray(var, dtype=np.float64)[:, None] + shifts[None, :] ** 2)
-    # the cap keeps every factor >= 1 - c; with the band at the range's edge (lo = 1 down, hi = 0 up) no value can
-    # make the factor fall below 1, so any stake is safe and the bettor stakes its growth-optimal one
-    down_cap = TRUNCATION / (1.0 - lo) if lo < 1.0 else np.inf
-    up_cap = TRUNCATION / hi if hi > 0.0 else np.inf
+    raw = np.asarray(SHIFTS)[None, :] / (np.asarray(var, dtype=np.float64)[:, None] + np.asarray(SQUARES)[None, :])
+    down_cap, up_cap = caps(lo, hi)
     return np.stack([np.minimum(raw, down_cap), np.minimum(raw, up_cap)], axis=1)
 
 
@@ -94,6 +102,36 @@ def grow(mixture: np.ndarray, weight: float, factor: np.ndarray) -> np.ndarray:
 def evidence(mixture: np.ndarray) -> np.ndarray:
     """E_t (rows,) from the mixtures M_t (rows, 2, K)."""
     return (np.asarray(SHARES)[None, :] * mixture.mean(axis=2)).sum(axis=1)
+
+
+def step(mixture: list[list[float]], var: float, x: float, lo: float, hi: float, weight: float) -> tuple:
+    """One trace of one stream in plain floats: (F_t, M_t), each [down, up] lists of K, for the value ``x`` given
+    the variance estimate ``var`` and the mixtures M_{t-1}; :func:`stakes`, :func:`factors` and :func:`grow` on
+    one row, the same operations in the same order (so the same numbers to the last bit)."""
+    down_cap, up_cap = caps(lo, hi)
+    below, above = x - lo, x - hi
+    down, up, grown_down, grown_up = [], [], [], []
+    for shift, square, before_down, before_up in zip(SHIFTS, SQUARES, *mixture):
+        stake = shift / (var + square)
+        down.append(1.0 - (down_cap if stake > down_cap else stake) * below)  # np.minimum's (NaN kept)
+        up.append(1.0 + (up_cap if stake > up_cap else stake) * above)
+        grown = (before_down + weight) * down[-1]
+        grown_down.append(CAP if grown > CAP else grown)
+        grown = (before_up + weight) * up[-1]
+        grown_up.append(CAP if grown > CAP else grown)
+    return [down, up], [grown_down, grown_up]
+
+
+def evidence_of(mixture: list[list[float]]) -> float:
+    """E_t of one stream from its mixtures ([down, up] lists of K): :func:`evidence` on one row, summed in numpy's
+    order (left to right: numpy sums fewer than 8 numbers one after another)."""
+    total = 0.0
+    for share, row in zip(SHARES, mixture):
+        summed = 0.0
+        for value in row:
+            summed += value
+        total += share * (summed / len(row))
+    return total
 
 
 def moments_after(count: int, total, sum_sq, x):

@@ -26,28 +26,46 @@ from __future__ import annotations
 import heapq
 import math
 
-import numpy as np
-
 WORST = 20
 MAX_VALUES = 50
 OTHER = "(other)"
 SEGMENT_FIELDS = ("cusum", "start", "start_at", "sum", "sq", "n")
 
 
-def new_segments(shape: tuple[int, int]) -> dict[str, np.ndarray]:
-    """The CUSUM state of every bettor, before any trace (C_0 = 0, so the first trace starts a segment)."""
-    return {name: np.zeros(shape) for name in SEGMENT_FIELDS}
+def new_segments(shape: tuple[int, int]) -> list[list[list]]:
+    """The CUSUM segment of every bettor, (sides, K) of them, before any trace (C_0 = 0, so the first trace starts a
+    segment). A segment is a list: its :data:`SEGMENT_FIELDS` (floats), then its tracker's :func:`segment_key`."""
+    return [
+        [[0.0] * len(SEGMENT_FIELDS) + [segment_key(side, 0.0)] for _ in range(shape[1])] for side in range(shape[0])
+    ]
 
 
-def advance_segments(segments: dict[str, np.ndarray], index: int, at: float, x: float, factor: np.ndarray) -> None:
+def segment_fields(segments: list[list[list]]) -> dict[str, list[list[float]]]:
+    """The segments by field: each of :data:`SEGMENT_FIELDS` -> its (sides, K) values (the stored form)."""
+    return {name: [[segment[i] for segment in side] for side in segments] for i, name in enumerate(SEGMENT_FIELDS)}
+
+
+def segments_from(fields: dict[str, list[list[float]]]) -> list[list[list]]:
+    """The segments that :func:`segment_fields` gave ``fields``."""
+    columns = [fields[name] for name in SEGMENT_FIELDS]
+    return [
+        [[float(column[side][k]) for column in columns] + [segment_key(side, start)] for k, start in enumerate(starts)]
+        for side, starts in enumerate(fields["start"])
+    ]
+
+
+def advance_segments(segments: list[list[list]], index: int, at: float, x: float, factor) -> None:
     """One trace (0-based ``index``, time ``at``, rescaled value ``x``, factors (2, K)) into every CUSUM, in place."""
-    reset = segments["cusum"] < 1.0
-    segments["cusum"] = np.maximum(segments["cusum"], 1.0) * factor
-    for name, value in (("start", index), ("start_at", at), ("sum", 0.0), ("sq", 0.0), ("n", 0.0)):
-        segments[name][reset] = value
-    segments["sum"] += x
-    segments["sq"] += x * x
-    segments["n"] += 1
+    squared = x * x
+    for side, (row, factors) in enumerate(zip(segments, factor)):
+        fresh = None  # a segment that starts here, less its C_t: its sums from 0.0
+        for k, (cusum, start, start_at, total, sq, n, key) in enumerate(row):
+            if cusum < 1.0:  # C_{t-1} < 1: C_t = max(C_{t-1}, 1) F_t = F_t
+                if fresh is None:
+                    fresh = (float(index), at, 0.0 + x, 0.0 + squared, 1.0, segment_key(side, index))
+                row[k] = [factors[k], *fresh]
+            else:
+                row[k] = [cusum * factors[k], start, start_at, total + x, sq + squared, n + 1.0, key]
 
 
 def segment_key(side: int, start: float) -> str:
@@ -55,21 +73,25 @@ def segment_key(side: int, start: float) -> str:
     return f"{side}:{int(start)}"
 
 
-def track(trackers: dict, totals: dict, segments: dict, obs, index: int, version_keys) -> None:
+def track(trackers: dict, totals: dict, segments: list, obs, index: int, version_keys) -> None:
     """Record one trace in the detector's version totals and in the tracker of every live segment, in place;
     trackers of segments no bettor starts at any more are dropped."""
     seen = _versions_of(obs, version_keys)
     _count(totals, seen)
-    live = {segment_key(side, start): side for side in (0, 1) for start in set(segments["start"][side].tolist())}
+    live = {segment[-1]: side for side, row in enumerate(segments) for segment in row}
     for key in [key for key in trackers if key not in live]:
         del trackers[key]
+    value, trace_id = obs.value, obs.trace_id
     for key, side in live.items():
-        tracker = trackers.setdefault(key, {"worst": [], "versions": {}})
-        entry = [-obs.value if side == 0 else obs.value, index, obs.trace_id]
-        if len(tracker["worst"]) < WORST:
-            heapq.heappush(tracker["worst"], entry)
+        tracker = trackers.get(key)
+        if tracker is None:
+            tracker = trackers[key] = {"worst": [], "versions": {}}
+        worst = tracker["worst"]
+        entry = [-value if side == 0 else value, index, trace_id]
+        if len(worst) < WORST:
+            heapq.heappush(worst, entry)
         else:
-            heapq.heappushpop(tracker["worst"], entry)
+            heapq.heappushpop(worst, entry)
         _count(tracker["versions"], seen)
 
 
@@ -122,7 +144,12 @@ def _versions_of(obs, version_keys) -> list[tuple[str, str]]:
 
 def _count(counts: dict[str, dict[str, int]], seen: list[tuple[str, str]]) -> None:
     for key, value in seen:
-        values = counts.setdefault(key, {})
-        if value not in values and len(values) >= MAX_VALUES:
-            value = OTHER
-        values[value] = values.get(value, 0) + 1
+        values = counts.get(key)
+        if values is None:
+            values = counts[key] = {}
+        if value in values:
+            values[value] += 1
+        elif len(values) < MAX_VALUES:
+            values[value] = 1
+        else:
+            values[OTHER] = values.get(OTHER, 0) + 1

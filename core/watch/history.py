@@ -90,6 +90,8 @@ class History:
 
     @staticmethod
     def _find(bins: list[list[Any]], start: float) -> list[Any] | None:
+        if bins and bins[-1][0] == start:  # the usual case: the value falls in the latest bin
+            return bins[-1]
         index = bisect.bisect_left([b[0] for b in bins], start)
         return bins[index] if index < len(bins) and bins[index][0] == start else None
 

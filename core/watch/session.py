@@ -164,16 +164,16 @@ class WatchSession:
         return results
 
     def _observe(self, trace: Trace, result: Any) -> list[dict[str, Any]]:
-        from .alarms import alarm_record
-
         attributes = version_values(trace, self.rules.version_keys)
-        found = []
+        found, at = [], trace.start_ns / 1e9
         for column, value in column_values(result).items():
             detector = self.monitors.detectors.get(column)
             if detector is not None:
-                self.history.observe(column, float(value), trace.start_ns / 1e9, detector.summary)
-            alarm = self.monitors.observe(column, value, trace.start_ns / 1e9, trace.trace_id, attributes)
+                self.history.observe(column, float(value), at, detector.summary)
+            alarm = self.monitors.observe(column, value, at, trace.trace_id, attributes)
             if alarm is not None:
+                from .alarms import alarm_record  # imported once an alarm needs it
+
                 reference = (self.state.get("references") or {}).get(column)
                 record = alarm_record(alarm, self.report.run_id, self.rules.name, reference)
                 found.append({**record, "delivered": False})

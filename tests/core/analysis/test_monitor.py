@@ -190,3 +190,23 @@ def test_a_long_shifted_stream_keeps_a_finite_storable_state():
     assert sum(a is not None for a in fired) == 1
     text = json.dumps(detector.state(), allow_nan=False)
     assert Detector.restore(json.loads(text)).state() == detector.state()
+
+
+@pytest.mark.parametrize(("lo", "hi"), [(0.4, 0.5), (0.8, 0.8), (1.0, 1.0), (0.0, 0.0), (0.0, 1.0)])
+def test_the_detectors_float_step_is_the_vectorised_step_to_the_last_bit(lo, hi):
+    """Detector.observe takes ev.step / ev.evidence_of on plain floats; first_alarms the numpy functions on rows:
+    the same numbers, bit for bit, mixtures held at the cap included."""
+    from ragassay.analysis import monitor_evidence as ev
+
+    rng = np.random.default_rng(5)
+    rows, k = 400, len(ev.SHIFTS)
+    mixture = rng.random((rows, 2, k)) * 10.0 ** rng.integers(-30, 30, (rows, 2, k))
+    mixture[:5] = ev.CAP
+    var, x = rng.random(rows) * 0.3 + 1e-4, rng.random(rows)
+    weight = ev.start_weight(int(rng.integers(1, 10_000)))
+    factor = ev.factors(x, ev.stakes(var, lo, hi), lo, hi)
+    grown = ev.grow(mixture, weight, factor)
+    for row in range(rows):
+        one_factor, one_grown = ev.step(mixture[row].tolist(), float(var[row]), float(x[row]), lo, hi, weight)
+        assert one_factor == factor[row].tolist() and one_grown == grown[row].tolist()
+        assert ev.evidence_of(one_grown) == float(ev.evidence(grown[row][None])[0])
