@@ -34,9 +34,12 @@ _ARTICLES = frozenset({"a", "an", "the"})
 _NOT_PLAIN = re.compile(r"[^\x09-\x0d\x20-\x7e]")
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, slots=True)
 class TokenBag:
-    """The multiset of a text's tokens: ``counts`` (token → occurrences; read-only) and ``size`` (all tokens)."""
+    """The multiset of a text's tokens: ``counts`` (token → occurrences; read-only) and ``size`` (all tokens).
+
+    ``counts`` is a plain dict of strings and ints, which the garbage collector does not track: the memoised bags
+    of :func:`token_bag` cost its collections nothing."""
 
     counts: dict[str, int]
     size: int
@@ -54,7 +57,7 @@ def plain_tokens(text: str) -> list[str]:
 def token_bag(text: str) -> TokenBag:
     """The token multiset of ``text`` (memoised; treat ``counts`` as read-only)."""
     tokens = plain_tokens(text)
-    return TokenBag(Counter(tokens), len(tokens))
+    return TokenBag({token: count for token, count in Counter(tokens).items()}, len(tokens))
 
 
 def common_count(a: TokenBag, b: TokenBag) -> int:
