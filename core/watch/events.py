@@ -1,6 +1,6 @@
 """Each evaluation the watch makes goes out as an OpenTelemetry ``gen_ai.evaluation.result`` event once it is
 committed (:mod:`ragassay.traces.evaluations`: the same attributes and the same evaluated span as
-``ragassay traces export-evals``)."""
+``ragassay traces export-evals``). The events are made as each trace is scored and sent after the commit."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def _scores(result: Any) -> list[Any]:
     return found
 
 
-def evaluation_events(run_id: str, spec: dict, results: Sequence[Any]) -> Evaluations:
+def evaluation_events(run_id: str, spec: dict, results: Sequence[Any]) -> list[EvaluationEvent]:
     """The events of ``results`` (unit results of trace samples), parented to each trace's answer span."""
     from .. import __version__
 
@@ -58,10 +58,11 @@ def evaluation_events(run_id: str, spec: dict, results: Sequence[Any]) -> Evalua
         base = {"ragassay.version": __version__, "ragassay.run.id": run_id, "ragassay.system": result.system}
         for score in _scores(result):
             events.append(EvaluationEvent(trace_id, span_id, {**base, **evaluation_attributes(spec, score)}))
-    return Evaluations(run_id, time.time_ns(), events, [])
+    return events
 
 
-def send_evaluations(run_id: str, spec: dict, results: Sequence[Any], endpoint: str, headers: dict) -> int:
-    """Send the events of ``results``; the number sent (a refusal raises, the caller says it)."""
-    found = evaluation_events(run_id, spec, results)
+def send_events(run_id: str, events: Sequence[EvaluationEvent], endpoint: str, headers: dict) -> int:
+    """Send ``events`` (:func:`evaluation_events` of committed results); the number sent (a refusal raises, the
+    caller says it)."""
+    found = Evaluations(run_id, time.time_ns(), list(events), [])
     return send(found, endpoint, headers=headers or None) if found.events else 0

@@ -120,7 +120,6 @@ async def window_values(session: Any) -> dict[str, list[float]]:
     """column -> values of the stored traces of the reference window, scored now into the watch run (status
     ``reference``), batch by batch; a resumed session reads those it scored before from the store."""
     from ..traces.reading import scan_traces
-    from .scoring import column_values
 
     reference, rules = session.rules.reference, session.rules
     where = {**rules.where, "since": reference.since, **({"until": reference.until} if reference.until else {})}
@@ -128,8 +127,8 @@ async def window_values(session: Any) -> dict[str, list[float]]:
     batch: list[Any] = []
 
     async def flush() -> None:
-        for result in await session.decide(batch, status="reference"):
-            for column, value in column_values(result).items():
+        for kept in await session.decide(batch, status="reference"):
+            for column, value in kept.values.items():
                 found.setdefault(column, []).append(value)
         batch.clear()
 

@@ -6,8 +6,9 @@ still scored after a refusal."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..engine.processing import ItemInputs, UnitProcessor, WorkItem
@@ -19,6 +20,19 @@ from ..store.units import UnitResult
 BUDGET = "budget"  # the reason of a trace unscored for budget (watch_traces.reason)
 
 
+@dataclasses.dataclass
+class Scored:
+    """What the watch keeps of a scored trace until its batch is committed: the unit result (settled into its rows
+    when the store settles results: the output and the values are then freed at once, so fewer objects live
+    until the commit), the values its detectors read (:func:`column_values`), whether the budget refused any
+    (:func:`refused`) and its evaluation events (sent after the commit; none without ``[watch] otlp``)."""
+
+    result: UnitResult
+    values: dict[str, float]
+    refused: bool
+    events: list[Any]
+
+
 async def score_samples(
     processor: UnitProcessor,
     system: Any,
@@ -27,16 +41,19 @@ async def score_samples(
     ledger: BudgetLedger | None,
     concurrency: int,
     raws: Sequence[str] | None = None,
-) -> list[UnitResult]:
+    keep: Callable[[UnitResult], Any] | None = None,
+) -> list[Any]:
     """One unit result per sample, in order. Under a budget the samples are scored one after another (the traces
     that get the calls are the first ones, the same on every run); otherwise ``concurrency`` at a time.
-    ``raws``: each sample's JSON when the caller has it (it keys the sample)."""
+    ``raws``: each sample's JSON when the caller has it (it keys the sample). ``keep``: what to keep of each result,
+    applied as soon as it is made (the watch's :class:`Scored`); by default the result itself."""
     limit = asyncio.Semaphore(1 if ledger is not None else concurrency)
     raws = raws if raws is not None else [sample.model_dump_json() for sample in samples]
 
-    async def one(sample: Sample, raw: str) -> UnitResult:
+    async def one(sample: Sample, raw: str) -> Any:
         async with limit:
-            return await score_sample(processor, system, system_key, sample, ledger, raw)
+            result = await score_sample(processor, system, system_key, sample, ledger, raw)
+        return result if keep is None else keep(result)
 
     with using(ledger):
         return list(await asyncio.gather(*(one(sample, raw) for sample, raw in zip(samples, raws, strict=True))))

@@ -14,19 +14,21 @@ a call); ``unmapped`` (no question or answer, with the reason); ``skipped`` (not
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import time
 from collections.abc import Callable
 from typing import Any
 
 from ..models import Sample
+from ..store.protocols import SettlingWriter
 from ..traces.model import Trace, Unmapped
 from ..traces.reading import traces_read
 from .budget import RollingSpend
 from .detect import Monitors, Statistics
 from .history import History
 from .plan import WatchPlan
-from .scoring import BUDGET, column_values, refused, score_samples
+from .scoring import BUDGET, Scored, column_values, refused, score_samples
 from .sinks import Sinks
 from .source import FolderFeed, Selection, mapped, trace_sample, version_values
 from .tail import Tail
@@ -121,9 +123,9 @@ class WatchSession:
         await self.decide(traces)
         return len(traces)
 
-    async def decide(self, traces: list[Trace | Unmapped], status: str = "scored") -> list[Any]:
+    async def decide(self, traces: list[Trace | Unmapped], status: str = "scored") -> list[Scored]:
         """Score the selected ``traces``, feed the detectors (unless ``status`` is ``reference``), commit, then
-        send; returns the unit results."""
+        send; returns what was kept of each scored trace."""
         decisions: list[tuple[str, str, str | None, float | None]] = []
         chosen: list[Trace] = []
         for trace in traces:
@@ -137,36 +139,51 @@ class WatchSession:
                 chosen.append(trace)
         samples = [trace_sample(t) for t in chosen]
         raws = [s.model_dump_json() for s in samples]  # hashed for the sample key, stored with the run
-        results = await self._score(chosen, samples, raws) if chosen else []
+        pairs = [(s.question_id, raw) for s, raw in zip(samples, raws)]
+        scored = await self._score(chosen, samples, raws) if chosen else []
+        del samples  # what is left of them is in pairs
         alarms = []
-        for trace, result in zip(chosen, results):
-            decided = _status(result, status)
+        for trace, kept in zip(chosen, scored):
+            decided = _status(kept, status)
             decisions.append((trace.trace_id, decided[0], decided[1], trace.start_ns / 1e9))
-            if status != "reference" and result.status == "ok":
-                alarms += self._observe(trace, result)
+            if status != "reference" and kept.result.status == "ok":
+                alarms += self._observe(trace, kept.values)
         self.tail.decided([decision[0] for decision in decisions])
-        self._commit([(s.question_id, raw) for s, raw in zip(samples, raws)], results, decisions, alarms)
+        self._commit(pairs, [kept.result for kept in scored], decisions, alarms)
         self._count(decisions)
-        self._send(results)
+        self._send(scored)
         self.redeliver()
-        return results
+        return scored
 
-    async def _score(self, traces: list[Trace], samples: list[Sample], raws: list[str]) -> list[Any]:
+    async def _score(self, traces: list[Trace], samples: list[Sample], raws: list[str]) -> list[Scored]:
         ledger = self.spend.ledger(self.clock(), self.write_context.prices)
         concurrency = self.plan.loaded.config.project.concurrency
+        keep = functools.partial(self._keep, self.plan.spec() if self.rules.otlp else None)
         with traces_read(self.store, self.plan.mapping, {t.trace_id: t for t in traces}):  # trace_replay reads none
             results = await score_samples(
-                self.processor, self.plan.system, self.system_key, samples, ledger, concurrency, raws
+                self.processor, self.plan.system, self.system_key, samples, ledger, concurrency, raws, keep
             )
         if ledger is not None:
             spent = ledger.spent()
             self.spend.add(self.clock(), int(spent["calls"]), float(spent["usd"]))
         return results
 
-    def _observe(self, trace: Trace, result: Any) -> list[dict[str, Any]]:
+    def _keep(self, spec: dict | None, result: Any) -> Scored:
+        """What is kept of ``result`` as soon as it is scored (:class:`Scored`); ``spec``: the run's spec, when the
+        evaluation events are sent."""
+        from .events import evaluation_events
+
+        values = column_values(result) if result.status == "ok" else {}
+        events = evaluation_events(self.report.run_id, spec, [result]) if spec is not None else []
+        kept = Scored(result, values, refused(result), events)
+        if isinstance(self.store, SettlingWriter):
+            kept.result = self.store.settle_units([result], self.write_context)[0]
+        return kept
+
+    def _observe(self, trace: Trace, values: dict[str, float]) -> list[dict[str, Any]]:
         attributes = version_values(trace, self.rules.version_keys)
         found, at = [], trace.start_ns / 1e9
-        for column, value in column_values(result).items():
+        for column, value in values.items():
             detector = self.monitors.detectors.get(column)
             if detector is not None:
                 self.history.observe(column, float(value), at, detector.summary)
@@ -197,20 +214,19 @@ class WatchSession:
         for _, status, _, _ in decisions:
             self.report.decided[status] = self.report.decided.get(status, 0) + 1
 
-    def _send(self, results: list[Any]) -> None:
+    def _send(self, scored: list[Scored]) -> None:
         """The evaluation events of committed results, when ``[watch] otlp`` is set (a failure is said once)."""
-        if not self.rules.otlp or not results:
+        events = [event for kept in scored for event in kept.events]
+        if not self.rules.otlp or not events:
             return
-        from .events import send_evaluations
+        from .events import send_events
 
         try:
-            self.report.events_sent += send_evaluations(
-                self.report.run_id, self.plan.spec(), results, self.rules.otlp, self.rules.otlp_headers
-            )
+            self.report.events_sent += send_events(self.report.run_id, events, self.rules.otlp, self.rules.otlp_headers)
         except Exception as exc:  # noqa: BLE001 - the watch goes on; the events of this batch are counted
             if not self.report.events_failed:
                 self.say(f"warning: evaluation events not sent to {self.rules.otlp}: {exc}")
-            self.report.events_failed += sum(len(r.metrics) + len(r.judgements) for r in results)
+            self.report.events_failed += len(events)
 
     def redeliver(self, retry: bool = False) -> None:
         """Send the stored alarms no sink has had yet; with ``retry`` (when a session opens) also those a sink
@@ -236,10 +252,10 @@ class WatchSession:
         return self.report
 
 
-def _status(result: Any, status: str) -> tuple[str, str | None]:
+def _status(kept: Scored, status: str) -> tuple[str, str | None]:
     """(decision, reason) of a scored trace."""
-    if result.status != "ok":
-        return "failed", result.error
-    if refused(result):
+    if kept.result.status != "ok":
+        return "failed", kept.result.error
+    if kept.refused:
         return "unscored", BUDGET
     return status, None
