@@ -291,7 +291,7 @@ def replay_output(trace: Trace, mapping: TraceMapping | None = None) -> RAGOutpu
                 "end_ns": s.end_ns,
                 "latency_s": s.latency_s,
                 "attributes": s.attributes,
-                "events": [e.model_dump() for e in s.events],
+                "events": [e.model_dump() for e in s.events] if s.events else [],
             }
         )
     latency_s = trace.latency_s
@@ -320,11 +320,13 @@ def replay_output(trace: Trace, mapping: TraceMapping | None = None) -> RAGOutpu
 
 def _provider(trace: Trace) -> str:
     """The model provider of the answer span (prices are per provider/model), 'trace' when it names none."""
-    span = next((s for s in trace.spans if s.span_id == trace.answer_span_id), None)
-    attributes = span.attributes if span is not None else {}
-    for key in ("llm.provider", "gen_ai.provider.name", "gen_ai.system", "llm.system"):
-        if isinstance(attributes.get(key), str) and attributes[key]:
-            return attributes[key]
+    for span in trace.spans:
+        if span.span_id == trace.answer_span_id:
+            for key in ("llm.provider", "gen_ai.provider.name", "gen_ai.system", "llm.system"):
+                value = span.attributes.get(key)
+                if isinstance(value, str) and value:
+                    return value
+            break
     return "trace"
 
 

@@ -31,6 +31,7 @@ import functools
 import json
 import operator
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -53,6 +54,8 @@ RETRIEVAL_QUERY = "gen_ai.retrieval.query.text"
 #: Where a model call's prompt and completion token counts are, first found wins.
 PROMPT_KEYS = ("llm.token_count.prompt", "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens")
 COMPLETION_KEYS = ("llm.token_count.completion", "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens")
+#: Keys read when a model call's ``output.value`` is a JSON object.
+OUTPUT_JSON_KEYS = ("content", "answer", "output")
 _INDEXED = re.compile(r"^(?P<prefix>.+)\.(?P<index>\d+)\.(?P<field>.+)$")
 
 
@@ -232,7 +235,7 @@ def _text(span: TraceSpan, keys: list[str], json_keys: list[str]) -> str:
     return ""
 
 
-def _from_json(value: str, json_keys: list[str]) -> str:
+def _from_json(value: str, json_keys: Sequence[str]) -> str:
     text = value.strip()
     if not text.startswith(("{", "[")):
         return text
@@ -335,7 +338,8 @@ def _messages(span: TraceSpan, direction: str) -> list[Any]:
     oi = _indexed(attrs, prefix)
     if oi:
         return oi
-    genai = _json_list(attrs.get(key))
+    value = attrs.get(key)
+    genai = [] if value is None else _json_list(value)
     if genai:
         return genai
     legacy = attrs.get(legacy_key)
@@ -365,15 +369,17 @@ def _event_messages(span: TraceSpan, direction: str) -> list[Any]:
 
 
 def _last_user_message(span: TraceSpan) -> str:
-    return _last_of(_messages(span, "input"), "user")
+    messages = _messages(span, "input")
+    return _last_of(messages, "user") if messages else ""
 
 
 def _output_message(span: TraceSpan) -> str:
-    found = _last_of(_messages(span, "output"), None)
+    messages = _messages(span, "output")
+    found = _last_of(messages, None) if messages else ""
     if found:
         return found
     value = span.attributes.get("output.value")
-    return _from_json(value, ["content", "answer", "output"]) if isinstance(value, str) else ""
+    return _from_json(value, OUTPUT_JSON_KEYS) if isinstance(value, str) else ""
 
 
 def _contexts(spans: list[TraceSpan], mapping: TraceMapping) -> list[dict[str, Any]]:
@@ -427,6 +433,8 @@ def _tokens(llms: list[TraceSpan]) -> dict[str, int]:
 def _int(attributes: dict[str, Any], *keys: str) -> int:
     for key in keys:
         value = attributes.get(key)
+        if value is None:
+            continue
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return int(value)
         if isinstance(value, str) and value.isdigit():

@@ -21,7 +21,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..models import Step
-from .mapping import TraceMapping, span_kind
+from .mapping import TraceMapping, _order, span_kind
 from .model import Trace, TraceSpan
 from .trajectory_fields import agent_fields, model_fields, retrieval_fields, tool_fields
 
@@ -52,13 +52,14 @@ def spans_to_trajectory(
     """The trajectory of one trace's spans (any order; the spans are not changed). ``answer``: the text of the
     final answer step (none when empty)."""
     mapping = mapping or TraceMapping()
-    by_id = {s.span_id: s for s in spans}
     mapped = [span_kind(s, mapping) for s in spans]
-    kinds = {s.span_id: _step_kind(s, k) for s, k in zip(spans, mapped)}
-    agents = "agent" in kinds.values()
+    kinds = {s.span_id: _step_kind(s, kind) for s, kind in zip(spans, mapped)}
+    by_id = {s.span_id: s for s in spans} if "agent" in kinds.values() else None
+    keys = list(map(_order, spans))
     steps: list[dict] = []  # each step's fields, validated with the trajectory
     skipped: dict[str, int] = {}
-    for span, mapped_kind in sorted(zip(spans, mapped), key=lambda p: (p[0].start_ns, p[0].end_ns, p[0].span_id)):
+    for i in sorted(range(len(spans)), key=keys.__getitem__):  # the spans' indices by start, end, span id
+        span, mapped_kind = spans[i], mapped[i]
         kind = kinds[span.span_id]
         if kind is None:
             label = _label(span, mapped_kind)
@@ -66,14 +67,14 @@ def spans_to_trajectory(
             continue
         if span.kind != mapped_kind:  # a copy with its mapped kind (a mapped trace's spans have it already)
             span = span.model_copy(update={"kind": mapped_kind})
-        parent = _enclosing_agent(span, by_id, kinds) if agents else None
+        parent = None if by_id is None else _enclosing_agent(span, by_id, kinds)
         if kind == "retrieval":
             steps.append(retrieval_fields(span, parent, mapping.document_prefixes))
         else:
             steps.append(STEP_FIELDS[kind](span, parent))
     if answer:
         steps.append({"id": ANSWER_STEP_ID, "kind": "answer", "output": answer})
-    return SpanTrajectory(steps=steps, skipped=dict(sorted(skipped.items())))
+    return SpanTrajectory(steps=steps, skipped=dict(sorted(skipped.items())) if len(skipped) > 1 else skipped)
 
 
 #: Step kind -> the fields of its step from its span (a retrieval's also need the mapping's document prefixes).
