@@ -30,7 +30,6 @@ from ragassay import (
     RAGOutput,
     RAGSystem,
     Sample,
-    TokenUsage,
     Trace,
     TraceLookup,
     TraceMapping,
@@ -276,25 +275,13 @@ def replay_output(trace: Trace, mapping: TraceMapping | None = None) -> RAGOutpu
     """The output a trace recorded: answer, contexts, tokens, root latency, the span tree as its trace, and its
     agent steps as the trajectory (:func:`ragassay.trace_trajectory`; the spans that are no step are counted in
     ``trace["trajectory_skipped"]`` by kind)."""
-    llm_calls = sum(1 for s in trace.spans if s.kind == "LLM")
-    provider = _provider(trace)
-    usage = TokenUsage(
-        input_tokens=trace.tokens.prompt,
-        output_tokens=trace.tokens.completion,
-        calls=llm_calls,
-        by_model={
-            f"{provider}/{trace.model}": TokenUsage(
-                input_tokens=trace.tokens.prompt, output_tokens=trace.tokens.completion, calls=llm_calls
-            )
-        }
-        if trace.model and llm_calls
-        else {},
-    )
-    output_trace: dict[str, Any] = {
-        **trace.ids(),
-        "model": trace.model,
-        "latency_s": trace.latency_s,
-        "spans": [
+    llm_calls, retrieval_span, spans = 0, False, []
+    for s in trace.spans:
+        if s.kind == "LLM":
+            llm_calls += 1
+        elif s.kind in ("RETRIEVER", "RERANKER"):
+            retrieval_span = True
+        spans.append(
             {
                 "span_id": s.span_id,
                 "parent_span_id": s.parent_span_id,
@@ -304,24 +291,28 @@ def replay_output(trace: Trace, mapping: TraceMapping | None = None) -> RAGOutpu
                 "end_ns": s.end_ns,
                 "latency_s": s.latency_s,
                 "attributes": s.attributes,
-                "events": [e.model_dump() for e in s.events],
+                "events": [e.model_dump() for e in s.events] if s.events else [],
             }
-            for s in trace.spans
-        ],
-    }
+        )
+    latency_s = trace.latency_s
+    output_trace: dict[str, Any] = {**trace.ids(), "model": trace.model, "latency_s": latency_s, "spans": spans}
     trajectory = trace_trajectory(trace, mapping)
     if trajectory.skipped:
         output_trace["trajectory_skipped"] = trajectory.skipped
-    scores = [c.score for c in trace.contexts]
-    if trace.contexts and all(score is not None for score in scores):
+    contexts = trace.contexts
+    scores = [c.score for c in contexts]
+    if contexts and None not in scores:
         output_trace["scores"] = scores
-    return RAGOutput(
+    ids = [c.id for c in contexts]
+    counts = {"input_tokens": trace.tokens.prompt, "output_tokens": trace.tokens.completion, "calls": llm_calls}
+    by_model = {f"{_provider(trace)}/{trace.model}": counts} if trace.model and llm_calls else {}
+    return RAGOutput(  # the usage given as its fields: validated with the output
         answer=trace.answer,
-        contexts=[c.text for c in trace.contexts],
-        context_ids=[c.id for c in trace.contexts] if all(c.id for c in trace.contexts) else [],
-        retrieved=bool(trace.contexts) or any(s.kind in ("RETRIEVER", "RERANKER") for s in trace.spans),
-        usage=usage,
-        latency_s=trace.latency_s,
+        contexts=[c.text for c in contexts],
+        context_ids=ids if all(ids) else [],
+        retrieved=bool(contexts) or retrieval_span,
+        usage={**counts, "by_model": by_model},
+        latency_s=latency_s,
         trace=output_trace,
         trajectory=trajectory.steps,
     )
@@ -329,11 +320,13 @@ def replay_output(trace: Trace, mapping: TraceMapping | None = None) -> RAGOutpu
 
 def _provider(trace: Trace) -> str:
     """The model provider of the answer span (prices are per provider/model), 'trace' when it names none."""
-    span = next((s for s in trace.spans if s.span_id == trace.answer_span_id), None)
-    attributes = span.attributes if span is not None else {}
-    for key in ("llm.provider", "gen_ai.provider.name", "gen_ai.system", "llm.system"):
-        if isinstance(attributes.get(key), str) and attributes[key]:
-            return attributes[key]
+    for span in trace.spans:
+        if span.span_id == trace.answer_span_id:
+            for key in ("llm.provider", "gen_ai.provider.name", "gen_ai.system", "llm.system"):
+                value = span.attributes.get(key)
+                if isinstance(value, str) and value:
+                    return value
+            break
     return "trace"
 
 

@@ -27,13 +27,16 @@ semconv/gen-ai/gen-ai-spans/).
 
 from __future__ import annotations
 
+import functools
 import json
+import operator
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .model import Trace, TraceContext, TraceSpan, TraceTokens
+from .model import Trace, TraceSpan
 
 KINDS = ("CHAIN", "RETRIEVER", "RERANKER", "LLM", "EMBEDDING", "TOOL", "AGENT")
 GENAI_KINDS = {
@@ -48,6 +51,11 @@ GENAI_KINDS = {
     "retrieval": "RETRIEVER",
 }
 RETRIEVAL_QUERY = "gen_ai.retrieval.query.text"
+#: Where a model call's prompt and completion token counts are, first found wins.
+PROMPT_KEYS = ("llm.token_count.prompt", "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens")
+COMPLETION_KEYS = ("llm.token_count.completion", "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens")
+#: Keys read when a model call's ``output.value`` is a JSON object.
+OUTPUT_JSON_KEYS = ("content", "answer", "output")
 _INDEXED = re.compile(r"^(?P<prefix>.+)\.(?P<index>\d+)\.(?P<field>.+)$")
 
 
@@ -113,10 +121,13 @@ class MappingFailure(Exception):
 
 def span_kind(span: TraceSpan, mapping: TraceMapping) -> str:
     """The kind of a span by the conventions, then the mapping's span names; '' when unknown."""
-    kind = span.attributes.get("openinference.span.kind")
-    if isinstance(kind, str) and kind.upper() in KINDS:
-        return kind.upper()
-    operation = span.attributes.get("gen_ai.operation.name")
+    attributes = span.attributes
+    kind = attributes.get("openinference.span.kind")
+    if isinstance(kind, str):
+        kind = kind.upper()
+        if kind in KINDS:
+            return kind
+    operation = attributes.get("gen_ai.operation.name")
     if isinstance(operation, str) and operation in GENAI_KINDS:
         return GENAI_KINDS[operation]
     return mapping.span_kinds.get(span.name, "").upper()
@@ -125,6 +136,8 @@ def span_kind(span: TraceSpan, mapping: TraceMapping) -> str:
 def find_root(spans: list[TraceSpan]) -> TraceSpan:
     """The span without a parent (the earliest if several); a trace whose root has not arrived is unmappable."""
     roots = [s for s in spans if not s.parent_span_id]
+    if len(roots) == 1:
+        return roots[0]
     if roots:
         return min(roots, key=lambda s: (s.start_ns, s.span_id))
     ids = {s.span_id for s in spans}
@@ -169,16 +182,15 @@ def map_own_spans(
         )
     resource = resources.get(root.span_id) or next(iter(resources.values()), {})
     version = resource.get(mapping.version_attribute, root.attributes.get(mapping.version_attribute))
-    session = next((s.attributes[k] for s in [root, *spans] for k in mapping.session_keys if k in s.attributes), "")
-    return Trace(
+    return Trace(  # the contexts and tokens given as their fields: validated with the trace
         trace_id=trace_id,
         root_span_id=root.span_id,
         answer_span_id=answer_span.span_id,
         start_ns=root.start_ns,
         end_ns=root.end_ns,
         service_name=str(resource.get("service.name", "")),
-        service_version=_string(version),
-        session_id=_string(session),
+        service_version="" if version is None else str(version),
+        session_id=_session(root, spans, mapping.session_keys),
         question=question,
         answer=answer,
         contexts=_contexts(spans, mapping),
@@ -199,12 +211,19 @@ def _question(root: TraceSpan, spans: list[TraceSpan], llms: list[TraceSpan], ma
     return found or (_last_user_message(llms[0]) if llms else "")
 
 
-def _order(span: TraceSpan) -> tuple[int, int, str]:
-    return (span.start_ns, span.end_ns, span.span_id)
+#: The order of spans: (start, end, span id).
+_order = operator.attrgetter("start_ns", "end_ns", "span_id")
 
 
-def _string(value: Any) -> str:
-    return "" if value is None else str(value)
+def _session(root: TraceSpan, spans: list[TraceSpan], keys: list[str]) -> str:
+    """The session id: the first of ``keys`` the root span has, else any span (in order)."""
+    for span in (root, *spans):
+        attributes = span.attributes
+        for key in keys:
+            if key in attributes:
+                value = attributes[key]
+                return "" if value is None else str(value)
+    return ""
 
 
 def _text(span: TraceSpan, keys: list[str], json_keys: list[str]) -> str:
@@ -216,7 +235,7 @@ def _text(span: TraceSpan, keys: list[str], json_keys: list[str]) -> str:
     return ""
 
 
-def _from_json(value: str, json_keys: list[str]) -> str:
+def _from_json(value: str, json_keys: Sequence[str]) -> str:
     text = value.strip()
     if not text.startswith(("{", "[")):
         return text
@@ -265,13 +284,21 @@ def _role(message: dict) -> str:
 
 def _indexed(attributes: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
     """``PREFIX.N.rest`` attributes as a list of dicts (``rest`` -> value), by N."""
-    items: dict[int, dict[str, Any]] = {}
-    for key, value in attributes.items():
-        if key.startswith(prefix + "."):
-            match = _INDEXED.match(key)
-            if match and match["prefix"] == prefix:
-                items.setdefault(int(match["index"]), {})[match["field"]] = value
-    return [items[i] for i in sorted(items)]
+    items = _indexed_keys(tuple(attributes)).get(prefix)
+    return [] if items is None else [{field: attributes[key] for field, key in item} for item in items]
+
+
+@functools.lru_cache(maxsize=1024)
+def _indexed_keys(keys: tuple[str, ...]) -> dict[str, tuple[tuple[tuple[str, str], ...], ...]]:
+    """PREFIX -> the ``PREFIX.N.rest`` keys among ``keys`` as (rest, key) pairs, one tuple per N (by N; the keys in
+    their order). Spans of one kind carry the same keys trace after trace: a set of keys is parsed once while it
+    recurs (the cache is bounded)."""
+    found: dict[str, dict[int, list[tuple[str, str]]]] = {}
+    for key in keys:
+        match = _INDEXED.match(key)
+        if match:
+            found.setdefault(match["prefix"], {}).setdefault(int(match["index"]), []).append((match["field"], key))
+    return {prefix: tuple(tuple(items[i]) for i in sorted(items)) for prefix, items in found.items()}
 
 
 def _json_list(value: Any) -> list[Any]:
@@ -286,33 +313,50 @@ def _json_list(value: Any) -> list[Any]:
     return []
 
 
+#: Per direction: the OpenInference prefix, the GenAI attribute, the legacy attribute and role, the GenAI events.
+_DIRECTIONS = {
+    "input": (
+        "llm.input_messages",
+        "gen_ai.input.messages",
+        ("gen_ai.prompt", "user"),
+        ("gen_ai.user.message", "gen_ai.system.message", "gen_ai.content.prompt"),
+    ),
+    "output": (
+        "llm.output_messages",
+        "gen_ai.output.messages",
+        ("gen_ai.completion", "assistant"),
+        ("gen_ai.choice", "gen_ai.assistant.message", "gen_ai.content.completion"),
+    ),
+}
+_EVENT_ROLES = {"gen_ai.user.message": "user", "gen_ai.system.message": "system"}
+
+
 def _messages(span: TraceSpan, direction: str) -> list[Any]:
     """Input or output messages of an LLM span by either convention (attributes first, then events)."""
     attrs = span.attributes
-    oi = _indexed(attrs, f"llm.{direction}_messages")
+    prefix, key, (legacy_key, role), _ = _DIRECTIONS[direction]
+    oi = _indexed(attrs, prefix)
     if oi:
         return oi
-    genai = _json_list(attrs.get(f"gen_ai.{direction}.messages"))
+    value = attrs.get(key)
+    genai = [] if value is None else _json_list(value)
     if genai:
         return genai
-    legacy = attrs.get("gen_ai.prompt" if direction == "input" else "gen_ai.completion")
+    legacy = attrs.get(legacy_key)
     if legacy is not None:
-        return _json_list(legacy) or [{"role": "user" if direction == "input" else "assistant", "content": legacy}]
-    return _event_messages(span, direction)
+        return _json_list(legacy) or [{"role": role, "content": legacy}]
+    return _event_messages(span, direction) if span.events else []
 
 
 def _event_messages(span: TraceSpan, direction: str) -> list[Any]:
     messages: list[Any] = []
-    names = {
-        "input": ("gen_ai.user.message", "gen_ai.system.message", "gen_ai.content.prompt"),
-        "output": ("gen_ai.choice", "gen_ai.assistant.message", "gen_ai.content.completion"),
-    }[direction]
+    _, key, _, names = _DIRECTIONS[direction]
     for event in span.events:
         attrs = event.attributes
         if event.name == "gen_ai.client.inference.operation.details":
-            messages += _json_list(attrs.get(f"gen_ai.{direction}.messages"))
+            messages += _json_list(attrs.get(key))
         elif event.name in names:
-            role = {"gen_ai.user.message": "user", "gen_ai.system.message": "system"}.get(event.name, "")
+            role = _EVENT_ROLES.get(event.name, "")
             body = attrs.get("gen_ai.prompt") or attrs.get("gen_ai.completion") or attrs.get("message") or attrs
             parsed = _json_list(body) if isinstance(body, str) and body.lstrip().startswith(("[", "{")) else None
             if parsed:
@@ -325,38 +369,49 @@ def _event_messages(span: TraceSpan, direction: str) -> list[Any]:
 
 
 def _last_user_message(span: TraceSpan) -> str:
-    return _last_of(_messages(span, "input"), "user")
+    messages = _messages(span, "input")
+    return _last_of(messages, "user") if messages else ""
 
 
 def _output_message(span: TraceSpan) -> str:
-    found = _last_of(_messages(span, "output"), None)
+    messages = _messages(span, "output")
+    found = _last_of(messages, None) if messages else ""
     if found:
         return found
     value = span.attributes.get("output.value")
-    return _from_json(value, ["content", "answer", "output"]) if isinstance(value, str) else ""
+    return _from_json(value, OUTPUT_JSON_KEYS) if isinstance(value, str) else ""
 
 
-def _contexts(spans: list[TraceSpan], mapping: TraceMapping) -> list[TraceContext]:
-    """Documents of the last retriever or reranker span (by end time) that has any."""
+def _contexts(spans: list[TraceSpan], mapping: TraceMapping) -> list[dict[str, Any]]:
+    """The fields of each :class:`TraceContext`: the documents of the last retriever or reranker span (by end time)
+    that has any."""
     candidates = [s for s in spans if s.kind in ("RETRIEVER", "RERANKER")]
-    for span in sorted(candidates, key=lambda s: (s.end_ns, s.start_ns), reverse=True):
+    if len(candidates) > 1:
+        candidates.sort(key=lambda s: (s.end_ns, s.start_ns), reverse=True)
+    for span in candidates:
         for prefix in mapping.document_prefixes:
             docs = _indexed(span.attributes, prefix)
             if docs:
-                return [_document(d, "document.") for d in docs]
+                return [_document(d, OPENINFERENCE_DOCUMENT) for d in docs]
         genai = _json_list(span.attributes.get("gen_ai.retrieval.documents"))
         if genai:
-            return [_document(d, "") for d in genai if isinstance(d, dict)]
+            return [_document(d, GENAI_DOCUMENT) for d in genai if isinstance(d, dict)]
     return []
 
 
-def _document(fields: dict[str, Any], prefix: str) -> TraceContext:
-    score = fields.get(f"{prefix}score")
-    return TraceContext(
-        id=_string(fields.get(f"{prefix}id")),
-        text=_string(fields.get(f"{prefix}content", fields.get("text"))),
-        score=float(score) if isinstance(score, (int, float)) and not isinstance(score, bool) else None,
-    )
+#: The keys of a document's id, content and score: OpenInference (``PREFIX.N.document.*``) and GenAI.
+OPENINFERENCE_DOCUMENT = ("document.id", "document.content", "document.score")
+GENAI_DOCUMENT = ("id", "content", "score")
+
+
+def _document(fields: dict[str, Any], keys: tuple[str, str, str]) -> dict[str, Any]:
+    id_key, text_key, score_key = keys
+    doc_id, text, score = fields.get(id_key), fields.get(text_key, fields.get("text")), fields.get(score_key)
+    return {
+        "id": "" if doc_id is None else str(doc_id),
+        "text": "" if text is None else str(text),
+        "score": float(score) if isinstance(score, (int, float)) and not isinstance(score, bool) else None,
+    }
 
 
 def _model(span: TraceSpan) -> str:
@@ -366,20 +421,20 @@ def _model(span: TraceSpan) -> str:
     return ""
 
 
-def _tokens(llms: list[TraceSpan]) -> TraceTokens:
+def _tokens(llms: list[TraceSpan]) -> dict[str, int]:
+    """The fields of the trace's :class:`TraceTokens`: summed over its LLM spans."""
     prompt = completion = 0
     for span in llms:
-        a = span.attributes
-        prompt += _int(a, "llm.token_count.prompt", "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens")
-        completion += _int(
-            a, "llm.token_count.completion", "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens"
-        )
-    return TraceTokens(prompt=prompt, completion=completion)
+        prompt += _int(span.attributes, *PROMPT_KEYS)
+        completion += _int(span.attributes, *COMPLETION_KEYS)
+    return {"prompt": prompt, "completion": completion}
 
 
 def _int(attributes: dict[str, Any], *keys: str) -> int:
     for key in keys:
         value = attributes.get(key)
+        if value is None:
+            continue
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return int(value)
         if isinstance(value, str) and value.isdigit():

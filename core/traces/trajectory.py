@@ -21,9 +21,9 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..models import Step
-from .mapping import TraceMapping, span_kind
+from .mapping import TraceMapping, _order, span_kind
 from .model import Trace, TraceSpan
-from .trajectory_fields import agent_step, model_step, retrieval_step, tool_step
+from .trajectory_fields import agent_fields, model_fields, retrieval_fields, tool_fields
 
 ANSWER_STEP_ID = "answer"
 #: gen_ai.operation.name values that are an agent's creation, not a step of its run.
@@ -52,51 +52,56 @@ def spans_to_trajectory(
     """The trajectory of one trace's spans (any order; the spans are not changed). ``answer``: the text of the
     final answer step (none when empty)."""
     mapping = mapping or TraceMapping()
-    by_id = {s.span_id: s for s in spans}
-    kinds = {s.span_id: _step_kind(s, mapping) for s in spans}
-    ordered = sorted(spans, key=lambda s: (s.start_ns, s.end_ns, s.span_id))
-    steps: list[Step] = []
+    mapped = [span_kind(s, mapping) for s in spans]
+    kinds = {s.span_id: _step_kind(s, kind) for s, kind in zip(spans, mapped)}
+    by_id = {s.span_id: s for s in spans} if "agent" in kinds.values() else None
+    keys = list(map(_order, spans))
+    steps: list[dict] = []  # each step's fields, validated with the trajectory
     skipped: dict[str, int] = {}
-    for span in ordered:
+    for i in sorted(range(len(spans)), key=keys.__getitem__):  # the spans' indices by start, end, span id
+        span, mapped_kind = spans[i], mapped[i]
         kind = kinds[span.span_id]
         if kind is None:
-            label = _label(span, mapping)
+            label = _label(span, mapped_kind)
             skipped[label] = skipped.get(label, 0) + 1
             continue
-        span = span.model_copy(update={"kind": span_kind(span, mapping)})
-        parent = _enclosing_agent(span, by_id, kinds)
-        if kind == "agent":
-            steps.append(agent_step(span, parent))
-        elif kind == "tool_call":
-            steps.append(tool_step(span, parent))
-        elif kind == "model_call":
-            steps.append(model_step(span, parent))
+        if span.kind != mapped_kind:  # a copy with its mapped kind (a mapped trace's spans have it already)
+            span = span.model_copy(update={"kind": mapped_kind})
+        parent = None if by_id is None else _enclosing_agent(span, by_id, kinds)
+        if kind == "retrieval":
+            steps.append(retrieval_fields(span, parent, mapping.document_prefixes))
         else:
-            steps.append(retrieval_step(span, parent, mapping.document_prefixes))
+            steps.append(STEP_FIELDS[kind](span, parent))
     if answer:
-        steps.append(Step(id=ANSWER_STEP_ID, kind="answer", output=answer))
-    return SpanTrajectory(steps=steps, skipped=dict(sorted(skipped.items())))
+        steps.append({"id": ANSWER_STEP_ID, "kind": "answer", "output": answer})
+    return SpanTrajectory(steps=steps, skipped=dict(sorted(skipped.items())) if len(skipped) > 1 else skipped)
 
 
-def _step_kind(span: TraceSpan, mapping: TraceMapping) -> str | None:
+#: Step kind -> the fields of its step from its span (a retrieval's also need the mapping's document prefixes).
+STEP_FIELDS = {"agent": agent_fields, "tool_call": tool_fields, "model_call": model_fields}
+#: Mapped span kind -> the step it is.
+STEP_KINDS = {
+    "AGENT": "agent",
+    "TOOL": "tool_call",
+    "LLM": "model_call",
+    "RETRIEVER": "retrieval",
+    "RERANKER": "retrieval",
+}
+
+
+def _step_kind(span: TraceSpan, mapped_kind: str) -> str | None:
     if span.attributes.get("gen_ai.operation.name") in NOT_A_STEP:
         return None
-    return {
-        "AGENT": "agent",
-        "TOOL": "tool_call",
-        "LLM": "model_call",
-        "RETRIEVER": "retrieval",
-        "RERANKER": "retrieval",
-    }.get(span_kind(span, mapping))
+    return STEP_KINDS.get(mapped_kind)
 
 
-def _label(span: TraceSpan, mapping: TraceMapping) -> str:
+def _label(span: TraceSpan, mapped_kind: str) -> str:
     """The kind a skipped span is counted under: its mapped kind, else what it declares, else '' (unknown)."""
     operation = span.attributes.get("gen_ai.operation.name")
     if operation in NOT_A_STEP:
         return operation
     declared = span.attributes.get("openinference.span.kind") or operation
-    return span_kind(span, mapping) or (str(declared) if declared else "")
+    return mapped_kind or (str(declared) if declared else "")
 
 
 def _enclosing_agent(span: TraceSpan, by_id: dict[str, TraceSpan], kinds: dict[str, str | None]) -> str | None:

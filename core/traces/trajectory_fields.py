@@ -26,8 +26,17 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..models import Step, TokenUsage
-from .mapping import _indexed, _int, _json_list, _last_user_message, _model, _output_message
+from ..models import Step
+from .mapping import (
+    COMPLETION_KEYS,
+    PROMPT_KEYS,
+    _indexed,
+    _int,
+    _json_list,
+    _last_user_message,
+    _model,
+    _output_message,
+)
 from .model import TraceSpan
 
 ERROR_CODE = "STATUS_CODE_ERROR"
@@ -50,78 +59,92 @@ def base_fields(span: TraceSpan, kind: str, parent_id: str | None) -> dict[str, 
 def agent_step(span: TraceSpan, parent_id: str | None) -> Step:
     """``invoke_agent`` / AGENT: the agent's name (``gen_ai.agent.name``, ``agent.name``, else the span name), its
     input and output (``input.value`` / ``output.value``, else the span's messages)."""
-    attrs = span.attributes
-    fields = base_fields(span, "agent", parent_id)
-    if attrs.get("gen_ai.agent.id"):
-        fields["attributes"]["agent_id"] = str(attrs["gen_ai.agent.id"])
-    return Step(
-        **fields,
-        name=_first_string(attrs, "gen_ai.agent.name", "agent.name") or span.name,
-        input=_string_or_none(attrs.get("input.value")) or _last_user_message(span) or None,
-        output=_string_or_none(attrs.get("output.value")) or _output_message(span) or None,
-    )
+    return Step(**agent_fields(span, parent_id))
 
 
 def tool_step(span: TraceSpan, parent_id: str | None) -> Step:
     """``execute_tool`` / TOOL: name (else from the span name), call id, arguments (``gen_ai.tool.call.arguments``,
     else ``input.value``, else ``tool.parameters``, which several OpenInference instrumentations fill with the
     call's arguments; an object, else kept raw in ``attributes["arguments_raw"]``), result (JSON decoded), error."""
-    attrs = span.attributes
-    fields = base_fields(span, "tool_call", parent_id)
-    raw = attrs.get("gen_ai.tool.call.arguments", attrs.get("input.value", attrs.get("tool.parameters")))
-    arguments = _object(raw)
-    if raw is not None and arguments is None:
-        fields["attributes"]["arguments_raw"] = raw
-    result = attrs.get("gen_ai.tool.call.result", attrs.get("output.value"))
-    return Step(
-        **fields,
-        name=_first_string(attrs, "gen_ai.tool.name", "tool.name") or _tool_from_span_name(span.name),
-        call_id=_first_string(attrs, "gen_ai.tool.call.id", "tool.id", "tool_call.id") or None,
-        arguments=arguments,
-        result=_decoded(result),
-    )
+    return Step(**tool_fields(span, parent_id))
 
 
 def model_step(span: TraceSpan, parent_id: str | None) -> Step:
     """chat / text_completion / generate_content / LLM: model, prompt (last user message), output, tokens."""
-    attrs = span.attributes
-    usage = TokenUsage(
-        input_tokens=_int(attrs, "llm.token_count.prompt", "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens"),
-        output_tokens=_int(
-            attrs, "llm.token_count.completion", "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens"
-        ),
-        cached_tokens=_int(attrs, *CACHE_READ_KEYS),
-        calls=1,
-    )
-    return Step(
-        **base_fields(span, "model_call", parent_id),
-        name=_model(span),
-        input=_last_user_message(span) or None,
-        output=_output_message(span) or None,
-        usage=usage,
-    )
+    return Step(**model_fields(span, parent_id))
 
 
 def retrieval_step(span: TraceSpan, parent_id: str | None, document_prefixes: list[str]) -> Step:
     """retrieval / RETRIEVER / RERANKER: the query and the ranked ids with their scores. The conventions give one
     id per retrieved item (the document's), so it fills both ``context_ids`` and ``document_ids``; ``scores``
     only when every item has one, ids only when every item has one."""
+    return Step(**retrieval_fields(span, parent_id, document_prefixes))
+
+
+# The fields of each step as plain data (what the step functions above validate one by one, and
+# :func:`ragassay.traces.spans_to_trajectory` together with the trajectory's other steps).
+
+
+def agent_fields(span: TraceSpan, parent_id: str | None) -> dict[str, Any]:
+    """The fields of :func:`agent_step`."""
+    attrs = span.attributes
+    fields = base_fields(span, "agent", parent_id)
+    if attrs.get("gen_ai.agent.id"):
+        fields["attributes"]["agent_id"] = str(attrs["gen_ai.agent.id"])
+    fields["name"] = _first_string(attrs, "gen_ai.agent.name", "agent.name") or span.name
+    fields["input"] = _string_or_none(attrs.get("input.value")) or _last_user_message(span) or None
+    fields["output"] = _string_or_none(attrs.get("output.value")) or _output_message(span) or None
+    return fields
+
+
+def tool_fields(span: TraceSpan, parent_id: str | None) -> dict[str, Any]:
+    """The fields of :func:`tool_step`."""
+    attrs = span.attributes
+    fields = base_fields(span, "tool_call", parent_id)
+    raw = attrs.get("gen_ai.tool.call.arguments", attrs.get("input.value", attrs.get("tool.parameters")))
+    arguments = _object(raw)
+    if raw is not None and arguments is None:
+        fields["attributes"]["arguments_raw"] = raw
+    fields["name"] = _first_string(attrs, "gen_ai.tool.name", "tool.name") or _tool_from_span_name(span.name)
+    fields["call_id"] = _first_string(attrs, "gen_ai.tool.call.id", "tool.id", "tool_call.id") or None
+    fields["arguments"] = arguments
+    fields["result"] = _decoded(attrs.get("gen_ai.tool.call.result", attrs.get("output.value")))
+    return fields
+
+
+def model_fields(span: TraceSpan, parent_id: str | None) -> dict[str, Any]:
+    """The fields of :func:`model_step` (its usage as the fields of a :class:`~ragassay.TokenUsage`)."""
+    attrs = span.attributes
+    fields = base_fields(span, "model_call", parent_id)
+    fields["name"] = _model(span)
+    fields["input"] = _last_user_message(span) or None
+    fields["output"] = _output_message(span) or None
+    fields["usage"] = {
+        "input_tokens": _int(attrs, *PROMPT_KEYS),
+        "output_tokens": _int(attrs, *COMPLETION_KEYS),
+        "cached_tokens": _int(attrs, *CACHE_READ_KEYS),
+        "calls": 1,
+    }
+    return fields
+
+
+def retrieval_fields(span: TraceSpan, parent_id: str | None, document_prefixes: list[str]) -> dict[str, Any]:
+    """The fields of :func:`retrieval_step` (the list fields' values are its own once validated: a model's list
+    fields are copies of the lists given)."""
     attrs = span.attributes
     documents = _documents(attrs, document_prefixes)
     fields = base_fields(span, "retrieval", parent_id)
     ids = [d[0] for d in documents]
-    scores = [d[1] for d in documents]
+    scores = [d[1] for d in documents]  # floats or None (_score)
     if documents and not all(ids):
         fields["attributes"]["documents_without_id"] = sum(1 for i in ids if not i)
         ids = []
-    return Step(
-        **fields,
-        name=span.name,
-        query=_query(attrs),
-        context_ids=ids,
-        document_ids=list(ids),
-        scores=[float(s) for s in scores] if documents and all(s is not None for s in scores) else [],
-    )
+    fields["name"] = span.name
+    fields["query"] = _query(attrs)
+    fields["context_ids"] = ids
+    fields["document_ids"] = ids
+    fields["scores"] = scores if documents and None not in scores else []
+    return fields
 
 
 def _tool_from_span_name(name: str) -> str:
@@ -136,10 +159,9 @@ def span_error(span: TraceSpan) -> str | None:
     """The error a span ended with: ``error.type`` and the status message (or the ``exception`` event's type and
     message), when the status is ERROR or ``error.type`` is set; None otherwise."""
     attrs = span.attributes
-    event = next((e.attributes for e in span.events if e.name == "exception"), {})
-    failed = span.status.get("code") == ERROR_CODE or bool(attrs.get("error.type"))
-    if not failed:
+    if span.status.get("code") != ERROR_CODE and not attrs.get("error.type"):
         return None
+    event = next((e.attributes for e in span.events if e.name == "exception"), {})
     kind = _first_string(attrs, "error.type", "exception.type") or _first_string(event, "exception.type")
     message = str(span.status.get("message") or "") or _first_string(event, "exception.message")
     parts = [p for p in (kind, message) if p]

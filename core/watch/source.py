@@ -22,10 +22,11 @@ from ..traces.select import Filter, parse_sample, sampled
 
 def trace_sample(trace: Trace) -> Sample:
     """The sample of a trace, as the ``traces`` dataset source makes it (``metadata["trace"]``: its ids)."""
+    ids = trace.ids()
     return Sample(
         question_id=trace.trace_id,
         question=trace.question,
-        metadata={"trace": trace.ids(), "traces": {trace.service_version: trace.ids()}},
+        metadata={"trace": ids, "traces": {trace.service_version: dict(ids)}},
         service_version=trace.service_version,
         model=trace.model,
     )
