@@ -98,3 +98,22 @@ def _usage(planted: tuple[int, int, str] | None) -> TokenUsage:
     tokens_in, tokens_out, model = planted
     call = TokenUsage(input_tokens=tokens_in, output_tokens=tokens_out, calls=1)
     return TokenUsage(input_tokens=tokens_in, output_tokens=tokens_out, calls=1, by_model={model: call})
+
+
+def empty_run(store, run_id: str, systems=("sys",), questions=("a",)) -> None:
+    """Create run ``run_id`` in ``store`` with ``systems`` (empty specs) and a sample per question id, and nothing
+    answered yet: what a store test writes its unit results into."""
+    store.create_run(
+        {
+            "id": run_id,
+            "fingerprint": "f" + run_id,
+            "project": "p",
+            "config_path": "x",
+            "config_json": "{}",
+            "spec_json": "{}",
+            "ragassay_version": "0",
+            "sample_count": len(questions),
+        },
+        [(system, "{}") for system in systems],
+        [Sample(question_id=q, question=f"question {q}?") for q in questions],
+    )

@@ -7,9 +7,10 @@ import sqlite3
 import pytest
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
+from written_runs import empty_run
 
 from ragassay.errors import StoreError
-from ragassay.models import Judgement, MetricValue, RAGOutput, Sample, TokenUsage
+from ragassay.models import Judgement, MetricValue, RAGOutput, TokenUsage
 from ragassay.results import read_run, read_sample
 from ragassay.store import SCHEMA_VERSION, open_store, store_url
 from ragassay.store.database import UnitResult
@@ -25,20 +26,7 @@ def any_url(request, tmp_path):
 
 
 def make_run(store, run_id="r1", samples=("a", "b")):
-    store.create_run(
-        {
-            "id": run_id,
-            "fingerprint": "f" + run_id,
-            "project": "p",
-            "config_path": "x",
-            "config_json": "{}",
-            "spec_json": "{}",
-            "ragassay_version": "0",
-            "sample_count": len(samples),
-        },
-        [("sys", "{}")],
-        [Sample(question_id=q, question=f"question {q}?") for q in samples],
-    )
+    empty_run(store, run_id, ("sys",), samples)
 
 
 def test_new_database_is_migrated_to_current_version(tmp_path):

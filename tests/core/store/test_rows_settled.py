@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import pytest
 from sqlalchemy import text
+from written_runs import empty_run
 
 from ragassay.llm.pricing import PriceTable
-from ragassay.models import Judgement, MetricValue, RAGOutput, Sample, Step, TokenUsage
+from ragassay.models import Judgement, MetricValue, RAGOutput, Step, TokenUsage
 from ragassay.store import open_store, store_url
 from ragassay.store.protocols import SettlingWriter
 from ragassay.store.units import UnitResult, WriteContext
@@ -27,20 +28,7 @@ def store(request, tmp_path):
 
 
 def make_run(store, run_id: str) -> None:
-    store.create_run(
-        {
-            "id": run_id,
-            "fingerprint": "f" + run_id,
-            "project": "p",
-            "config_path": "x",
-            "config_json": "{}",
-            "spec_json": "{}",
-            "ragassay_version": "0",
-            "sample_count": len(QUESTIONS),
-        },
-        [("s1", "{}"), ("s2", "{}")],
-        [Sample(question_id=q, question=f"question {q}?") for q in QUESTIONS],
-    )
+    empty_run(store, run_id, ("s1", "s2"), QUESTIONS)
 
 
 def output(qid: str) -> RAGOutput:

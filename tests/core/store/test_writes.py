@@ -15,6 +15,7 @@ import sqlite3
 import pytest
 from sqlalchemy import event, text
 from sqlalchemy.engine import Engine
+from written_runs import empty_run
 
 from ragassay.errors import StoreUnavailableError
 from ragassay.models import Judgement, MetricValue, RAGOutput, Sample
@@ -50,20 +51,7 @@ def locked(dialect: str) -> Exception:
 
 
 def make_run(store, run_id: str) -> None:
-    store.create_run(
-        {
-            "id": run_id,
-            "fingerprint": "f" + run_id,
-            "project": "p",
-            "config_path": "x",
-            "config_json": "{}",
-            "spec_json": "{}",
-            "ragassay_version": "0",
-            "sample_count": len(QUESTIONS),
-        },
-        [("s1", "{}"), ("s2", "{}")],
-        [Sample(question_id=q, question=f"question {q}?") for q in QUESTIONS],
-    )
+    empty_run(store, run_id, ("s1", "s2"), QUESTIONS)
 
 
 def values(system: str, qid: str, *metrics: str) -> list[MetricValue]:
