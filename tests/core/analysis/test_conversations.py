@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from written_runs import write_run
 
 from ragassay.analysis.clustered import cluster_mean_ci, clusters_of
 from ragassay.analysis.conversations import (
@@ -20,6 +19,7 @@ from ragassay.errors import ConfigError
 from ragassay.results import read_run
 
 from conversation_runs import write_conversation_run
+from written_runs import write_run
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from written_runs import write_run
 
 from ragassay.analysis.bootstrap import generator
 from ragassay.analysis.conversations_answerability import answerability, behaviour_column
@@ -13,6 +12,7 @@ from ragassay.errors import ConfigError
 from ragassay.results import read_run
 
 from conversation_runs import write_conversation_run
+from written_runs import write_run
 
 
 @pytest.fixture(scope="module")

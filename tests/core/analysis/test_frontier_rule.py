@@ -6,12 +6,13 @@ from __future__ import annotations
 import random
 
 import pytest
-from written_runs import write_run
 
 from ragassay.analysis.comparison import compare
 from ragassay.analysis.cost_view import cost_view
 from ragassay.analysis.report import run_report
 from ragassay.results import read_run
+
+from written_runs import write_run
 
 
 def _latencies(centre: float, seed: int, n: int = 200) -> list[float]:

@@ -4,11 +4,12 @@ better, paired by question id across two stored runs like a metric (issue 40, De
 from __future__ import annotations
 
 import pytest
-from written_runs import write_run
 
 from ragassay.analysis.gate import PASS, REGRESSION, GateSettings, gate
 from ragassay.errors import ConfigError
 from ragassay.results import read_run
+
+from written_runs import write_run
 
 N = 12
 

@@ -18,13 +18,14 @@ tokens, p95        single faster           single
 from __future__ import annotations
 
 import pytest
-from written_runs import write_run
 
 from ragassay.analysis.comparison import compare
 from ragassay.analysis.cost_view import cost_view
 from ragassay.analysis.report import run_report
 from ragassay.config.frontier_options import FrontierSettings
 from ragassay.results import read_run
+
+from written_runs import write_run
 
 N = 40
 SINGLE_DOLLARS = (80 * 0.15 + 20 * 0.60) / 1e6  # gpt-4o-mini, per answer

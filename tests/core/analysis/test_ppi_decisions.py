@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from written_runs import write_run
 
 from ragassay.analysis.gate import GateSettings
 from ragassay.analysis.gate_summary import markdown_summary
@@ -15,6 +14,8 @@ from ragassay.analysis.ppi_decisions import ppi_gate
 from ragassay.analysis.ppi_labels import judge_scale, matched_items, parse_labelled
 from ragassay.errors import ConfigError
 from ragassay.results import read_run
+
+from written_runs import write_run
 
 N, LABELLED = 40, 20
 

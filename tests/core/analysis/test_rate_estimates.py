@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from written_runs import write_run
 
 from ragassay.analysis.meta_eval import ppi_mean
 
 from conftest import ragassay_cli
+from written_runs import write_run
 
 
 def test_a_rate_estimate_outside_zero_one_is_moved_to_the_bound_and_says_from_where():

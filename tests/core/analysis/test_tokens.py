@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from written_runs import write_run
 
 from ragassay.analysis.tokens import OUTPUT_COLUMNS, TOKENS, output_columns, tokens_column
 from ragassay.analysis.verdicts import BETTER, METHOD_CLUSTERED, NO_DIFFERENCE, TOO_FEW, WORSE, decide
@@ -14,6 +13,7 @@ from ragassay.errors import ConfigError
 from ragassay.results import read_run
 
 from trajectory_runs import write_trajectory_run
+from written_runs import write_run
 
 N = 12
 

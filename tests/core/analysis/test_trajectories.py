@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pytest
 from pytest import approx
-from written_runs import write_run
 
 from ragassay.analysis.clustered import cluster_mean_ci, clusters_of
 from ragassay.analysis.trajectories import (
@@ -21,6 +20,7 @@ from ragassay.analysis.trajectories_report import may_have_trajectories, traject
 from ragassay.results import read_run
 
 from trajectory_runs import write_trajectory_run
+from written_runs import write_run
 
 CLUSTERS = ["q1", "q2", "q3", "q4", "c1", "c1"]  # the conversation's two turns are one cluster
 

@@ -4,12 +4,12 @@ legend is the plain bootstrap's (issue 39, statistics that know turns are not in
 from __future__ import annotations
 
 from click.testing import CliRunner
-from written_runs import RUN_ID as SINGLE_RUN_ID
-from written_runs import write_run
 
 from ragassay.cli.main import cli
 
 from conversation_runs import RUN_ID, write_conversation_run
+from written_runs import RUN_ID as SINGLE_RUN_ID
+from written_runs import write_run
 
 
 def legend(db: str, run_id: str) -> str:

@@ -7,9 +7,10 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from written_runs import RUN_ID, write_run
 
 from ragassay.cli.main import cli
+
+from written_runs import RUN_ID, write_run
 
 
 def invoke(*args: str):

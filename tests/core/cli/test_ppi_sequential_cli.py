@@ -9,12 +9,13 @@ import json
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from written_runs import RUN_ID, write_run
 
 from ragassay.analysis.sequential import bounds, settle
 from ragassay.cli.main import cli
 from ragassay.labels import Label
 from ragassay.sampling import seeded_order
+
+from written_runs import RUN_ID, write_run
 
 SAMPLES, LABELLED, ALPHA = 160, 80, 0.05
 

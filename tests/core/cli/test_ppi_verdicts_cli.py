@@ -8,11 +8,12 @@ import json
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from written_runs import RUN_ID, write_run
 
 from ragassay.analysis.ppi import ppi_mean
 from ragassay.cli.main import cli
 from ragassay.labels import Label, write_jsonl
+
+from written_runs import RUN_ID, write_run
 
 SAMPLES, LABELLED = 60, 30
 

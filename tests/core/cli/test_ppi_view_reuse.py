@@ -10,7 +10,6 @@ import json
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from written_runs import write_run
 
 from ragassay.analysis.ppi import ppi_active_mean, ppi_mean
 from ragassay.cli.main import cli
@@ -18,6 +17,8 @@ from ragassay.labels import Label, load_rubric, write_jsonl
 from ragassay.labels.queue import run_items
 from ragassay.results import read_labels, read_run
 from ragassay.store import open_store, store_url
+
+from written_runs import write_run
 
 N, BUDGET, CHANGED = 80, 40, 10
 ONE, SAME, OTHER = "run-one", "run-same", "run-changed"

@@ -6,12 +6,12 @@ from __future__ import annotations
 import re
 
 import pytest
-from written_runs import write_run
 
 from ragassay.analysis.report import run_report
 from ragassay.results import read_run
 
 from conftest import ragassay_cli
+from written_runs import write_run
 
 pytestmark = pytest.mark.slow
 

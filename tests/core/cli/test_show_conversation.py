@@ -11,11 +11,11 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from written_runs import write_run
 
 from ragassay.cli.main import cli
 
 from conversation_runs import MARKUP, PLANT, RUN_ID, write_bare_turns, write_conversation_run
+from written_runs import write_run
 
 
 @pytest.fixture(scope="module")

@@ -8,9 +8,10 @@ import re
 import shutil
 
 import pytest
-from written_runs import write_run
 
 from ragassay.present.html_report import build_report
+
+from written_runs import write_run
 
 SAMPLES = 30
 FAILING = {"a": {25, 26, 27}, "b": {10, 20}}  # every other output is perfect

@@ -7,7 +7,6 @@ import sqlite3
 import pytest
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
-from written_runs import empty_run
 
 from ragassay.errors import StoreError
 from ragassay.models import Judgement, MetricValue, RAGOutput, TokenUsage
@@ -15,6 +14,8 @@ from ragassay.results import read_run, read_sample
 from ragassay.store import SCHEMA_VERSION, open_store, store_url
 from ragassay.store.database import UnitResult
 from ragassay.store.schema import metric_values
+
+from written_runs import empty_run
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import pytest
 from sqlalchemy import text
-from written_runs import empty_run
 
 from ragassay.llm.pricing import PriceTable
 from ragassay.models import Judgement, MetricValue, RAGOutput, Step, TokenUsage
 from ragassay.store import open_store, store_url
 from ragassay.store.protocols import SettlingWriter
 from ragassay.store.units import UnitResult, WriteContext
+
+from written_runs import empty_run
 
 QUESTIONS = ("a", "b", "c")
 CONTEXT = WriteContext(PriceTable(), metric_keys={"m1": "key-m1"}, judge_keys={"j": "key-j"})

@@ -15,12 +15,13 @@ import sqlite3
 import pytest
 from sqlalchemy import event, text
 from sqlalchemy.engine import Engine
-from written_runs import empty_run
 
 from ragassay.errors import StoreUnavailableError
 from ragassay.models import Judgement, MetricValue, RAGOutput, Sample
 from ragassay.store import open_store, store_url
 from ragassay.store.database import UnitResult
+
+from written_runs import empty_run
 
 QUESTIONS = ("a", "b", "c", "d", "e")
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from written_runs import RUN_ID, write_run
 
 from ragassay.labels import Label, write_jsonl
 from ragassay.notebook import Run
 from ragassay.store import store_url
 from ragassay.testing import assert_no_regression
+
+from written_runs import RUN_ID, write_run
 
 N, LABELLED = 40, 20
 

@@ -5,12 +5,12 @@ with the planted values of a hand-built conversational run; absent from a run wi
 from __future__ import annotations
 
 import pytest
-from written_runs import write_run
 
 from ragassay.present.html_report import build_report
 from ragassay.present.sections.registered import Sections
 
 from conversation_runs import write_bare_turns, write_conversation_run
+from written_runs import write_run
 
 
 @pytest.fixture(scope="module")

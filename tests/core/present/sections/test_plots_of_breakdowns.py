@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import re
 
-from written_runs import write_run
-
 from ragassay.analysis.breakdown import breakdown
 from ragassay.present.sections.breakdowns import breakdowns_section
 from ragassay.results import read_run
+
+from written_runs import write_run
 
 SAMPLES = 36
 

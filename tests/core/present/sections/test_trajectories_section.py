@@ -6,13 +6,13 @@ the extra hops, with the planted values of the hand-built agents run; absent fro
 from __future__ import annotations
 
 import pytest
-from written_runs import write_run
 
 from ragassay.present.html_report import build_report
 from ragassay.present.sections.registered import RunView, Sections
 from ragassay.results import read_run
 
 from trajectory_runs import write_trajectory_run
+from written_runs import write_run
 
 
 def section_of(page: str) -> str:

@@ -8,10 +8,10 @@ import html
 import re
 
 import pytest
-from written_runs import write_run
 
 from conversation_runs import MARKUP, PLANT, RUN_ID, write_conversation_run
 from serve_helpers import client, text_of
+from written_runs import write_run
 
 RUN = f"/runs/{RUN_ID}"
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 import html
 
 import pytest
-from written_runs import write_run
 
 from serve_helpers import client, text_of
 from trajectory_runs import MARKUP, PLANT, RUN_ID, write_trajectory_run
+from written_runs import write_run
 
 RUN = f"/runs/{RUN_ID}"
 
