@@ -5,15 +5,11 @@ from the stored progress, or new); a column whose component changed since the la
 
 from __future__ import annotations
 
-import hashlib
 import json
-import time
 from typing import Any
 
-from .. import __version__
 from ..errors import ConfigError
 from ..models import JUDGEMENT_COLUMNS, METRIC_COLUMNS
-from .plan import SYSTEM
 
 
 def open_run(session: Any) -> tuple[str, bool]:
@@ -24,24 +20,7 @@ def open_run(session: Any) -> tuple[str, bool]:
     if existing is not None:
         store.set_run_spec(existing["id"], json.dumps(plan.spec()))
         return existing["id"], True
-    run_id = hashlib.sha256(f"{fingerprint}{time.time_ns()}".encode()).hexdigest()[:16]
-    config = plan.loaded.config
-    store.create_run(
-        {
-            "id": run_id,
-            "fingerprint": fingerprint,
-            "project": config.project.name,
-            "config_path": str(plan.loaded.path),
-            "config_json": config.model_dump_json(),
-            "spec_json": json.dumps(plan.spec()),
-            "ragassay_version": __version__,
-            "sample_count": 0,
-            "description": f"ragassay watch '{plan.rules.name}'",
-            "warnings_json": "[]",
-        },
-        [(SYSTEM, plan.system.spec().model_dump_json())],
-        [],
-    )
+    run_id = plan.create_run(store, fingerprint, plan.spec(), [], f"ragassay watch '{plan.rules.name}'")
     return run_id, False
 
 

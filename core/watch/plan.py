@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import time
 from typing import Any
 
 from ..components import ComponentContext, Corpus
@@ -131,3 +132,25 @@ class WatchPlan:
             (label, j.build(self.context)) for label, j in self.judges if only is None or f"judge:{label}" in only
         ]
         return UnitProcessor(Scorers.ordered(metrics, judges), {SYSTEM: rag})
+
+    def create_run(self, store: Any, fingerprint: str, spec: dict[str, Any], samples: list, description: str) -> str:
+        """Create a run of this watch's system in ``store`` (with ``spec`` and the ``samples`` it scores) and return
+        its new id: the watch run itself, or a judge's calibration run."""
+        from .. import __version__
+
+        run_id = hashlib.sha256(f"{fingerprint}{time.time_ns()}".encode()).hexdigest()[:16]
+        config = self.loaded.config
+        record = {
+            "id": run_id,
+            "fingerprint": fingerprint,
+            "project": config.project.name,
+            "config_path": str(self.loaded.path),
+            "config_json": config.model_dump_json(),
+            "spec_json": json.dumps(spec),
+            "ragassay_version": __version__,
+            "sample_count": len(samples),
+            "description": description,
+            "warnings_json": "[]",
+        }
+        store.create_run(record, [(SYSTEM, self.system.spec().model_dump_json())], samples)
+        return run_id

@@ -9,11 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
 from typing import Any
 
-from .. import __version__
-from .plan import SYSTEM
 from .scoring import column_values, score_samples
 from .source import mapped, trace_sample
 
@@ -46,27 +43,11 @@ async def _calibration_run(session: Any, changed: list[str], traces: list[Any]) 
     samples = [trace_sample(t) for t in traces]
     identities = {c: plan.identities()[c] for c in changed}
     fingerprint = hashlib.sha256(json.dumps([plan.fingerprint(), identities], sort_keys=True).encode()).hexdigest()
-    run_id = hashlib.sha256(f"{fingerprint}{time.time_ns()}".encode()).hexdigest()[:16]
-    config = plan.loaded.config
     spec = plan.spec()
     spec["metrics"] = {k: v for k, v in spec["metrics"].items() if k in changed}
     spec["judges"] = {k: v for k, v in spec["judges"].items() if f"judge:{k}" in changed}
-    store.create_run(
-        {
-            "id": run_id,
-            "fingerprint": fingerprint,
-            "project": config.project.name,
-            "config_path": str(plan.loaded.path),
-            "config_json": config.model_dump_json(),
-            "spec_json": json.dumps(spec),
-            "ragassay_version": __version__,
-            "sample_count": len(samples),
-            "description": f"ragassay watch '{plan.rules.name}' calibration of {', '.join(changed)}",
-            "warnings_json": "[]",
-        },
-        [(SYSTEM, plan.system.spec().model_dump_json())],
-        samples,
-    )
+    description = f"ragassay watch '{plan.rules.name}' calibration of {', '.join(changed)}"
+    run_id = plan.create_run(store, fingerprint, spec, samples, description)
     ledger = session.spend.ledger(session.clock(), session.write_context.prices)
     processor = plan.processor(only=set(changed))
     results = await score_samples(processor, plan.system, session.system_key, samples, ledger, 1)

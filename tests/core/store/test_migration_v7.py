@@ -7,28 +7,13 @@ from __future__ import annotations
 from sqlalchemy import create_engine, inspect
 
 from ragassay.analysis.usage import system_usage
-from ragassay.models import Judgement, MetricValue, RAGOutput, Sample, TokenUsage
+from ragassay.models import Judgement, MetricValue, RAGOutput, TokenUsage
 from ragassay.results import read_run
 from ragassay.store import SCHEMA_VERSION, open_store, store_url
 from ragassay.store.database import UnitResult
 from ragassay.store.migrations import migrate
 
-
-def _run(store, run_id: str) -> None:
-    store.create_run(
-        {
-            "id": run_id,
-            "fingerprint": "f" + run_id,
-            "project": "p",
-            "config_path": "x",
-            "config_json": "{}",
-            "spec_json": "{}",
-            "ragassay_version": "0",
-            "sample_count": 1,
-        },
-        [("sys", "{}")],
-        [Sample(question_id="a", question="question a?")],
-    )
+from written_runs import empty_run
 
 
 def _usage(reasoning: int) -> TokenUsage:
@@ -48,7 +33,7 @@ def test_a_v6_store_gains_the_column_and_reasoning_tokens_round_trip(tmp_path):
     with store.engine.connect() as conn:
         for table in ("outputs", "metric_values", "judgements"):
             assert "reasoning_tokens" in {c["name"] for c in inspect(conn).get_columns(table)}
-    _run(store, "r1")
+    empty_run(store, "r1")
     unit = UnitResult(
         "sys",
         "a",
