@@ -15,7 +15,8 @@ and the overhead share (a - b) / a of the run time (goal: under 10%), also per t
 busy machine, the median of the round-by-round differences (the two runs of a round are adjacent) with their
 range.
 
-``agent`` (not part of the default): the same comparison for a system that does real work per step. The
+``agent`` (not part of the default): the same comparison for a system that does real work per step (nothing is
+built before the run and nothing is frozen out of garbage collection: the processes run as ``ragassay run`` does). The
 shipped ``decomposing_agent`` (Self-Ask: a decomposition call, one BM25 retrieval per hop over a corpus of
 ``--samples`` x hops one-sentence documents, a read call per hop whose answer the next follow-up question needs,
 the answer call) calls a scripted OpenAI-compatible server on 127.0.0.1, in a process of its own, started afresh
@@ -231,7 +232,7 @@ def one_run(root: Path, samples: int, steps: int, kind: str) -> None:
 
     if kind == "instant":
         prebuild(samples, steps)
-    gc.freeze()  # the prebuilt trajectories are never collected: keep them out of every mode's garbage collections
+        gc.freeze()  # the prebuilt trajectories are never collected: keep them out of every mode's garbage collections
     start, cpu = time.perf_counter(), time.process_time()
     summary = ragassay.run(root / "ragassay.toml", plugins=[("bench", Plugin())], new=True)
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu

@@ -279,7 +279,8 @@ class Unscored(BaseModel):
 
 class MetricResult(BaseModel):
     """A metric's value for one output with its breakdown: per-segment verdicts, per-claim verdicts,
-    per-context scores, ... ``details`` must be JSON-serialisable; it is stored and shown by ``ragassay show``.
+    per-context scores, ... ``details`` must be JSON-serialisable; it is stored (standard JSON, keys sorted: a
+    NaN or infinity in it is stored as null) and shown by ``ragassay show``.
 
     A metric may return a plain float when it has no details to give.
     """
