@@ -11,9 +11,10 @@ only (what storing costs); (d) without trajectories, every metric listed (what t
 Every run is a fresh process; the modes alternate (the order reversed every other round), ``--repeats`` times
 (default 3), and the figures are the medians: the run's wall time (config load, dataset read, run loop, every
 output and value stored), the run loop's time, the CPU time of the run (this process), the driver's peak RSS,
-and the overhead share (a - b) / a of the run time (goal: under 10%), also per trajectory step; and, steadier on a
-busy machine, the median of the round-by-round differences (the two runs of a round are adjacent) with their
-range.
+and the overhead share (a - b) / a of the run time, also per trajectory step; and, steadier on a busy machine,
+the median of the round-by-round differences (the two runs of a round are adjacent) with their range. Such a run
+is ragassay's own work only (the nine metrics' computation alone is about a fifth of the plain run): the goal of
+issue 40, under 10% of the run time, is measured by the ``agent`` part, whose system does the work of an agent.
 
 ``agent`` (not part of the default): the same comparison for a system that does real work per step (nothing is
 built before the run and nothing is frozen out of garbage collection: the processes run as ``ragassay run`` does). The
@@ -533,7 +534,7 @@ def instant_part(args: argparse.Namespace) -> None:
           f"{paired(results, 'trajectory', 'plain', 'cpu_s')}")  # fmt: skip
     per_step = (med["trajectory"]["run_s"] - med["plain"]["run_s"]) / (args.samples * args.steps)
     print(f"storing and scoring trajectories (a - b): {share(med, 'trajectory', 'plain', 'run_s')} of the run time "
-          f"(goal: under 10%), {share(med, 'trajectory', 'plain', 'loop_s')} of the run loop, "
+          f"(a run of ragassay's own work only), {share(med, 'trajectory', 'plain', 'loop_s')} of the run loop, "
           f"{share(med, 'trajectory', 'plain', 'cpu_s')} of the CPU time; "
           f"{per_step * 1e6:.1f} us per step")  # fmt: skip
     print(f"storing only (c - b): {share(med, 'stored', 'plain', 'run_s')} of the run time; the trajectories' "
