@@ -35,25 +35,13 @@ def contexts_of(question: str) -> list[str]:
 
 
 def create_runs(url: str) -> None:
-    from ragassay.models import Sample
     from ragassay.store import open_store
+
+    from written_runs import empty_run
 
     store = open_store(url)
     for run in RUNS:
-        store.create_run(
-            {
-                "id": run,
-                "fingerprint": "f" + run,
-                "project": "p",
-                "config_path": "x",
-                "config_json": "{}",
-                "spec_json": "{}",
-                "ragassay_version": "0",
-                "sample_count": len(QUESTIONS),
-            },
-            [(s, "{}") for s in SYSTEMS],
-            [Sample(question_id=q, question=f"question {q}?") for q in QUESTIONS],
-        )
+        empty_run(store, run, SYSTEMS, QUESTIONS)
     store.close()
 
 
