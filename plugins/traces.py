@@ -291,7 +291,7 @@ def replay_output(trace: Trace, mapping: TraceMapping | None = None) -> RAGOutpu
                 "end_ns": s.end_ns,
                 "latency_s": s.latency_s,
                 "attributes": s.attributes,
-                "events": [e.model_dump() for e in s.events] if s.events else [],
+                "events": [e.model_dump() for e in s.events],
             }
         )
     latency_s = trace.latency_s

@@ -136,8 +136,6 @@ def span_kind(span: TraceSpan, mapping: TraceMapping) -> str:
 def find_root(spans: list[TraceSpan]) -> TraceSpan:
     """The span without a parent (the earliest if several); a trace whose root has not arrived is unmappable."""
     roots = [s for s in spans if not s.parent_span_id]
-    if len(roots) == 1:
-        return roots[0]
     if roots:
         return min(roots, key=lambda s: (s.start_ns, s.span_id))
     ids = {s.span_id for s in spans}
@@ -338,14 +336,13 @@ def _messages(span: TraceSpan, direction: str) -> list[Any]:
     oi = _indexed(attrs, prefix)
     if oi:
         return oi
-    value = attrs.get(key)
-    genai = [] if value is None else _json_list(value)
+    genai = _json_list(attrs.get(key))
     if genai:
         return genai
     legacy = attrs.get(legacy_key)
     if legacy is not None:
         return _json_list(legacy) or [{"role": role, "content": legacy}]
-    return _event_messages(span, direction) if span.events else []
+    return _event_messages(span, direction)
 
 
 def _event_messages(span: TraceSpan, direction: str) -> list[Any]:
@@ -369,13 +366,11 @@ def _event_messages(span: TraceSpan, direction: str) -> list[Any]:
 
 
 def _last_user_message(span: TraceSpan) -> str:
-    messages = _messages(span, "input")
-    return _last_of(messages, "user") if messages else ""
+    return _last_of(_messages(span, "input"), "user")
 
 
 def _output_message(span: TraceSpan) -> str:
-    messages = _messages(span, "output")
-    found = _last_of(messages, None) if messages else ""
+    found = _last_of(_messages(span, "output"), None)
     if found:
         return found
     value = span.attributes.get("output.value")
@@ -386,9 +381,7 @@ def _contexts(spans: list[TraceSpan], mapping: TraceMapping) -> list[dict[str, A
     """The fields of each :class:`TraceContext`: the documents of the last retriever or reranker span (by end time)
     that has any."""
     candidates = [s for s in spans if s.kind in ("RETRIEVER", "RERANKER")]
-    if len(candidates) > 1:
-        candidates.sort(key=lambda s: (s.end_ns, s.start_ns), reverse=True)
-    for span in candidates:
+    for span in sorted(candidates, key=lambda s: (s.end_ns, s.start_ns), reverse=True):
         for prefix in mapping.document_prefixes:
             docs = _indexed(span.attributes, prefix)
             if docs:

@@ -42,20 +42,18 @@ def grouped(rows: Iterable[tuple[str, str, dict, str]]) -> Iterator[tuple[str, l
     """Stored rows (trace id, span id, resource attributes, span JSON), ordered by trace id, as (trace id, spans,
     resource attributes by span id) per trace; the log records received for a span become its events
     (:func:`fold_log_records`)."""
-    current, spans, by_span, records = None, [], {}, False
+    current, spans, by_span = None, [], {}
     for trace_id, span_id, resource, span_json in rows:
         if trace_id != current:
             if current is not None:
-                yield current, fold_log_records(spans) if records else spans, by_span
-            current, spans, by_span, records = trace_id, [], {}, False
+                yield current, fold_log_records(spans), by_span
+            current, spans, by_span = trace_id, [], {}
         span = TraceSpan.model_validate_json(span_json)
         spans.append(span)
         if span.otel_kind != LOG_RECORD:
             by_span[span_id] = resource
-        else:
-            records = True
     if current is not None:
-        yield current, fold_log_records(spans) if records else spans, by_span
+        yield current, fold_log_records(spans), by_span
 
 
 def fold_log_records(spans: list[TraceSpan]) -> list[TraceSpan]:

@@ -74,7 +74,7 @@ def spans_to_trajectory(
             steps.append(STEP_FIELDS[kind](span, parent))
     if answer:
         steps.append({"id": ANSWER_STEP_ID, "kind": "answer", "output": answer})
-    return SpanTrajectory(steps=steps, skipped=dict(sorted(skipped.items())) if len(skipped) > 1 else skipped)
+    return SpanTrajectory(steps=steps, skipped=dict(sorted(skipped.items())))
 
 
 #: Step kind -> the fields of its step from its span (a retrieval's also need the mapping's document prefixes).

@@ -155,7 +155,9 @@ def match_hops(sample: Sample, steps: list[Retrieval]) -> list[HopMatch]:
         gold = tuple(dict.fromkeys(filter(None, hop.reference_context_ids)))
         wanted = frozenset(gold)
         best, best_key = None, (0.0, 0.0, 0.0)
-        for step in [s for s in steps if not s.ids.isdisjoint(wanted)]:  # recall 0: never a hop's best step
+        for step in steps:
+            if step.ids.isdisjoint(wanted):
+                continue  # recall 0: never a hop's best step
             recall, precision, rr = _scores(wanted, step)
             if (recall, rr, precision) > best_key:
                 best, best_key = step, (recall, rr, precision)
