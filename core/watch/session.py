@@ -7,8 +7,9 @@ evaluation events and the alarms (an alarm is stored first, marked delivered onc
 just before a crash, or one a sink refused, is delivered by the next session).
 
 Decisions per trace (``watch_traces.status``): ``scored``; ``unscored`` (reason ``budget``: the judge budget refused
-a call); ``unmapped`` (no question or answer, with the reason); ``skipped`` (not in the sample, or left out by
-``where``); ``failed`` (the replay failed); ``reference`` (scored for a reference window, not watched).
+a call); ``unmapped`` (no question or answer, with the reason); ``skipped`` (not in the sample: decided by the trace id
+before the trace is read, so a small sample keeps a watch's work small; or left out by ``where``); ``failed`` (the
+replay failed); ``reference`` (scored for a reference window, not watched).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import dataclasses
 import functools
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..models import Sample
@@ -118,15 +119,22 @@ class WatchSession:
         ids = self.tail.complete(self.store, self.clock() - self.rules.quiet_s, limit)
         if not ids:
             return 0
-        found = mapped(self.store, ids, self.plan.mapping)
+        inside = {trace_id: self.selection.in_sample(trace_id) for trace_id in ids}  # by the id: not read when out
+        outside = [trace_id for trace_id in ids if not inside[trace_id]]
+        wanted = [trace_id for trace_id in ids if inside[trace_id]]
+        found = mapped(self.store, wanted, self.plan.mapping) if wanted else {}
         traces = sorted(found.values(), key=lambda t: (getattr(t, "start_ns", 0), t.trace_id))
-        await self.decide(traces)
-        return len(traces)
+        await self.decide(traces, outside=outside)
+        return len(outside) + len(traces)
 
-    async def decide(self, traces: list[Trace | Unmapped], status: str = "scored") -> list[Scored]:
+    async def decide(
+        self, traces: list[Trace | Unmapped], status: str = "scored", outside: Sequence[str] = ()
+    ) -> list[Scored]:
         """Score the selected ``traces``, feed the detectors (unless ``status`` is ``reference``), commit, then
-        send; returns what was kept of each scored trace."""
-        decisions: list[tuple[str, str, str | None, float | None]] = []
+        send; returns what was kept of each scored trace. ``outside``: the ids of traces not in the sample, decided
+        ``skipped`` by their id alone (never read: no start time)."""
+        reason = self.selection.sample_reason
+        decisions: list[tuple[str, str, str | None, float | None]] = [(i, "skipped", reason, None) for i in outside]
         chosen: list[Trace] = []
         for trace in traces:
             if isinstance(trace, Unmapped):

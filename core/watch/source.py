@@ -50,9 +50,17 @@ class Selection:
         self.filter = Filter(where)
         self.sample_text = sample
 
+    @property
+    def sample_reason(self) -> str:
+        return f"not in the sample ({self.sample_text})"
+
+    def in_sample(self, trace_id: str) -> bool:
+        """Whether the trace is in the sample (decided by its id alone, before it is read)."""
+        return sampled(trace_id, self.fraction)
+
     def reason(self, trace: Trace) -> str | None:
-        if not sampled(trace.trace_id, self.fraction):
-            return f"not in the sample ({self.sample_text})"
+        if not self.in_sample(trace.trace_id):
+            return self.sample_reason
         if self.filter and not self.filter.matches(trace):
             return "left out by [watch] where"
         return None
