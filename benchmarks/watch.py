@@ -16,7 +16,9 @@ Flat memory: the peak RSS after the last session is about the one after the firs
 traces/s next to the import's, each also per CPU second (user + system time of the process: what a busy, shared
 machine changes least).
 
-    python benchmarks/watch.py [--traces 1000000] [--chunk 100000] [--every 100000] [--batch 256]
+``--sample 10%`` watches a hashed sample of the traces (the others are decided ``skipped`` by their ids, unread).
+
+    python benchmarks/watch.py [--traces 1000000] [--chunk 100000] [--every 100000] [--batch 256] [--sample P]
 """
 
 from __future__ import annotations
@@ -53,8 +55,9 @@ def write_chunks(root: Path, traces: int, chunk: int) -> list[Path]:
     return files
 
 
-def write_project(root: Path, batch: int) -> Path:
-    """A project watching every stored trace with lexical metrics against a fixed target."""
+def write_project(root: Path, batch: int, sample: str | None = None) -> Path:
+    """A project watching the stored traces (every one, or a hashed ``sample`` such as "10%") with lexical metrics
+    against a fixed target."""
     targets = ", ".join(f"{m} = 0.45" for m in METRICS)  # about their mean on these traces: no alarm
     (root / "ragassay.toml").write_text(
         textwrap.dedent(f"""
@@ -71,6 +74,7 @@ def write_project(root: Path, batch: int) -> Path:
         reference = {{ target = {{ {targets} }}, margin = 0.05 }}
         sinks = {{ stderr = false, jsonl = "alarms.jsonl" }}
         """)
+        + (f"sample = {json.dumps(sample)}\n" if sample else "")
     )
     return root
 
@@ -119,6 +123,7 @@ def main() -> None:
     parser.add_argument("--chunk", type=int, default=100_000, help="traces per file (one import each)")
     parser.add_argument("--every", type=int, default=100_000, help="traces per watch session (a line each)")
     parser.add_argument("--batch", type=int, default=256, help="[watch] batch: traces scored and committed together")
+    parser.add_argument("--sample", default=None, help='[watch] sample, e.g. "10%%" (default: every trace)')
     parser.add_argument("--keep", type=Path, default=None, help="work in this folder and keep it")
     parser.add_argument("--worker", nargs=3, metavar=("PROJECT", "TOTAL", "EVERY"), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -134,7 +139,7 @@ def main() -> None:
         print(f"generated:  {n:,} traces ({n * SPANS_PER_TRACE:,} spans) in {len(files)} file(s), "
               f"{time.perf_counter() - start:.1f} s", flush=True)  # fmt: skip
         (root / "project").mkdir()
-        project = write_project(root / "project", args.batch)
+        project = write_project(root / "project", args.batch, args.sample)
         ragassay = [sys.executable, "-m", "ragassay"]
         timed([*ragassay, "watch", "-c", str(project), "--from-store", "--for", "0"], project)  # the watch run
         wall, peak, cpu = 0.0, 0.0, 0.0
@@ -146,6 +151,7 @@ def main() -> None:
         command = [sys.executable, __file__, "--worker", str(project), str(n), str(args.every)]
         wall, peak, _, cpu = timed(command, project, echo=True)
         shape = f"{len(METRICS)} lexical metrics, batch {args.batch}"
+        shape += f", sample {args.sample}" if args.sample else ""
         print(f"watch:      {n:,} traces in {wall:.1f} s (process), {n / wall:,.0f} traces/s ({n / cpu:,.0f} per CPU "
               f"second), peak RSS {peak:.0f} MiB ({shape})", flush=True)  # fmt: skip
 
