@@ -44,8 +44,24 @@ def test_comparison_and_failure_pages_in_chromium(tmp_path):
 def _navigate(driver, element) -> None:
     """Click ``element`` and wait until its page is gone (a find right after a click can still see the old page:
     its elements then go stale under the test). The wait ends on the event, not on a time; 60 s only bounds it."""
-    from selenium.webdriver.support import expected_conditions
     from selenium.webdriver.support.ui import WebDriverWait
 
     element.click()
-    WebDriverWait(driver, 60).until(expected_conditions.staleness_of(element))
+    WebDriverWait(driver, 60).until(lambda _: _gone(element))
+
+
+def _gone(element) -> bool:
+    """Whether ``element``'s page is gone. ChromeDriver says so in one of two ways: a stale element reference, or,
+    when the check meets the navigation half-way, an inspector error "Node with given id does not belong to the
+    document" (selenium's ``staleness_of`` knows only the first); any other error is raised."""
+    from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
+
+    try:
+        element.is_enabled()
+    except StaleElementReferenceException:
+        return True
+    except WebDriverException as exc:
+        if "does not belong to the document" in str(exc):
+            return True
+        raise
+    return False
