@@ -43,7 +43,9 @@ def version_values(trace: Trace, keys: Iterable[str]) -> dict[str, str]:
 
 
 class Selection:
-    """The rules' ``sample`` and ``where``: why a trace is left out, or None."""
+    """The rules' ``sample`` and ``where``. The sample is applied to trace ids before the traces are read
+    (:meth:`in_sample`: the watch's looks, and :func:`ragassay.traces.scan_traces` for a reference window); ``where``
+    to the mapped traces (:meth:`reason`)."""
 
     def __init__(self, sample: str | float | None, where: dict[str, Any]):
         self.fraction = parse_sample(sample)
@@ -59,8 +61,7 @@ class Selection:
         return sampled(trace_id, self.fraction)
 
     def reason(self, trace: Trace) -> str | None:
-        if not self.in_sample(trace.trace_id):
-            return self.sample_reason
+        """Why a trace of the sample is left out by ``where``, or None."""
         if self.filter and not self.filter.matches(trace):
             return "left out by [watch] where"
         return None
